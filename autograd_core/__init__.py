@@ -1,0 +1,38 @@
+"""autograd_core: a define-by-run autograd engine on vectorised NumPy.
+
+Tensors record the ops applied to them; ``backward()`` walks that record in
+reverse and fills ``.grad`` of every leaf. Names follow PyTorch so that habits
+carry over: ``tensor``, ``requires_grad``, ``backward``, ``no_grad``, ``nn``, ``optim``.
+
+>>> import autograd_core as ag
+>>> x = ag.tensor([1.0, 2.0], requires_grad=True)
+>>> (x * x).sum().backward()
+>>> x.grad
+tensor([2., 4.])
+"""
+
+from .creation import (
+    Generator, arange, default_generator, manual_seed, ones, ones_like, rand, randint, randn,
+    zeros, zeros_like,
+)
+from .functions import (
+    abs, add, astype, cat, clamp, clip, div, exp, expand, flatten, log, log_softmax,
+    logsumexp, matmul, max, maximum, mean, min, minimum, mul, neg, permute, pow, relu,
+    reshape, sigmoid, softmax, split, sqrt, squeeze, stack, sub, sum, tanh, transpose,
+    unsqueeze, var, where,
+)
+from .grad_mode import enable_grad, is_grad_enabled, no_grad
+from .tensor import Tensor, tensor
+
+float32 = __import__("numpy").float32
+float64 = __import__("numpy").float64
+
+__all__ = [
+    "Tensor", "tensor", "Generator", "manual_seed", "default_generator", "zeros", "ones",
+    "zeros_like", "ones_like", "arange", "randn", "rand", "randint", "no_grad",
+    "enable_grad", "is_grad_enabled", "float32", "float64",
+    "abs", "add", "astype", "cat", "clamp", "clip", "div", "exp", "expand", "flatten", "log",
+    "log_softmax", "logsumexp", "matmul", "max", "maximum", "mean", "min", "minimum", "mul",
+    "neg", "permute", "pow", "relu", "reshape", "sigmoid", "softmax", "split", "sqrt",
+    "squeeze", "stack", "sub", "sum", "tanh", "transpose", "unsqueeze", "var", "where",
+]

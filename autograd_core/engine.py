@@ -1,0 +1,221 @@
+"""The reverse sweep, as a sequence of steps.
+
+Backpropagation walks the recorded graph from the output back to the leaves. Each
+node is visited once, after every node that consumed its output (reverse
+topological order; since a node is always recorded after its inputs, sorting by
+recording order, newest first, is such an order). At each visit:
+
+1. the gradients that arrived for the node's output are already summed (fan-out);
+2. the op's backward turns that upstream gradient into one gradient per input,
+   reading the tensors the op saved;
+3. where an input was broadcast in the forward pass, its gradient is summed back
+   to the input's shape (the un-broadcast, done here once for every op);
+4. each input's gradient is added to what that input already received: into the
+   buffer of the node that computed it, or into ``.grad`` of a leaf;
+5. the node's saved tensors are released unless ``retain_graph=True``.
+
+``backward_steps`` yields one :class:`Step` per visit with everything above, so a
+stepper can replay it; ``Tensor.backward`` simply runs it to the end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from operator import attrgetter
+
+import numpy as np
+
+from . import errors
+from .function import Node, _anomaly
+
+
+class Sent:
+    """The gradient one step sent along one edge, and how it was accumulated.
+
+    ``target`` is the input's node, or the leaf tensor. ``unbroadcast_from`` is the
+    shape the op's rule produced when it differed from the input's shape (the
+    engine summed it down). ``previous`` is what the target held before (``None``
+    if this was its first gradient) and ``total`` what it holds after.
+    """
+
+    __slots__ = ("input_index", "target", "grad", "unbroadcast_from", "previous", "total")
+
+    def __init__(self, input_index, target, grad, unbroadcast_from, previous, total):
+        self.input_index = input_index
+        self.target = target
+        self.grad = grad
+        self.unbroadcast_from = unbroadcast_from
+        self.previous = previous
+        self.total = total
+
+    @property
+    def accumulated(self) -> bool:
+        """True when the target had already received a gradient (fan-out)."""
+        return self.previous is not None
+
+    def __repr__(self) -> str:
+        return (f"Sent(input {self.input_index} -> {self.target!r}, shape {self.grad.shape}"
+                f"{', accumulated' if self.accumulated else ''})")
+
+
+class Step:
+    """One visit of the reverse sweep."""
+
+    __slots__ = ("index", "node", "grad_output", "reads", "sent", "released")
+
+    def __init__(self, index, node, grad_output, reads, sent, released):
+        self.index = index
+        self.node = node
+        self.grad_output = grad_output
+        self.reads = reads
+        self.sent = sent
+        self.released = released
+
+    def __repr__(self) -> str:
+        name = self.node.op.name if self.node is not None else "leaf"
+        return (f"<Step {self.index}: {name}, reads {self.reads}, "
+                f"sends {len(self.sent)}, releases {self.released}>")
+
+
+def sum_to(grad: np.ndarray, shape: tuple) -> np.ndarray:
+    """Sum a broadcast gradient back down to ``shape`` (the backward of broadcasting).
+
+    >>> sum_to(np.ones((4, 3)), (3,)).tolist()
+    [4.0, 4.0, 4.0]
+    """
+    if grad.shape == shape:
+        return grad
+    lead = grad.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, size in enumerate(shape) if size == 1 and grad.shape[lead + i] != 1
+    )
+    return grad.sum(axis=axes, keepdims=True).reshape(shape)
+
+
+def reverse_topological(root: Node) -> list[Node]:
+    """Every node reachable from ``root``, each after all of its consumers."""
+    seen = {root}
+    stack = [root]
+    nodes = []
+    while stack:
+        node = stack.pop()
+        nodes.append(node)
+        for edge in node.edges:
+            if edge.__class__ is Node and edge not in seen:
+                seen.add(edge)
+                stack.append(edge)
+    nodes.sort(key=attrgetter("seq"), reverse=True)
+    return nodes
+
+
+def _seed(output, gradient) -> np.ndarray:
+    data = output._data
+    if gradient is None:
+        if data.size != 1:
+            raise errors.implicit_grad(data.shape)
+        return np.ones_like(data)
+    seed = np.array(gradient._data if hasattr(gradient, "_data") else gradient,
+                    dtype=data.dtype)
+    if seed.shape != data.shape:
+        raise errors.gradient_shape(seed.shape, data.shape)
+    return seed
+
+
+def _own(grad, upstream, sent) -> np.ndarray:
+    """A gradient about to be stored in ``.grad``, copied if it may alias another."""
+    if grad is upstream or grad.base is not None or any(s.grad is grad for s in sent):
+        return grad.copy()
+    return grad
+
+
+def _accumulate_leaf(leaf, grad, upstream, sent):
+    if leaf._hooks:
+        for hook in leaf._hooks:
+            result = hook(_as_tensor(grad))
+            if result is not None:
+                grad = result._data
+    previous = leaf.grad._data if leaf.grad is not None else None
+    total = _own(grad, upstream, sent) if previous is None else previous + grad
+    leaf.grad = _as_tensor(total)
+    return previous, total
+
+
+def _as_tensor(array):
+    from .tensor import Tensor
+
+    return Tensor._wrap(array)
+
+
+def backward_steps(output, gradient=None, retain_graph: bool = False) -> Iterator[Step]:
+    """The reverse sweep from ``output``, one :class:`Step` per node visited.
+
+    Running it to the end is exactly ``output.backward(gradient, retain_graph)``:
+
+    >>> for step in backward_steps(loss):          # doctest: +SKIP
+    ...     print(step.node.op.name, step.reads)
+    """
+    if not output._requires_grad:
+        raise errors.no_grad_fn()
+    seed = _seed(output, gradient)
+    root = output.grad_fn
+    if root is None:  # the output is itself a leaf
+        sent = []
+        previous, total = _accumulate_leaf(output, seed, None, sent)
+        yield Step(0, None, seed, [], [Sent(0, output, seed, None, previous, total)], [])
+        return
+    yield from _sweep(root, seed, retain_graph)
+
+
+def _sweep(root: Node, seed: np.ndarray, retain_graph: bool) -> Iterator[Step]:
+    buffers = {root: seed}
+    for index, node in enumerate(reverse_topological(root)):
+        upstream = buffers.pop(node, None)
+        if upstream is None:  # every path from the output to here carried no gradient
+            continue
+        if node.hooks:
+            for hook in node.hooks:
+                result = hook(_as_tensor(upstream))
+                if result is not None:
+                    upstream = result._data
+        if node.retains_grad:
+            _retain(node, upstream)
+
+        node.reads = reads = []
+        grads = node.op.backward(node, upstream)
+        node.reads = None
+        if _anomaly.enabled:
+            _anomaly.check(node, grads)
+
+        sent = []
+        shapes = node.input_shapes
+        dtypes = node.input_dtypes
+        for i, edge in enumerate(node.edges):
+            if edge is None:
+                continue
+            grad = grads[i]
+            if grad is None:
+                continue
+            if grad.__class__ is not np.ndarray:
+                grad = np.asarray(grad)
+            broadcast_from = None
+            if grad.shape != shapes[i]:
+                broadcast_from = grad.shape
+                grad = sum_to(grad, shapes[i])
+            if grad.dtype != dtypes[i]:
+                grad = grad.astype(dtypes[i])
+            if edge.__class__ is Node:
+                previous = buffers.get(edge)
+                total = grad if previous is None else previous + grad
+                buffers[edge] = total
+            else:
+                previous, total = _accumulate_leaf(edge, grad, upstream, sent)
+            sent.append(Sent(i, edge, grad, broadcast_from, previous, total))
+
+        released = [] if retain_graph else node.release()
+        yield Step(index, node, upstream, reads, sent, released)
+
+
+def _retain(node: Node, grad: np.ndarray) -> None:
+    tensor = node.output
+    if tensor is not None:
+        tensor.grad = _as_tensor(grad if tensor.grad is None else tensor.grad._data + grad)

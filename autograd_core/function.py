@@ -1,0 +1,284 @@
+"""How an op is defined and what recording it leaves behind.
+
+An op is a subclass of :class:`Function` with, side by side:
+
+* ``forward(ctx, *arrays, **params)`` -> the output array, computed with NumPy;
+* ``backward(ctx, grad)`` -> one gradient per positional input (or ``None``);
+* ``rule``: the gradient rule as short text, e.g. ``"da = g * b;  db = g * a"``.
+
+Inside ``forward`` an op calls ``ctx.save(name=array)`` for exactly the arrays its
+backward reads, and ``backward`` reads them back with ``ctx.load("name")``. So the
+saved-tensor record is not a second list kept by hand: it *is* what the op asked to
+keep, with names and byte sizes, and the graph view and the stepper read it.
+
+When recording is on and some input requires grad, ``ctx`` is a :class:`Node`: the
+recorded node of the graph. Otherwise ``ctx`` is a throw-away context whose
+``save`` keeps nothing, so a ``no_grad`` forward holds no intermediates.
+"""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+from typing import Any, ClassVar
+
+import numpy as np
+
+from . import errors
+from .grad_mode import state as _grad_mode
+
+_sequence = itertools.count()
+
+
+class SavedTensor:
+    """One array an op keeps for its backward, with the version it had when saved.
+
+    ``source`` says where the array came from: ``("input", i)``, ``("output",)`` or
+    ``None`` for an array the op made itself (a mask, an index, a normalised input).
+    """
+
+    __slots__ = ("name", "array", "source", "_counter", "_version")
+
+    def __init__(self, name, array, source, counter):
+        self.name = name
+        self.array = array
+        self.source = source
+        self._counter = counter
+        self._version = counter[0] if counter is not None else 0
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.array.nbytes) if isinstance(self.array, np.ndarray) else 0
+
+    def __repr__(self) -> str:
+        a = self.array
+        return f"SavedTensor({self.name!r}, shape={np.shape(a)}, nbytes={self.nbytes})"
+
+
+class Node:
+    """A recorded application of an op: the context of its forward pass and the
+    node the reverse sweep visits.
+
+    ``edges`` has one entry per positional input: the input's own ``Node`` if it was
+    computed, the leaf ``Tensor`` itself if it is a leaf that requires grad, or
+    ``None`` for constants and tensors that do not require grad. A node never
+    references its output tensor strongly, so graphs are freed by reference counting.
+    """
+
+    __slots__ = (
+        "op", "edges", "saved", "seq", "params", "needs_input_grad", "input_shapes",
+        "input_dtypes", "constants", "output_shape", "output_dtype", "output_name",
+        "_output_ref", "released", "hooks", "retains_grad", "reads", "_arrays",
+        "_input_counters", "trace", "module",
+    )
+
+    def __init__(self, op, edges, needs_input_grad, arrays, counters, params):
+        self.op = op
+        self.edges = edges
+        self.needs_input_grad = needs_input_grad
+        self.params = params
+        self.saved: dict[str, SavedTensor] = {}
+        self.seq = next(_sequence)
+        self.input_shapes = tuple(np.shape(a) for a in arrays)
+        self.input_dtypes = tuple(getattr(a, "dtype", None) for a in arrays)
+        self.constants = None
+        self.output_shape = None
+        self.output_dtype = None
+        self.output_name = None
+        self._output_ref = None
+        self.released = False
+        self.hooks = None
+        self.retains_grad = False
+        self.reads = None
+        self._arrays = arrays
+        self._input_counters = counters
+        self.trace = None
+        self.module = None
+
+    # -- used by an op's forward and backward ---------------------------------
+    def save(self, **arrays: Any) -> None:
+        """Keep these arrays for backward, under these names."""
+        inputs = self._arrays
+        for name, array in arrays.items():
+            source = counter = None
+            for i, a in enumerate(inputs):
+                if a is array:
+                    source, counter = ("input", i), self._input_counters[i]
+                    break
+            self.saved[name] = SavedTensor(name, array, source, counter)
+
+    def load(self, name: str):
+        """Read back a saved array (what backward does), checking it is still valid."""
+        if self.released:
+            raise errors.second_backward(self.op.name)
+        saved = self.saved[name]
+        counter = saved._counter
+        if counter is not None and counter[0] != saved._version:
+            raise errors.modified_inplace(
+                name, self.op.name, np.shape(saved.array), saved.array.dtype,
+                counter[0], saved._version,
+            )
+        if self.reads is not None:
+            self.reads.append(name)
+        return saved.array
+
+    # -- introspection ---------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self.op.name
+
+    @property
+    def rule(self) -> str:
+        return self.op.rule
+
+    @property
+    def output(self):
+        """The output tensor if the program still holds it, else ``None``."""
+        return self._output_ref() if self._output_ref is not None else None
+
+    @property
+    def saved_bytes(self) -> int:
+        return sum(s.nbytes for s in self.saved.values())
+
+    def release(self) -> list[str]:
+        """Drop the saved arrays (after backward); return their names."""
+        names = list(self.saved)
+        self.saved = {name: _Released(s) for name, s in self.saved.items()}
+        self.released = True
+        return names
+
+    def __repr__(self) -> str:
+        return f"<{self.op.name} node #{self.seq}>"
+
+
+class _Released(SavedTensor):
+    """What remains of a saved tensor after backward released it: its metadata."""
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, saved: SavedTensor):
+        self.name, self.source = saved.name, saved.source
+        self.shape, self.dtype = np.shape(saved.array), getattr(saved.array, "dtype", None)
+        self.array, self._counter, self._version = None, None, 0
+
+    @property
+    def nbytes(self) -> int:
+        return 0
+
+
+class _Unrecorded:
+    """The context ops see when nothing is recorded: saving keeps nothing."""
+
+    __slots__ = ("params", "needs_input_grad")
+
+    def __init__(self, params):
+        self.params = params
+        self.needs_input_grad = _NO_GRADS
+
+    def save(self, **arrays) -> None:
+        pass
+
+
+class _NoGrads(tuple):
+    def __getitem__(self, i):
+        return False
+
+
+_NO_GRADS = _NoGrads()
+
+
+class Function:
+    """Base class of every op. See the module docstring for the contract."""
+
+    name: ClassVar[str] = "op"
+    rule: ClassVar[str] = ""
+
+    @staticmethod
+    def forward(ctx, *arrays, **params):  # pragma: no cover - always overridden
+        raise NotImplementedError
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise NotImplementedError
+
+    @classmethod
+    def apply(cls, *inputs, **params):
+        """Run the op on tensors (or constants), recording a node if needed."""
+        arrays = []
+        edges = []
+        counters = []
+        needs = []
+        recording = False
+        for x in inputs:
+            if isinstance(x, Tensor):
+                arrays.append(x._data)
+                counters.append(x._version)
+                if x._requires_grad:
+                    edges.append(x if x.grad_fn is None else x.grad_fn)
+                    needs.append(True)
+                    recording = True
+                    continue
+            else:
+                arrays.append(x)
+                counters.append(None)
+            edges.append(None)
+            needs.append(False)
+
+        if not (recording and _grad_mode.enabled):
+            out = cls.forward(_Unrecorded(params), *arrays, **params)
+            return Tensor._wrap(out, None, _shared_counter(out, inputs))
+
+        node = Node(cls, tuple(edges), tuple(needs), arrays, counters, params)
+        out = cls.forward(node, *arrays, **params)
+        node._arrays = node._input_counters = None
+        for i, edge in enumerate(node.edges):
+            if edge is None:
+                if node.constants is None:
+                    node.constants = {}
+                node.constants[i] = _describe_constant(inputs[i])
+        result = Tensor._wrap(out, node, _shared_counter(out, inputs))
+        for saved in node.saved.values():
+            if saved.source is None and saved.array is out:
+                saved.source, saved._counter = ("output",), result._version
+        node.output_shape = out.shape
+        node.output_dtype = out.dtype
+        node._output_ref = weakref.ref(result)
+        if _anomaly.enabled:
+            _anomaly.remember(node)
+        return result
+
+
+def _describe_constant(x) -> tuple:
+    """(kind, label) of an input that gets no gradient, for the graph view."""
+    if isinstance(x, Tensor):
+        kind = "frozen parameter" if getattr(x, "is_parameter", False) else "tensor"
+        return kind, x._name
+    if np.ndim(x) == 0:
+        return "number", repr(x)
+    return "array", None
+
+
+def _shared_counter(out, inputs):
+    """A view of an input shares that input's version counter, so writing through
+    either one is seen by whoever saved the other."""
+    if isinstance(out, np.ndarray) and out.base is not None:
+        for x in inputs:
+            if isinstance(x, Tensor) and np.may_share_memory(out, x._data):
+                return x._version
+    return None
+
+
+class _AnomalyState:
+    """Set by ``autograd.detect_anomaly``; kept here so the hot path reads one flag."""
+
+    enabled = False
+
+    @staticmethod
+    def remember(node) -> None:
+        pass
+
+
+_anomaly = _AnomalyState()
+
+
+Tensor: Any = None  # set by tensor.py once the class exists (avoids an import cycle)

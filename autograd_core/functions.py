@@ -1,0 +1,351 @@
+"""The op library as functions, with PyTorch's names and arguments.
+
+Each function checks and normalises its arguments (``dim``/``axis``,
+``keepdim``/``keepdims``, negative dims) and then applies one op from ``ops/``.
+``Tensor`` methods and operators call these same functions.
+
+>>> x = tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+>>> y = exp(x).sum(dim=1)
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from collections.abc import Sequence
+
+import numpy as np
+
+from . import errors
+from .ops import elementwise as ew
+from .ops import indexing, joining, matmul as mm, reductions, shape as sh, softmax as sm
+from .ops._util import normalize_axes, normalize_dim
+from .tensor import Tensor, tensor
+
+__all__ = [
+    "add", "sub", "mul", "div", "pow", "neg", "matmul", "exp", "log", "sqrt", "abs", "tanh",
+    "sigmoid", "relu", "maximum", "minimum", "where", "clip", "clamp", "sum", "mean", "max",
+    "min", "var", "reshape", "flatten", "transpose", "permute", "squeeze", "unsqueeze",
+    "expand", "cat", "stack", "split", "softmax", "log_softmax", "logsumexp", "getitem",
+    "astype",
+]
+
+
+def _check_operand(op: str, x):
+    if isinstance(x, Tensor | np.ndarray | int | float | np.number | bool):
+        return x
+    if isinstance(x, list | tuple):
+        return tensor(x)
+    raise errors.not_a_tensor(op, x)
+
+
+def _binary(op_class, a, b):
+    name = op_class.name
+    return op_class.apply(_check_operand(name, a), _check_operand(name, b))
+
+
+# -- arithmetic --------------------------------------------------------------------
+def add(a, b) -> Tensor:
+    """a + b, broadcasting."""
+    return _binary(ew.Add, a, b)
+
+
+def sub(a, b) -> Tensor:
+    """a - b, broadcasting."""
+    return _binary(ew.Sub, a, b)
+
+
+def mul(a, b) -> Tensor:
+    """a * b, broadcasting."""
+    return _binary(ew.Mul, a, b)
+
+
+def div(a, b) -> Tensor:
+    """a / b, broadcasting."""
+    return _binary(ew.Div, a, b)
+
+
+def pow(a, b) -> Tensor:  # noqa: A001 - PyTorch's name
+    """a ** b, broadcasting."""
+    return _binary(ew.Pow, a, b)
+
+
+def neg(a) -> Tensor:
+    """-a."""
+    return ew.Neg.apply(a)
+
+
+def matmul(a, b) -> Tensor:
+    """a @ b for 1-D, 2-D and batched operands: ``matmul(x, w.T)``."""
+    return _binary(mm.MatMul, a, b)
+
+
+# -- elementwise functions ------------------------------------------------------------
+def exp(a) -> Tensor:
+    """e ** a."""
+    return ew.Exp.apply(a)
+
+
+def log(a) -> Tensor:
+    """Natural logarithm."""
+    return ew.Log.apply(a)
+
+
+def sqrt(a) -> Tensor:
+    """Square root."""
+    return ew.Sqrt.apply(a)
+
+
+def abs(a) -> Tensor:  # noqa: A001 - PyTorch's name
+    """|a| (gradient 0 at 0)."""
+    return ew.Abs.apply(a)
+
+
+def tanh(a) -> Tensor:
+    """Hyperbolic tangent."""
+    return ew.Tanh.apply(a)
+
+
+def sigmoid(a) -> Tensor:
+    """The logistic function 1 / (1 + e^-a)."""
+    return ew.Sigmoid.apply(a)
+
+
+def relu(a) -> Tensor:
+    """max(a, 0) (gradient 0 at 0)."""
+    return ew.Relu.apply(a)
+
+
+def maximum(a, b) -> Tensor:
+    """Elementwise max; ties split the gradient equally."""
+    return _binary(ew.Maximum, a, b)
+
+
+def minimum(a, b) -> Tensor:
+    """Elementwise min; ties split the gradient equally."""
+    return _binary(ew.Minimum, a, b)
+
+
+def where(condition, a, b) -> Tensor:
+    """a where ``condition`` holds, else b (condition is never differentiated)."""
+    cond = condition._data if isinstance(condition, Tensor) else np.asarray(condition)
+    return ew.Where.apply(cond, _check_operand("where", a), _check_operand("where", b))
+
+
+def clip(a, min=None, max=None) -> Tensor:  # noqa: A002 - PyTorch's names
+    """Clamp into [min, max]; the gradient passes where min <= a <= max."""
+    if min is None and max is None:
+        raise ValueError("clip: at least one of min and max must be given")
+    return ew.Clip.apply(a, low=min, high=max)
+
+
+clamp = clip
+
+
+def astype(a, dtype) -> Tensor:
+    """A copy with another dtype; the gradient is cast back to a's dtype."""
+    return ew.Cast.apply(a, dtype=np.dtype(dtype))
+
+
+# -- reductions -----------------------------------------------------------------------
+def _reduce_args(a, dim, keepdim, axis, keepdims):
+    if axis is not None:
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
+    return normalize_axes(dim, np.ndim(a._data if isinstance(a, Tensor) else a)), bool(keepdim)
+
+
+def sum(a, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:  # noqa: A001
+    """Sum over ``dim`` (an int, a tuple, or None for all); NumPy's axis/keepdims work too."""
+    axis, keep = _reduce_args(a, dim, keepdim, axis, keepdims)
+    return reductions.Sum.apply(a, axis=axis, keepdims=keep)
+
+
+def mean(a, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
+    """Mean over ``dim`` (an int, a tuple, or None for all)."""
+    axis, keep = _reduce_args(a, dim, keepdim, axis, keepdims)
+    return reductions.Mean.apply(a, axis=axis, keepdims=keep)
+
+
+MaxResult = namedtuple("MaxResult", ["values", "indices"])
+
+
+def _extremum(op, arg, a, dim, keepdim, axis, keepdims):
+    axes, keep = _reduce_args(a, dim, keepdim, axis, keepdims)
+    values = op.apply(a, axis=axes, keepdims=keep)
+    if isinstance(dim, int) and axis is None:  # PyTorch style: values and indices
+        indices = arg(a._data if isinstance(a, Tensor) else a, axis=axes[0], keepdims=keep)
+        return MaxResult(values, Tensor._wrap(indices))
+    return values
+
+
+def max(a, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
+    """Maximum over ``dim``; tied maxima share the gradient equally.
+
+    Like PyTorch, ``max(x, dim=1)`` returns ``(values, indices)``; with no dim, a
+    tuple of dims, or NumPy's ``axis=``, it returns the values only.
+    """
+    return _extremum(reductions.Max, np.argmax, a, dim, keepdim, axis, keepdims)
+
+
+def min(a, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
+    """Minimum over ``dim``; tied minima share the gradient equally (see ``max``)."""
+    return _extremum(reductions.Min, np.argmin, a, dim, keepdim, axis, keepdims)
+
+
+def var(a, dim=None, keepdim=False, *, correction=1, axis=None, keepdims=None,
+        ddof=None) -> Tensor:
+    """Variance over ``dim``, divided by n - correction (PyTorch's default correction=1;
+    NumPy's ``ddof=`` is accepted too)."""
+    axes, keep = _reduce_args(a, dim, keepdim, axis, keepdims)
+    return reductions.Var.apply(a, axis=axes, keepdims=keep,
+                                correction=correction if ddof is None else ddof)
+
+
+# -- shape ---------------------------------------------------------------------------------
+def _shape_arg(shape) -> tuple:
+    if len(shape) == 1 and isinstance(shape[0], Sequence):
+        shape = tuple(shape[0])
+    return tuple(int(s) for s in shape)
+
+
+def reshape(a, *shape) -> Tensor:
+    """Same elements in a new shape (one size may be -1): ``reshape(x, 2, -1)``."""
+    return sh.Reshape.apply(a, shape=_shape_arg(shape))
+
+
+def flatten(a, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """Merge the dims start_dim..end_dim into one."""
+    shape = a.shape
+    if not shape:
+        return reshape(a, 1)
+    start, end = normalize_dim(start_dim, len(shape)), normalize_dim(end_dim, len(shape))
+    merged = int(np.prod(shape[start:end + 1]))
+    return reshape(a, shape[:start] + (merged,) + shape[end + 1:])
+
+
+def permute(a, *dims) -> Tensor:
+    """Reorder the axes: ``permute(x, 2, 0, 1)``."""
+    dims = _shape_arg(dims)
+    axes = tuple(normalize_dim(d, a.ndim) for d in dims)
+    if sorted(axes) != list(range(a.ndim)):
+        raise RuntimeError(f"permute: dims {dims} are not a permutation of the {a.ndim} "
+                           "dimensions of the input.\nHint: name every dimension exactly once.")
+    return sh.Permute.apply(a, axes=axes)
+
+
+def transpose(a, dim0: int = -2, dim1: int = -1) -> Tensor:
+    """Swap two axes."""
+    axes = list(range(a.ndim))
+    d0, d1 = normalize_dim(dim0, a.ndim), normalize_dim(dim1, a.ndim)
+    axes[d0], axes[d1] = axes[d1], axes[d0]
+    return sh.Permute.apply(a, axes=tuple(axes))
+
+
+def squeeze(a, dim=None) -> Tensor:
+    """Drop size-1 axes (all of them, or the given one if it has size 1)."""
+    shape = a.shape
+    if dim is None:
+        return reshape(a, tuple(s for s in shape if s != 1))
+    d = normalize_dim(dim, len(shape))
+    return reshape(a, shape[:d] + shape[d + 1:]) if shape[d] == 1 else reshape(a, shape)
+
+
+def unsqueeze(a, dim: int) -> Tensor:
+    """Insert a size-1 axis at position ``dim``."""
+    d = normalize_dim(dim, a.ndim + 1)
+    return reshape(a, a.shape[:d] + (1,) + a.shape[d:])
+
+
+def expand(a, *sizes) -> Tensor:
+    """Broadcast to a larger shape without copying (-1 keeps a size)."""
+    sizes = _shape_arg(sizes)
+    lead = len(sizes) - a.ndim
+    shape = tuple(a.shape[i - lead] if s == -1 else s for i, s in enumerate(sizes))
+    return sh.Expand.apply(a, shape=shape)
+
+
+# -- indexing and joining ------------------------------------------------------------
+def _key(key):
+    if isinstance(key, tuple):
+        return tuple(_key_part(k) for k in key)
+    return _key_part(key)
+
+
+def _key_part(k):
+    if isinstance(k, Tensor):
+        return k._data
+    if isinstance(k, list):
+        return np.asarray(k)
+    return k
+
+
+def getitem(a, key) -> Tensor:
+    """``a[key]``; the backward scatter-adds, so repeated indices accumulate."""
+    return indexing.GetItem.apply(a, key=_key(key))
+
+
+def _tensors(op: str, tensors) -> list:
+    tensors = list(tensors)
+    if not tensors:
+        raise ValueError(f"{op}: expected a non-empty sequence of tensors")
+    return [_check_operand(op, t) for t in tensors]
+
+
+def cat(tensors, dim: int = 0) -> Tensor:
+    """Concatenate along an existing axis."""
+    tensors = _tensors("cat", tensors)
+    ndim = np.ndim(tensors[0]._data if isinstance(tensors[0], Tensor) else tensors[0])
+    try:
+        return joining.Cat.apply(*tensors, dim=normalize_dim(dim, ndim))
+    except ValueError as exc:
+        shapes = [np.shape(t._data if isinstance(t, Tensor) else t) for t in tensors]
+        raise RuntimeError(f"cat: shapes {shapes} do not match outside dim {dim} ({exc}).\n"
+                           "Hint: every size except the one along dim must agree.") from None
+
+
+def stack(tensors, dim: int = 0) -> Tensor:
+    """Stack along a new axis."""
+    tensors = _tensors("stack", tensors)
+    ndim = np.ndim(tensors[0]._data if isinstance(tensors[0], Tensor) else tensors[0])
+    try:
+        return joining.Stack.apply(*tensors, dim=normalize_dim(dim, ndim + 1))
+    except ValueError:
+        shapes = [np.shape(t._data if isinstance(t, Tensor) else t) for t in tensors]
+        raise RuntimeError(f"stack expects each tensor to be equal size, but got {shapes}.")\
+            from None
+
+
+def split(a, split_size_or_sections, dim: int = 0) -> tuple:
+    """Split into pieces of a given size (the last may be smaller) or of given sizes."""
+    d = normalize_dim(dim, a.ndim)
+    total = a.shape[d]
+    if isinstance(split_size_or_sections, int):
+        step = split_size_or_sections
+        if step <= 0:
+            raise ValueError(f"split: split_size must be positive, got {step}")
+        sizes = [min(step, total - s) for s in range(0, total, step)]
+    else:
+        sizes = [int(s) for s in split_size_or_sections]
+        if np.sum(sizes) != total:
+            raise RuntimeError(f"split: sizes {sizes} must sum to the size of dim {dim} "
+                               f"({total}).")
+    starts = np.cumsum([0] + sizes[:-1])
+    return tuple(indexing.Narrow.apply(a, dim=d, start=int(s), length=n)
+                 for s, n in zip(starts, sizes, strict=True))
+
+
+# -- softmax family ------------------------------------------------------------------------
+def softmax(a, dim: int = -1) -> Tensor:
+    """exp(a) / sum(exp(a)) along ``dim``, computed stably."""
+    return sm.Softmax.apply(a, dim=normalize_dim(dim, a.ndim))
+
+
+def log_softmax(a, dim: int = -1) -> Tensor:
+    """log(softmax(a)) along ``dim``, computed stably."""
+    return sm.LogSoftmax.apply(a, dim=normalize_dim(dim, a.ndim))
+
+
+def logsumexp(a, dim: int = -1, keepdim: bool = False) -> Tensor:
+    """log(sum(exp(a))) along ``dim``, computed stably."""
+    return sm.LogSumExp.apply(a, dim=normalize_dim(dim, a.ndim), keepdims=keepdim)

@@ -1,0 +1,233 @@
+"""The recorded graph as plain data, for looking at rather than running.
+
+``capture(output)`` walks the nodes recorded behind ``output`` and returns a
+:class:`Graph`: op nodes and tensor nodes with stable IDs that follow execution
+order (``op0``, ``op1``, ... and ``t0``, ``t1``, ...), the edges between them, and
+every saved tensor with its name, shape, dtype and byte size. The same program
+always gives the same IDs, so a picture drawn from it is stable run to run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .engine import backward_steps, reverse_topological
+from .function import Node
+
+__all__ = ["Graph", "OpInfo", "TensorInfo", "SavedInfo", "capture", "saved_bytes",
+           "backward_steps", "topological_order", "CycleError"]
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    """A tensor in the graph. ``kind`` is one of ``"leaf"`` (requires grad),
+    ``"constant"``, ``"frozen parameter"``, ``"intermediate"`` or ``"output"``."""
+
+    id: str
+    kind: str
+    shape: tuple
+    dtype: str
+    name: str | None = None
+    producer: str | None = None  # the op that computed it
+    label: str | None = None  # a constant's value, e.g. "2.0"
+
+
+@dataclass(frozen=True)
+class SavedInfo:
+    """One tensor an op saved for its backward. ``tensor`` is the graph tensor it
+    is (an input or the output of the op) or ``None`` if the op made it itself."""
+
+    op: str
+    name: str
+    shape: tuple
+    dtype: str
+    nbytes: int
+    tensor: str | None
+    released: bool
+
+
+@dataclass(frozen=True)
+class OpInfo:
+    """An op node: what ran, on which tensors, and what it kept."""
+
+    id: str
+    op: str
+    rule: str
+    inputs: tuple[str, ...]
+    output: str
+    saved: tuple[SavedInfo, ...]
+    order: int
+    module: str | None = None
+
+
+@dataclass(frozen=True)
+class Graph:
+    """A captured graph. ``ops`` are in execution order; ``edges`` are (from, to) ids."""
+
+    ops: tuple[OpInfo, ...]
+    tensors: tuple[TensorInfo, ...]
+    edges: tuple[tuple[str, str], ...]
+    output: str
+    node_ids: dict = field(default_factory=dict, repr=False, compare=False)
+    leaf_ids: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def saved(self) -> list[SavedInfo]:
+        return [s for op in self.ops for s in op.saved]
+
+    @property
+    def saved_bytes(self) -> int:
+        return sum(s.nbytes for s in self.saved)
+
+    def op(self, op_id: str) -> OpInfo:
+        return next(o for o in self.ops if o.id == op_id)
+
+    def tensor(self, tensor_id: str) -> TensorInfo:
+        return next(t for t in self.tensors if t.id == tensor_id)
+
+    def id_of(self, target) -> str | None:
+        """The graph id of a live ``Node`` (its op id) or leaf ``Tensor`` (its tensor id)."""
+        if isinstance(target, Node):
+            return self.node_ids.get(target.seq)
+        return self.leaf_ids.get(id(target))
+
+
+def _dtype_name(dtype) -> str:
+    return str(np.dtype(dtype)) if dtype is not None else "python number"
+
+
+def capture(output) -> Graph:
+    """The graph recorded behind ``output``, as plain data.
+
+    >>> g = capture(loss)                       # doctest: +SKIP
+    >>> [op.op for op in g.ops]
+    ['matmul', 'add', 'tanh', 'mean']
+    """
+    root = output.grad_fn
+    if root is None:
+        kind = "leaf" if output.requires_grad else "constant"
+        t = TensorInfo("t0", kind, output.shape, _dtype_name(output.dtype), output.name)
+        return Graph((), (t,), (), "t0", {}, {id(output): "t0"})
+
+    nodes = sorted(reverse_topological(root), key=lambda n: n.seq)
+    node_ids = {n.seq: f"op{i}" for i, n in enumerate(nodes)}
+    output_ids: dict[int, str] = {}
+    leaf_ids: dict[int, str] = {}
+    tensors: list[TensorInfo] = []
+    edges: list[tuple[str, str]] = []
+    ops: list[OpInfo] = []
+
+    def new_tensor(**kw) -> str:
+        tid = f"t{len(tensors)}"
+        tensors.append(TensorInfo(tid, **kw))
+        return tid
+
+    for order, node in enumerate(nodes):
+        op_id = node_ids[node.seq]
+        inputs = []
+        for i, edge in enumerate(node.edges):
+            if isinstance(edge, Node):
+                tid = output_ids[edge.seq]
+            elif edge is not None:  # a leaf that requires grad
+                tid = leaf_ids.get(id(edge))
+                if tid is None:
+                    tid = leaf_ids[id(edge)] = new_tensor(
+                        kind="leaf", shape=edge.shape, dtype=_dtype_name(edge.dtype),
+                        name=edge.name)
+            else:
+                kind, label = (node.constants or {}).get(i, ("tensor", None))
+                tid = new_tensor(
+                    kind="frozen parameter" if kind == "frozen parameter" else "constant",
+                    shape=node.input_shapes[i], dtype=_dtype_name(node.input_dtypes[i]),
+                    name=label if kind in ("tensor", "frozen parameter") else None,
+                    label=label if kind == "number" else None)
+            inputs.append(tid)
+            edges.append((tid, op_id))
+        out_id = output_ids[node.seq] = new_tensor(
+            kind="output" if node is root else "intermediate", shape=node.output_shape,
+            dtype=_dtype_name(node.output_dtype), name=node.output_name, producer=op_id)
+        edges.append((op_id, out_id))
+        saved = tuple(_saved_info(op_id, s, inputs, out_id) for s in node.saved.values())
+        ops.append(OpInfo(op_id, node.op.name, node.op.rule, tuple(inputs), out_id, saved,
+                          order, node.module))
+    return Graph(tuple(ops), tuple(tensors), tuple(edges), output_ids[root.seq], node_ids,
+                 leaf_ids)
+
+
+def _saved_info(op_id, saved, inputs, out_id) -> SavedInfo:
+    released = saved.array is None
+    shape = saved.shape if released else np.shape(saved.array)
+    dtype = saved.dtype if released else getattr(saved.array, "dtype", None)
+    source = saved.source
+    tensor = None
+    if source is not None:
+        tensor = inputs[source[1]] if source[0] == "input" else out_id
+    return SavedInfo(op_id, saved.name, tuple(shape), _dtype_name(dtype), saved.nbytes,
+                     tensor, released)
+
+
+def saved_bytes(output) -> int:
+    """Bytes currently held by the saved tensors reachable from ``output`` (an array
+    saved by several ops is counted once)."""
+    if output.grad_fn is None:
+        return 0
+    seen: dict[int, int] = {}
+    for node in reverse_topological(output.grad_fn):
+        for s in node.saved.values():
+            if isinstance(s.array, np.ndarray):
+                seen[id(s.array)] = s.array.nbytes
+    return sum(seen.values())
+
+
+class CycleError(ValueError):
+    """Raised when a graph given as data has a cycle, so no topological order exists."""
+
+
+def topological_order(nodes, edges) -> list:
+    """Kahn's algorithm on plain data: an order where every edge goes forward.
+
+    ``nodes`` is any iterable of ids and ``edges`` (from, to) pairs. A graph the
+    engine records never has a cycle (an op's inputs exist before it runs); a graph
+    written by hand might, and then there is no order: ``CycleError`` names it.
+
+    >>> topological_order(["a", "b"], [("a", "b")])
+    ['a', 'b']
+    """
+    nodes = list(dict.fromkeys(nodes))
+    successors: dict = {n: [] for n in nodes}
+    indegree: dict = {n: 0 for n in nodes}
+    for a, b in edges:
+        for n in (a, b):
+            if n not in successors:
+                successors[n], indegree[n] = [], 0
+                nodes.append(n)
+        successors[a].append(b)
+        indegree[b] += 1
+    ready = [n for n in nodes if indegree[n] == 0]
+    order = []
+    while ready:
+        n = ready.pop(0)
+        order.append(n)
+        for m in successors[n]:
+            indegree[m] -= 1
+            if indegree[m] == 0:
+                ready.append(m)
+    if len(order) < len(nodes):
+        raise CycleError(f"the graph has a cycle: {' -> '.join(map(str, _find_cycle(successors, indegree)))}; "
+                         "a cycle has no topological order, so no sweep can visit it.")
+    return order
+
+
+def _find_cycle(successors, indegree) -> list:
+    """One cycle among the nodes Kahn's algorithm could not order."""
+    left = {n for n, d in indegree.items() if d > 0}
+    start = next(iter(sorted(left, key=str)))
+    path, seen = [start], {start: 0}
+    while True:
+        nxt = next(m for m in successors[path[-1]] if m in left)
+        if nxt in seen:
+            return path[seen[nxt]:] + [nxt]
+        seen[nxt] = len(path)
+        path.append(nxt)

@@ -1,0 +1,41 @@
+"""Small helpers shared by the op families: axis handling and broadcasting errors."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import errors
+
+
+def normalize_dim(dim: int, ndim: int) -> int:
+    """A possibly negative dimension as a non-negative one, or a clear IndexError."""
+    if not -max(ndim, 1) <= dim < max(ndim, 1):
+        raise errors.dim_out_of_range(dim, ndim)
+    return dim % max(ndim, 1)
+
+
+def normalize_axes(dim, ndim: int):
+    """``None`` (all axes) or a sorted tuple of non-negative axes."""
+    if dim is None:
+        return None
+    if isinstance(dim, int | np.integer):
+        return (normalize_dim(int(dim), ndim),)
+    axes = tuple(sorted(normalize_dim(int(d), ndim) for d in dim))
+    if len(set(axes)) != len(axes):
+        raise RuntimeError(f"dim {tuple(dim)} appears multiple times in the list of dims")
+    return axes
+
+
+def keepdims_shape(shape: tuple, axes) -> tuple:
+    """The shape a reduction over ``axes`` has with ``keepdims=True``."""
+    if axes is None:
+        return (1,) * len(shape)
+    return tuple(1 if i in axes else s for i, s in enumerate(shape))
+
+
+def broadcasting(ufunc, name: str, a, b):
+    """Apply a binary NumPy function, naming both shapes if they cannot broadcast."""
+    try:
+        return ufunc(a, b)
+    except ValueError:
+        raise errors.broadcast(name, np.shape(a), np.shape(b)) from None

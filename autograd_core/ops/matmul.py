@@ -1,0 +1,59 @@
+"""Matrix product ``a @ b`` for 1-D, 2-D and batched (broadcast) operands.
+
+For C = A B the rules are dA = G Bᵀ and dB = Aᵀ G: each is the only product of G
+with the other operand that has the right shape. A 1-D operand is treated as a
+row (left) or column (right) vector, as NumPy does, and batch axes that were
+broadcast are summed back by the engine.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import errors
+from ..function import Function
+
+
+class MatMul(Function):
+    """f(a, b) = a @ b"""
+
+    name = "matmul"
+    rule = "da = g @ b.T\ndb = a.T @ g"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        if np.ndim(a) == 0 or np.ndim(b) == 0:
+            raise RuntimeError("matmul: both arguments must be at least 1-D, got shapes "
+                               f"{np.shape(a)} and {np.shape(b)}.\nHint: use * for scalars.")
+        if ctx.needs_input_grad[0]:
+            ctx.save(b=b)
+        if ctx.needs_input_grad[1]:
+            ctx.save(a=a)
+        try:
+            return np.matmul(a, b)
+        except ValueError:
+            raise errors.matmul_shapes(np.shape(a), np.shape(b)) from None
+
+    @staticmethod
+    def backward(ctx, g):
+        a_shape, b_shape = ctx.input_shapes
+        # Promote 1-D operands to matrices so that one pair of formulas covers all cases.
+        g2 = g
+        if len(a_shape) == 1:
+            g2 = g2[..., None, :]
+        if len(b_shape) == 1:
+            g2 = g2[..., None]
+        da = db = None
+        if ctx.needs_input_grad[0]:
+            b = ctx.load("b")
+            b2 = b[:, None] if b.ndim == 1 else b
+            da = np.matmul(g2, np.swapaxes(b2, -1, -2))
+            if len(a_shape) == 1:
+                da = da[..., 0, :]
+        if ctx.needs_input_grad[1]:
+            a = ctx.load("a")
+            a2 = a[None, :] if a.ndim == 1 else a
+            db = np.matmul(np.swapaxes(a2, -1, -2), g2)
+            if len(b_shape) == 1:
+                db = db[..., 0]
+        return da, db

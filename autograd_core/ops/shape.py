@@ -1,0 +1,64 @@
+"""Shape ops: reshape, permute (transpose) and expand.
+
+They move no arithmetic, only the layout of the values, so their backward undoes
+the layout change on the gradient. ``expand`` is broadcasting made explicit: its
+backward is the engine's own un-broadcast sum.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import errors
+from ..function import Function
+
+
+class Reshape(Function):
+    """f(a) = a with a new shape (same elements, same order)"""
+
+    name = "reshape"
+    rule = "da = g.reshape(a.shape)"
+
+    @staticmethod
+    def forward(ctx, a, shape=()):
+        try:
+            return np.reshape(a, shape)
+        except ValueError:
+            raise errors.bad_reshape(shape, np.size(a)) from None
+
+    @staticmethod
+    def backward(ctx, g):
+        return (g.reshape(ctx.input_shapes[0]),)
+
+
+class Permute(Function):
+    """f(a) = a with its axes reordered"""
+
+    name = "permute"
+    rule = "da = g with the axes put back (inverse permutation)"
+
+    @staticmethod
+    def forward(ctx, a, axes=()):
+        return np.transpose(a, axes)
+
+    @staticmethod
+    def backward(ctx, g):
+        return (np.transpose(g, np.argsort(ctx.params["axes"])),)
+
+
+class Expand(Function):
+    """f(a) = a broadcast to a larger shape (a view, no copy)"""
+
+    name = "expand"
+    rule = "da = sum of g over the expanded axes"
+
+    @staticmethod
+    def forward(ctx, a, shape=()):
+        try:
+            return np.broadcast_to(a, shape)
+        except ValueError:
+            raise errors.broadcast("expand", np.shape(a), shape) from None
+
+    @staticmethod
+    def backward(ctx, g):
+        return (g,)  # the engine sums g back to a's shape, as for any broadcast

@@ -1,0 +1,71 @@
+"""softmax, log_softmax and logsumexp along one axis, computed stably.
+
+Subtracting the maximum before ``exp`` changes nothing mathematically (it cancels)
+but keeps ``exp`` from overflowing. The backward rules reuse the saved output.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..function import Function
+
+
+def _logsumexp(a, dim):
+    top = np.max(a, axis=dim, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0)
+    return top + np.log(np.sum(np.exp(a - top), axis=dim, keepdims=True))
+
+
+class Softmax(Function):
+    """f(a) = exp(a) / sum(exp(a)) along dim"""
+
+    name = "softmax"
+    rule = "da = out * (g - sum(g * out, dim))"
+
+    @staticmethod
+    def forward(ctx, a, dim=-1):
+        out = np.exp(a - _logsumexp(a, dim))
+        ctx.save(out=out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        out = ctx.load("out")
+        return (out * (g - np.sum(g * out, axis=ctx.params["dim"], keepdims=True)),)
+
+
+class LogSoftmax(Function):
+    """f(a) = a - logsumexp(a) along dim"""
+
+    name = "log_softmax"
+    rule = "da = g - exp(out) * sum(g, dim)"
+
+    @staticmethod
+    def forward(ctx, a, dim=-1):
+        out = a - _logsumexp(a, dim)
+        ctx.save(out=out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        out = ctx.load("out")
+        return (g - np.exp(out) * np.sum(g, axis=ctx.params["dim"], keepdims=True),)
+
+
+class LogSumExp(Function):
+    """f(a) = log(sum(exp(a))) along dim"""
+
+    name = "logsumexp"
+    rule = "da = g * exp(a - out)"
+
+    @staticmethod
+    def forward(ctx, a, dim=-1, keepdims=False):
+        out = _logsumexp(a, dim)
+        ctx.save(a=a, out=out)
+        return out if keepdims else np.squeeze(out, axis=dim)
+
+    @staticmethod
+    def backward(ctx, g):
+        g = g.reshape(ctx.load("out").shape)
+        return (g * np.exp(ctx.load("a") - ctx.load("out")),)

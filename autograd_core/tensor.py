@@ -1,0 +1,477 @@
+"""The ``Tensor``: a NumPy array plus what autograd needs to know about it.
+
+A tensor is a *leaf* when the program created it (data, parameters) and a
+*non-leaf* when an op computed it while recording; then ``grad_fn`` is the
+recorded node. ``requires_grad`` says whether gradients flow to it. After
+``backward()``, leaves that require grad hold their gradient in ``.grad``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import errors, function
+from .engine import backward_steps
+from .grad_mode import state as _grad_mode
+
+_FLOAT_KINDS = "f"
+
+
+def _as_array(data: Any, dtype=None) -> np.ndarray:
+    """Validate and copy learner data into an ndarray with a clear error when it cannot."""
+    if isinstance(data, Tensor):
+        data = data._data
+    if isinstance(data, str | bytes) or data is None:
+        raise errors.unsupported_data(type(data).__name__)
+    try:
+        array = np.array(data, dtype=dtype)
+    except ValueError as exc:
+        if "inhomogeneous" in str(exc) or "sequence" in str(exc):
+            raise errors.ragged(str(exc).split(". ", 1)[-1].rstrip(".")) from None
+        raise
+    except TypeError:
+        raise errors.unsupported_data(type(data).__name__) from None
+    if array.dtype.kind not in "biuf":
+        raise errors.unsupported_data(f"{type(data).__name__} with NumPy dtype {array.dtype}")
+    return array
+
+
+class Tensor:
+    """An n-dimensional array that can record the ops applied to it.
+
+    >>> x = tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> (x * x).sum().backward()
+    >>> x.grad
+    tensor([2., 4., 6.])
+    """
+
+    __slots__ = ("_data", "_requires_grad", "grad", "grad_fn", "_version", "_name",
+                 "_hooks", "__weakref__")
+    __array_priority__ = 1000  # make ``ndarray op Tensor`` defer to Tensor's operators
+
+    def __init__(self, data: Any, requires_grad: bool = False, dtype=None, name=None):
+        self._data = _as_array(data, dtype)
+        self._requires_grad = False
+        self.grad: Tensor | None = None
+        self.grad_fn = None
+        self._version = [0]
+        self._name = name
+        self._hooks = None
+        if requires_grad:
+            self.requires_grad = True
+
+    @classmethod
+    def _wrap(cls, data, grad_fn=None, counter=None) -> Tensor:
+        """Wrap an array the engine computed (no validation, no copy)."""
+        t = object.__new__(cls)
+        t._data = data if data.__class__ is np.ndarray else np.asarray(data)
+        t._requires_grad = grad_fn is not None
+        t.grad = None
+        t.grad_fn = grad_fn
+        t._version = counter if counter is not None else [0]
+        t._name = None
+        t._hooks = None
+        return t
+
+    # -- autograd state --------------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        if self.grad_fn is not None:
+            raise errors.non_leaf_requires_grad()
+        if value and self._data.dtype.kind not in _FLOAT_KINDS:
+            raise errors.non_float_grad(self._data.dtype)
+        self._requires_grad = bool(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set ``requires_grad`` in place (leaves only) and return ``self``."""
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def name(self) -> str | None:
+        """A label shown by the graph view (parameters get theirs from their module)."""
+        return self._name
+
+    @name.setter
+    def name(self, value: str | None) -> None:
+        self._name = value
+        if self.grad_fn is not None:
+            self.grad_fn.output_name = value
+
+    def named(self, name: str) -> Tensor:
+        """Label this tensor for the graph view and return it: ``h = (x @ w).named("h")``."""
+        self.name = name
+        return self
+
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` on this non-leaf tensor after backward (leaves always keep it)."""
+        if self.grad_fn is not None:
+            self.grad_fn.retains_grad = True
+
+    @property
+    def retains_grad(self) -> bool:
+        return self.grad_fn is not None and self.grad_fn.retains_grad
+
+    def register_hook(self, hook) -> _HookHandle:
+        """Call ``hook(grad)`` when this tensor's gradient is computed; a returned
+        tensor replaces the gradient. Returns a handle whose ``remove()`` undoes it."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
+                               "gradient.\nHint: set requires_grad=True first.")
+        if self.grad_fn is not None:
+            if self.grad_fn.hooks is None:
+                self.grad_fn.hooks = []
+            hooks = self.grad_fn.hooks
+        else:
+            if self._hooks is None:
+                self._hooks = []
+            hooks = self._hooks
+        hooks.append(hook)
+        return _HookHandle(hooks, hook)
+
+    def detach(self) -> Tensor:
+        """The same values (shared memory), cut from the graph: no gradient flows back."""
+        return Tensor._wrap(self._data, None, self._version)
+
+    def backward(self, gradient=None, retain_graph: bool = False) -> None:
+        """Run the reverse sweep from this tensor, filling ``.grad`` of every leaf."""
+        for _ in backward_steps(self, gradient, retain_graph):
+            pass
+
+    # -- NumPy-like metadata ------------------------------------------------------
+    @property
+    def shape(self) -> tuple:
+        return self._data.shape
+
+    @property
+    def dtype(self):
+        return self._data.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    @property
+    def data(self) -> Tensor:
+        """The values as a tensor that is not part of any graph (like ``detach()``)."""
+        return self.detach()
+
+    def size(self, dim: int | None = None):
+        return self.shape if dim is None else self.shape[dim]
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return int(self._data.size)
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return len(self._data)
+
+    def numpy(self) -> np.ndarray:
+        """The values as a read-only NumPy view (copy it with ``np.array`` to edit).
+
+        Read-only so that editing it cannot silently corrupt a tensor saved for
+        backward; use the in-place methods (``add_``, ``zero_``...) to change data.
+        """
+        view = self._data.view()
+        view.flags.writeable = False
+        return view
+
+    def item(self) -> float | int | bool:
+        if self._data.size != 1:
+            raise errors.item_of_many(self._data.shape)
+        return self._data.item()
+
+    def tolist(self):
+        return self._data.tolist()
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise errors.ambiguous_bool(self._data.shape)
+        return bool(self._data)
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self._data.dtype.kind not in "iu":
+            raise TypeError("only integer tensors of a single element can be used as an index")
+        return int(self.item())
+
+    def __array__(self, dtype=None, copy=None):
+        return self._data if dtype is None else self._data.astype(dtype)
+
+    def __repr__(self) -> str:
+        body = np.array2string(self._data, separator=", ", prefix="tensor(")
+        extra = ""
+        if self._data.dtype not in (np.float64, np.int64, np.bool_):
+            extra += f", dtype={self._data.dtype}"
+        if self.grad_fn is not None:
+            extra += f", grad_fn=<{self.grad_fn.op.name}>"
+        elif self._requires_grad:
+            extra += ", requires_grad=True"
+        return f"tensor({body}{extra})"
+
+    __hash__ = object.__hash__
+
+    # -- operators and methods: each calls the function of the same name ---------------
+    def __add__(self, other):
+        return F.add(self, other)
+
+    def __radd__(self, other):
+        return F.add(other, self)
+
+    def __sub__(self, other):
+        return F.sub(self, other)
+
+    def __rsub__(self, other):
+        return F.sub(other, self)
+
+    def __mul__(self, other):
+        return F.mul(self, other)
+
+    def __rmul__(self, other):
+        return F.mul(other, self)
+
+    def __truediv__(self, other):
+        return F.div(self, other)
+
+    def __rtruediv__(self, other):
+        return F.div(other, self)
+
+    def __pow__(self, other):
+        return F.pow(self, other)
+
+    def __rpow__(self, other):
+        return F.pow(other, self)
+
+    def __matmul__(self, other):
+        return F.matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return F.matmul(other, self)
+
+    def __neg__(self):
+        return F.neg(self)
+
+    def __getitem__(self, key):
+        return F.getitem(self, key)
+
+    # Comparisons give plain boolean tensors: they are not differentiable.
+    def _compare(self, other, ufunc):
+        return Tensor._wrap(ufunc(self._data, _value(other)))
+
+    def __lt__(self, other):
+        return self._compare(other, np.less)
+
+    def __le__(self, other):
+        return self._compare(other, np.less_equal)
+
+    def __gt__(self, other):
+        return self._compare(other, np.greater)
+
+    def __ge__(self, other):
+        return self._compare(other, np.greater_equal)
+
+    def __eq__(self, other):  # elementwise, like NumPy and PyTorch
+        return self._compare(other, np.equal)
+
+    def __ne__(self, other):
+        return self._compare(other, np.not_equal)
+
+    def exp(self):
+        return F.exp(self)
+
+    def log(self):
+        return F.log(self)
+
+    def sqrt(self):
+        return F.sqrt(self)
+
+    def abs(self):
+        return F.abs(self)
+
+    def tanh(self):
+        return F.tanh(self)
+
+    def sigmoid(self):
+        return F.sigmoid(self)
+
+    def relu(self):
+        return F.relu(self)
+
+    def clip(self, min=None, max=None):  # noqa: A002
+        return F.clip(self, min, max)
+
+    clamp = clip
+
+    def sum(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        return F.sum(self, dim, keepdim, axis=axis, keepdims=keepdims)
+
+    def mean(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        return F.mean(self, dim, keepdim, axis=axis, keepdims=keepdims)
+
+    def max(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        return F.max(self, dim, keepdim, axis=axis, keepdims=keepdims)
+
+    def min(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        return F.min(self, dim, keepdim, axis=axis, keepdims=keepdims)
+
+    def var(self, dim=None, keepdim=False, *, correction=1, axis=None, keepdims=None,
+            ddof=None):
+        return F.var(self, dim, keepdim, correction=correction, axis=axis, keepdims=keepdims,
+                     ddof=ddof)
+
+    def argmax(self, dim=None, keepdim=False):
+        return Tensor._wrap(np.argmax(self._data, axis=dim, keepdims=keepdim))
+
+    def argmin(self, dim=None, keepdim=False):
+        return Tensor._wrap(np.argmin(self._data, axis=dim, keepdims=keepdim))
+
+    def reshape(self, *shape):
+        return F.reshape(self, *shape)
+
+    view = reshape
+
+    def flatten(self, start_dim=0, end_dim=-1):
+        return F.flatten(self, start_dim, end_dim)
+
+    def permute(self, *dims):
+        return F.permute(self, *dims)
+
+    def transpose(self, dim0=-2, dim1=-1):
+        return F.transpose(self, dim0, dim1)
+
+    @property
+    def T(self):
+        """All axes reversed (a matrix transpose for 2-D tensors)."""
+        return F.permute(self, *range(self.ndim - 1, -1, -1))
+
+    def squeeze(self, dim=None):
+        return F.squeeze(self, dim)
+
+    def unsqueeze(self, dim):
+        return F.unsqueeze(self, dim)
+
+    def expand(self, *sizes):
+        return F.expand(self, *sizes)
+
+    def split(self, split_size_or_sections, dim=0):
+        return F.split(self, split_size_or_sections, dim)
+
+    def softmax(self, dim=-1):
+        return F.softmax(self, dim)
+
+    def log_softmax(self, dim=-1):
+        return F.log_softmax(self, dim)
+
+    def logsumexp(self, dim=-1, keepdim=False):
+        return F.logsumexp(self, dim, keepdim)
+
+    def matmul(self, other):
+        return F.matmul(self, other)
+
+    def astype(self, dtype):
+        return F.astype(self, dtype)
+
+    to = astype
+
+    def float(self):
+        """A float32 copy (differentiable)."""
+        return F.astype(self, np.float32)
+
+    def double(self):
+        """A float64 copy (differentiable)."""
+        return F.astype(self, np.float64)
+
+    def clone(self):
+        """A copy with its own memory that stays in the graph."""
+        return F.astype(self, self.dtype)
+
+    # -- in-place updates (no recording; for optimizers and data edits) -------------
+    def _inplace(self, compute) -> Tensor:
+        if _grad_mode.enabled and self._requires_grad:
+            raise errors.inplace_leaf() if self.grad_fn is None else errors.inplace_recorded()
+        compute(self._data)
+        self._version[0] += 1
+        return self
+
+    def add_(self, other, alpha: float = 1.0) -> Tensor:
+        value = _value(other)
+        return self._inplace(lambda a: np.add(a, value * alpha if alpha != 1 else value,
+                                              out=a, casting="unsafe"))
+
+    def sub_(self, other, alpha: float = 1.0) -> Tensor:
+        return self.add_(other, -alpha)
+
+    def mul_(self, other) -> Tensor:
+        value = _value(other)
+        return self._inplace(lambda a: np.multiply(a, value, out=a, casting="unsafe"))
+
+    def zero_(self) -> Tensor:
+        return self._inplace(lambda a: a.fill(0))
+
+    def fill_(self, value) -> Tensor:
+        return self._inplace(lambda a: a.fill(value))
+
+    def copy_(self, source) -> Tensor:
+        value = _value(source)
+        return self._inplace(lambda a: np.copyto(a, value, casting="unsafe"))
+
+    def __setitem__(self, key, value) -> None:
+        key, value = _index_key(key), _value(value)
+        self._inplace(lambda a: a.__setitem__(key, value))
+
+
+class _HookHandle:
+    """Returned by ``register_hook``; ``remove()`` unregisters the hook."""
+
+    def __init__(self, hooks: list, hook):
+        self._hooks, self._hook = hooks, hook
+
+    def remove(self) -> None:
+        if self._hook in self._hooks:
+            self._hooks.remove(self._hook)
+
+
+def _value(x):
+    return x._data if isinstance(x, Tensor) else x
+
+
+def _index_key(key):
+    if isinstance(key, tuple):
+        return tuple(_value(k) for k in key)
+    return _value(key)
+
+
+function.Tensor = Tensor
+
+
+def tensor(data: Any, requires_grad: bool = False, dtype=None, name: str | None = None) -> Tensor:
+    """A new leaf tensor holding a copy of ``data`` (dtypes follow NumPy).
+
+    >>> tensor([[1.0, 2.0]], requires_grad=True).shape
+    (1, 2)
+    """
+    return Tensor(data, requires_grad=requires_grad, dtype=dtype, name=name)
+
+
+__all__ = ["Tensor", "tensor"]
+
+from . import functions as F  # noqa: E402 - the functions module needs Tensor first
