@@ -17,7 +17,10 @@ import numpy as np
 
 from . import errors
 from .ops import elementwise as ew
-from .ops import indexing, joining, matmul as mm, reductions, shape as sh, softmax as sm
+from .ops import indexing, joining, reductions
+from .ops import matmul as mm
+from .ops import shape as sh
+from .ops import softmax as sm
 from .ops._util import normalize_axes, normalize_dim
 from .tensor import Tensor, tensor
 
