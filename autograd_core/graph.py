@@ -215,8 +215,9 @@ def topological_order(nodes, edges) -> list:
             if indegree[m] == 0:
                 ready.append(m)
     if len(order) < len(nodes):
-        raise CycleError(f"the graph has a cycle: {' -> '.join(map(str, _find_cycle(successors, indegree)))}; "
-                         "a cycle has no topological order, so no sweep can visit it.")
+        cycle = " -> ".join(map(str, _find_cycle(successors, indegree)))
+        raise CycleError(f"the graph has a cycle: {cycle}; a cycle has no topological "
+                         "order, so no sweep can visit it.")
     return order
 
 
