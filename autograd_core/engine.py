@@ -25,7 +25,7 @@ from operator import attrgetter
 
 import numpy as np
 
-from . import errors
+from . import errors, function
 from .function import Node, _anomaly
 
 
@@ -123,8 +123,11 @@ def _seed(output, gradient) -> np.ndarray:
 
 def _own(grad, upstream, sent) -> np.ndarray:
     """A gradient about to be stored in ``.grad``, copied if it may alias another."""
-    if grad is upstream or grad.base is not None or any(s.grad is grad for s in sent):
+    if grad is upstream or grad.base is not None:
         return grad.copy()
+    for s in sent:
+        if s.grad is grad:
+            return grad.copy()
     return grad
 
 
@@ -141,9 +144,7 @@ def _accumulate_leaf(leaf, grad, upstream, sent):
 
 
 def _as_tensor(array):
-    from .tensor import Tensor
-
-    return Tensor._wrap(array)
+    return function.Tensor._wrap(array)
 
 
 def backward_steps(output, gradient=None, retain_graph: bool = False) -> Iterator[Step]:

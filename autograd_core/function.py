@@ -37,7 +37,7 @@ class SavedTensor:
     ``None`` for an array the op made itself (a mask, an index, a normalised input).
     """
 
-    __slots__ = ("name", "array", "source", "_counter", "_version")
+    __slots__ = ("name", "array", "source", "_counter", "_version", "_shape", "_dtype")
 
     def __init__(self, name, array, source, counter):
         self.name = name
@@ -45,6 +45,28 @@ class SavedTensor:
         self.source = source
         self._counter = counter
         self._version = counter[0] if counter is not None else 0
+
+    def forget(self) -> None:
+        """Release the array (backward is done with it) but remember what it was."""
+        a = self.array
+        if a is not None:
+            if isinstance(a, np.ndarray):
+                self._shape, self._dtype = a.shape, a.dtype
+            else:
+                self._shape, self._dtype = (), None
+            self.array = self._counter = None
+
+    @property
+    def released(self) -> bool:
+        return self.array is None
+
+    @property
+    def shape(self) -> tuple:
+        return self._shape if self.array is None else np.shape(self.array)
+
+    @property
+    def dtype(self):
+        return self._dtype if self.array is None else getattr(self.array, "dtype", None)
 
     @property
     def nbytes(self) -> int:
@@ -65,35 +87,28 @@ class Node:
     references its output tensor strongly, so graphs are freed by reference counting.
     """
 
-    __slots__ = (
-        "op", "edges", "saved", "seq", "params", "needs_input_grad", "input_shapes",
-        "input_dtypes", "constants", "output_shape", "output_dtype", "output_name",
-        "_output_ref", "released", "hooks", "retains_grad", "reads", "_arrays",
-        "_input_counters", "trace", "module",
-    )
+    # Defaults for what most nodes never set (class attributes keep __init__ short:
+    # it runs once per recorded op).
+    constants = None  # {input index: (kind, value)} for inputs that get no gradient
+    output_name = None
+    released = False
+    hooks = None
+    retains_grad = False
+    reads = None
+    trace = None
 
-    def __init__(self, op, edges, needs_input_grad, arrays, counters, params):
+    def __init__(self, op, edges, needs_input_grad, arrays, counters, shapes, dtypes, params):
         self.op = op
         self.edges = edges
         self.needs_input_grad = needs_input_grad
         self.params = params
         self.saved: dict[str, SavedTensor] = {}
         self.seq = next(_sequence)
-        self.input_shapes = tuple(np.shape(a) for a in arrays)
-        self.input_dtypes = tuple(getattr(a, "dtype", None) for a in arrays)
-        self.constants = None
-        self.output_shape = None
-        self.output_dtype = None
-        self.output_name = None
-        self._output_ref = None
-        self.released = False
-        self.hooks = None
-        self.retains_grad = False
-        self.reads = None
+        self.input_shapes = shapes
+        self.input_dtypes = dtypes
         self._arrays = arrays
         self._input_counters = counters
-        self.trace = None
-        self.module = None
+        self.module = scope.module
 
     # -- used by an op's forward and backward ---------------------------------
     def save(self, **arrays: Any) -> None:
@@ -141,39 +156,21 @@ class Node:
         return sum(s.nbytes for s in self.saved.values())
 
     def release(self) -> list[str]:
-        """Drop the saved arrays (after backward); return their names."""
-        names = list(self.saved)
-        self.saved = {name: _Released(s) for name, s in self.saved.items()}
+        """Drop the saved arrays (after backward), keeping their metadata; return names."""
+        for saved in self.saved.values():
+            saved.forget()
         self.released = True
-        return names
+        return list(self.saved)
 
     def __repr__(self) -> str:
         return f"<{self.op.name} node #{self.seq}>"
 
 
-class _Released(SavedTensor):
-    """What remains of a saved tensor after backward released it: its metadata."""
-
-    __slots__ = ("shape", "dtype")
-
-    def __init__(self, saved: SavedTensor):
-        self.name, self.source = saved.name, saved.source
-        self.shape, self.dtype = np.shape(saved.array), getattr(saved.array, "dtype", None)
-        self.array, self._counter, self._version = None, None, 0
-
-    @property
-    def nbytes(self) -> int:
-        return 0
-
-
 class _Unrecorded:
     """The context ops see when nothing is recorded: saving keeps nothing."""
 
-    __slots__ = ("params", "needs_input_grad")
-
-    def __init__(self, params):
-        self.params = params
-        self.needs_input_grad = _NO_GRADS
+    __slots__ = ()
+    needs_input_grad = None  # replaced below, once _NO_GRADS exists
 
     def save(self, **arrays) -> None:
         pass
@@ -185,6 +182,8 @@ class _NoGrads(tuple):
 
 
 _NO_GRADS = _NoGrads()
+_Unrecorded.needs_input_grad = _NO_GRADS
+_UNRECORDED = _Unrecorded()
 
 
 class Function:
@@ -205,56 +204,61 @@ class Function:
     def apply(cls, *inputs, **params):
         """Run the op on tensors (or constants), recording a node if needed."""
         arrays = []
-        edges = []
-        counters = []
-        needs = []
         recording = False
         for x in inputs:
             if isinstance(x, Tensor):
                 arrays.append(x._data)
-                counters.append(x._version)
-                if x._requires_grad:
-                    edges.append(x if x.grad_fn is None else x.grad_fn)
-                    needs.append(True)
-                    recording = True
-                    continue
+                recording = recording or x._requires_grad
             else:
                 arrays.append(x)
+        if not (recording and _grad_mode.enabled):
+            out = cls.forward(_UNRECORDED, *arrays, **params)
+            return Tensor._wrap(out, None, _shared_counter(out, inputs))
+
+        edges, needs, counters, shapes, dtypes, constants = [], [], [], [], [], None
+        for i, x in enumerate(inputs):
+            if isinstance(x, Tensor):
+                a = x._data
+                shapes.append(a.shape)
+                dtypes.append(a.dtype)
+                counters.append(x._version)
+                if x._requires_grad:
+                    edges.append(x.grad_fn or x)
+                    needs.append(True)
+                    continue
+            else:
+                shapes.append(getattr(x, "shape", ()))
+                dtypes.append(getattr(x, "dtype", None))
                 counters.append(None)
             edges.append(None)
             needs.append(False)
-
-        if not (recording and _grad_mode.enabled):
-            out = cls.forward(_Unrecorded(params), *arrays, **params)
-            return Tensor._wrap(out, None, _shared_counter(out, inputs))
-
-        node = Node(cls, tuple(edges), tuple(needs), arrays, counters, params)
+            if constants is None:
+                constants = {}
+            constants[i] = _constant(x)
+        node = Node(cls, tuple(edges), tuple(needs), arrays, counters, tuple(shapes),
+                    tuple(dtypes), params)
+        node.constants = constants
         out = cls.forward(node, *arrays, **params)
         node._arrays = node._input_counters = None
-        for i, edge in enumerate(node.edges):
-            if edge is None:
-                if node.constants is None:
-                    node.constants = {}
-                node.constants[i] = _describe_constant(inputs[i])
         result = Tensor._wrap(out, node, _shared_counter(out, inputs))
         for saved in node.saved.values():
             if saved.source is None and saved.array is out:
                 saved.source, saved._counter = ("output",), result._version
-        node.output_shape = out.shape
-        node.output_dtype = out.dtype
+        node.output_shape = result._data.shape
+        node.output_dtype = result._data.dtype
         node._output_ref = weakref.ref(result)
         if _anomaly.enabled:
             _anomaly.remember(node)
         return result
 
 
-def _describe_constant(x) -> tuple:
-    """(kind, label) of an input that gets no gradient, for the graph view."""
+def _constant(x) -> tuple:
+    """(kind, name or value) of an input that gets no gradient, for the graph view.
+    Arrays are not kept: a constant must not stay alive just because it was used."""
     if isinstance(x, Tensor):
-        kind = "frozen parameter" if getattr(x, "is_parameter", False) else "tensor"
-        return kind, x._name
-    if np.ndim(x) == 0:
-        return "number", repr(x)
+        return ("frozen parameter" if getattr(x, "is_parameter", False) else "tensor"), x._name
+    if isinstance(x, int | float | np.number):
+        return "number", x
     return "array", None
 
 
@@ -266,6 +270,17 @@ def _shared_counter(out, inputs):
             if isinstance(x, Tensor) and np.may_share_memory(out, x._data):
                 return x._version
     return None
+
+
+class _Scope:
+    """Where ops are being recorded from: ``nn.Module.__call__`` sets ``module`` to the
+    running module's path, and every node recorded meanwhile is tagged with it (the
+    graph view draws those tags as clusters)."""
+
+    module: str | None = None
+
+
+scope = _Scope()
 
 
 class _AnomalyState:

@@ -142,7 +142,7 @@ def capture(output) -> Graph:
                     kind="frozen parameter" if kind == "frozen parameter" else "constant",
                     shape=node.input_shapes[i], dtype=_dtype_name(node.input_dtypes[i]),
                     name=label if kind in ("tensor", "frozen parameter") else None,
-                    label=label if kind == "number" else None)
+                    label=repr(label) if kind == "number" else None)
             inputs.append(tid)
             edges.append((tid, op_id))
         out_id = output_ids[node.seq] = new_tensor(
@@ -157,15 +157,12 @@ def capture(output) -> Graph:
 
 
 def _saved_info(op_id, saved, inputs, out_id) -> SavedInfo:
-    released = saved.array is None
-    shape = saved.shape if released else np.shape(saved.array)
-    dtype = saved.dtype if released else getattr(saved.array, "dtype", None)
     source = saved.source
     tensor = None
     if source is not None:
         tensor = inputs[source[1]] if source[0] == "input" else out_id
-    return SavedInfo(op_id, saved.name, tuple(shape), _dtype_name(dtype), saved.nbytes,
-                     tensor, released)
+    return SavedInfo(op_id, saved.name, tuple(saved.shape), _dtype_name(saved.dtype),
+                     saved.nbytes, tensor, saved.released)
 
 
 def saved_bytes(output) -> int:

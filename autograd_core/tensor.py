@@ -230,36 +230,37 @@ class Tensor:
 
     __hash__ = object.__hash__
 
-    # -- operators and methods: each calls the function of the same name ---------------
+    # -- operators and methods: each calls the function (or op) of the same name -----
+    # The arithmetic operators apply their op directly: they are the hottest path.
     def __add__(self, other):
-        return F.add(self, other)
+        return _ew.Add.apply(self, other)
 
     def __radd__(self, other):
-        return F.add(other, self)
+        return _ew.Add.apply(other, self)
 
     def __sub__(self, other):
-        return F.sub(self, other)
+        return _ew.Sub.apply(self, other)
 
     def __rsub__(self, other):
-        return F.sub(other, self)
+        return _ew.Sub.apply(other, self)
 
     def __mul__(self, other):
-        return F.mul(self, other)
+        return _ew.Mul.apply(self, other)
 
     def __rmul__(self, other):
-        return F.mul(other, self)
+        return _ew.Mul.apply(other, self)
 
     def __truediv__(self, other):
-        return F.div(self, other)
+        return _ew.Div.apply(self, other)
 
     def __rtruediv__(self, other):
-        return F.div(other, self)
+        return _ew.Div.apply(other, self)
 
     def __pow__(self, other):
-        return F.pow(self, other)
+        return _ew.Pow.apply(self, other)
 
     def __rpow__(self, other):
-        return F.pow(other, self)
+        return _ew.Pow.apply(other, self)
 
     def __matmul__(self, other):
         return F.matmul(self, other)
@@ -475,3 +476,4 @@ def tensor(data: Any, requires_grad: bool = False, dtype=None, name: str | None 
 __all__ = ["Tensor", "tensor"]
 
 from . import functions as F  # noqa: E402 - the functions module needs Tensor first
+from .ops import elementwise as _ew  # noqa: E402

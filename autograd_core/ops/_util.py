@@ -39,3 +39,6 @@ def broadcasting(ufunc, name: str, a, b):
         return ufunc(a, b)
     except ValueError:
         raise errors.broadcast(name, np.shape(a), np.shape(b)) from None
+    except TypeError:
+        bad = a if not isinstance(a, np.ndarray | int | float | np.number) else b
+        raise errors.not_a_tensor(name, bad) from None
