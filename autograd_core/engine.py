@@ -26,7 +26,7 @@ from operator import attrgetter
 import numpy as np
 
 from . import errors, function
-from .function import Node, _anomaly
+from .function import Node, observers
 
 
 class Sent:
@@ -184,8 +184,9 @@ def _sweep(root: Node, seed: np.ndarray, retain_graph: bool) -> Iterator[Step]:
         node.reads = reads = []
         grads = node.op.backward(node, upstream)
         node.reads = None
-        if _anomaly.enabled:
-            _anomaly.check(node, grads)
+        if observers:
+            for observer in observers:
+                observer.on_backward(node, upstream, grads)
 
         sent = []
         shapes = node.input_shapes

@@ -213,6 +213,9 @@ class Function:
                 arrays.append(x)
         if not (recording and _grad_mode.enabled):
             out = cls.forward(_UNRECORDED, *arrays, **params)
+            if observers:
+                for observer in observers:
+                    observer.on_forward(cls, None, arrays, out, params)
             return Tensor._wrap(out, None, _shared_counter(out, inputs))
 
         edges, needs, counters, shapes, dtypes, constants = [], [], [], [], [], None
@@ -239,7 +242,7 @@ class Function:
                     tuple(dtypes), params)
         node.constants = constants
         out = cls.forward(node, *arrays, **params)
-        node._arrays = node._input_counters = None
+        node._input_counters = None
         result = Tensor._wrap(out, node, _shared_counter(out, inputs))
         for saved in node.saved.values():
             if saved.source is None and saved.array is out:
@@ -247,8 +250,10 @@ class Function:
         node.output_shape = result._data.shape
         node.output_dtype = result._data.dtype
         node._output_ref = weakref.ref(result)
-        if _anomaly.enabled:
-            _anomaly.remember(node)
+        if observers:
+            for observer in observers:
+                observer.on_forward(cls, node, arrays, out, params)
+        node._arrays = None
         return result
 
 
@@ -283,17 +288,36 @@ class _Scope:
 scope = _Scope()
 
 
-class _AnomalyState:
-    """Set by ``autograd.detect_anomaly``; kept here so the hot path reads one flag."""
+class Observer:
+    """Something that watches ops run: op counters, anomaly detection, tracers.
 
-    enabled = False
+    Register with ``observing(obs)``. ``on_forward`` is called after every op's
+    forward (``node`` is ``None`` when nothing was recorded); ``on_backward`` after
+    every backward rule, with the gradients it returned (before un-broadcasting).
+    """
 
-    @staticmethod
-    def remember(node) -> None:
+    def on_forward(self, op, node, arrays, out, params) -> None:
+        pass
+
+    def on_backward(self, node, grad_output, grads) -> None:
         pass
 
 
-_anomaly = _AnomalyState()
+observers: list[Observer] = []  # empty almost always: the hot path tests it once
+
+
+class observing:
+    """Context manager that registers an :class:`Observer` for its duration."""
+
+    def __init__(self, observer: Observer):
+        self.observer = observer
+
+    def __enter__(self):
+        observers.append(self.observer)
+        return self.observer
+
+    def __exit__(self, *exc) -> None:
+        observers.remove(self.observer)
 
 
 Tensor: Any = None  # set by tensor.py once the class exists (avoids an import cycle)
