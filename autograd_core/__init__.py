@@ -78,4 +78,7 @@ __all__ = [
     "log_softmax", "logsumexp", "matmul", "max", "maximum", "mean", "min", "minimum", "mul",
     "neg", "permute", "pow", "relu", "reshape", "sigmoid", "softmax", "split", "sqrt",
     "squeeze", "stack", "sub", "sum", "tanh", "transpose", "unsqueeze", "var", "where",
+    "nn", "optim",
 ]
+
+from . import nn, optim  # noqa: E402 - layers and optimizers build on everything above

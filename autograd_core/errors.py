@@ -68,7 +68,7 @@ def broadcast(op: str, a, b) -> RuntimeError:
             dim = max(len(a), len(b)) - offset
             detail = (
                 f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) at "
-                f"non-singleton dimension {dim}"
+                f"non-singleton dimension {dim}."
             )
             break
     return RuntimeError(
@@ -134,8 +134,9 @@ def dim_out_of_range(dim: int, ndim: int) -> IndexError:
 
 
 def ambiguous_bool(shape) -> RuntimeError:
+    how_many = "no values" if 0 in shape else "more than one value"
     return RuntimeError(
-        f"Boolean value of Tensor with more than one value is ambiguous (shape "
+        f"Boolean value of Tensor with {how_many} is ambiguous (shape "
         f"{_shape(shape)}).\nHint: use .any() or .all(), or compare a single element."
     )
 
@@ -162,8 +163,12 @@ def not_a_tensor(op: str, value) -> TypeError:
 
 
 def item_of_many(shape) -> RuntimeError:
+    size = 1
+    for s in shape:
+        size *= s
     return RuntimeError(
-        f"a Tensor with {_shape(shape)} elements cannot be converted to a Python scalar.\n"
+        f"a Tensor with {size} elements cannot be converted to a Python scalar (its shape "
+        f"is {_shape(shape)}).\n"
         "Hint: .item() needs a tensor with exactly one element."
     )
 
@@ -171,3 +176,344 @@ def item_of_many(shape) -> RuntimeError:
 def missing_backward(op: str) -> NotImplementedError:
     return NotImplementedError(f"the op {op!r} defines no backward rule, so it cannot be "
                                "differentiated.")
+
+
+def new_dim_out_of_range(dim: int, ndim: int) -> IndexError:
+    """For ops that insert an axis (unsqueeze, stack): ``dim`` names a position among
+    the ``ndim + 1`` axes of the result, not an axis of the input."""
+    return IndexError(
+        f"Dimension out of range (expected to be in range of [{-ndim - 1}, {ndim}], but got "
+        f"{dim}).\nHint: the input has {ndim} dimension(s) and the new axis can go at any of "
+        f"the {ndim + 1} positions of the result."
+    )
+
+
+def where_condition(condition, values) -> RuntimeError:
+    return RuntimeError(
+        f"where: the condition of shape {_shape(condition)} cannot be broadcast against the "
+        f"values of shape {_shape(values)}.\n"
+        "Hint: the condition needs the values' shape, or a shape that broadcasts to it "
+        "(sizes compared from the right, each equal or 1)."
+    )
+
+
+# -- nn.functional: convolution, pooling, normalisation, dropout, embedding, losses ---------
+def _size(shape) -> str:
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+def layer_input_rank(op: str, expected: str, shape) -> RuntimeError:
+    return RuntimeError(
+        f"Expected {expected} input to {op}, but got input of size: {_size(shape)}.\n"
+        "Hint: images are laid out (N, C, H, W): batch, channels, height, width; add a "
+        "batch axis to a single image with x.unsqueeze(0)."
+    )
+
+
+def conv_weight_rank(shape) -> RuntimeError:
+    return RuntimeError(
+        f"conv2d: weight should have 4 dimensions (out_channels, in_channels / groups, kH, kW), "
+        f"but got weight of size {_size(shape)}.\n"
+        "Hint: a 3x3 kernel from 3 to 8 channels has shape (8, 3, 3, 3)."
+    )
+
+
+def conv_channels(groups: int, weight_shape, input_shape, expected: int) -> RuntimeError:
+    return RuntimeError(
+        f"Given groups={groups}, weight of size {_size(weight_shape)}, expected "
+        f"input{_size(input_shape)} to have {expected} channels, but got "
+        f"{input_shape[-3]} channels instead.\n"
+        "Hint: weight.shape[1] * groups must equal the input's channel count (dim 1 of "
+        "(N, C, H, W)); check in_channels of the layer or the output of the layer before."
+    )
+
+
+def conv_groups(groups: int, weight_shape) -> RuntimeError:
+    return RuntimeError(
+        f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
+        f"but got weight of size {_size(weight_shape)} instead.\n"
+        "Hint: out_channels (and in_channels) must be multiples of groups."
+    )
+
+
+def conv_bias(weight_shape, bias_shape) -> RuntimeError:
+    return RuntimeError(
+        f"Given weight of size {_size(weight_shape)}, expected bias to be 1-dimensional with "
+        f"{weight_shape[0]} elements, but got bias of size {_size(bias_shape)} instead.\n"
+        "Hint: one bias per output channel: shape (out_channels,)."
+    )
+
+
+def kernel_too_large(op: str, padded, kernel) -> RuntimeError:
+    return RuntimeError(
+        f"{op}: Calculated padded input size per channel: ({padded[0]} x {padded[1]}). "
+        f"Kernel size: ({kernel[0]} x {kernel[1]}). Kernel size can't be greater than actual "
+        "input size.\n"
+        "Hint: use a smaller kernel (or dilation), more padding, or a larger input."
+    )
+
+
+def not_positive(op: str, what: str, value) -> RuntimeError:
+    return RuntimeError(
+        f"{op}: non-positive {what} is not supported, got {what}={value}.\n"
+        f"Hint: {what} must be a positive int or a pair of positive ints, e.g. 1 or (2, 2)."
+    )
+
+
+def negative_padding(op: str, value) -> RuntimeError:
+    return RuntimeError(
+        f"{op}: negative padding is not supported, got padding={value}.\n"
+        "Hint: padding is the number of zeros added on each side: 0 or more."
+    )
+
+
+def pool_padding(op: str, padding, kernel) -> RuntimeError:
+    return RuntimeError(
+        f"{op}: pad should be at most half of effective kernel size, but got pad={padding}, "
+        f"kernel_size={kernel}.\n"
+        "Hint: with more padding some windows would hold no input value at all."
+    )
+
+
+def layer_weight_length(op: str, name: str, expected: int, got) -> RuntimeError:
+    return RuntimeError(
+        f"{op}: {name} should contain {expected} elements not {got}.\n"
+        f"Hint: {name} holds one value per channel (dim 1 of the input), here {expected}."
+    )
+
+
+def batch_norm_single_value(shape) -> ValueError:
+    return ValueError(
+        "Expected more than 1 value per channel when training, got input size "
+        f"{_size(shape)}.\n"
+        "Hint: batch statistics need at least two values per channel: use a batch of 2 or "
+        "more, or call model.eval() to normalise with the running estimates."
+    )
+
+
+def batch_norm_no_running_stats() -> RuntimeError:
+    return RuntimeError(
+        "batch_norm: running_mean and running_var must be defined in evaluation mode.\n"
+        "Hint: pass the running estimates, or use training=True to normalise with the "
+        "batch's own statistics."
+    )
+
+
+def dropout_probability(p) -> ValueError:
+    return ValueError(
+        f"dropout probability has to be between 0 and 1, but got {p}.\n"
+        "Hint: p is the probability of zeroing an element, e.g. 0.5."
+    )
+
+
+def embedding_indices_dtype(dtype) -> RuntimeError:
+    return RuntimeError(
+        f"embedding: expected integer indices, got {dtype}.\n"
+        "Hint: indices pick rows of the table; convert them with .astype(int64)."
+    )
+
+
+def embedding_index_range(low: int, high: int, rows: int) -> IndexError:
+    return IndexError(
+        f"embedding: index out of range: indices span [{low}, {high}] but the table has "
+        f"{rows} rows (valid indices 0 to {rows - 1}).\n"
+        "Hint: num_embeddings must be larger than the largest index (vocabulary size)."
+    )
+
+
+def linear_shapes(input_shape, weight_shape) -> RuntimeError:
+    return RuntimeError(
+        f"linear: input of shape {_shape(input_shape)} has {input_shape[-1] if input_shape else 1}"
+        f" features but weight of shape {_shape(weight_shape)} expects in_features="
+        f"{weight_shape[-1]}.\n"
+        "Hint: weight is laid out (out_features, in_features), as in PyTorch; the input's "
+        "last size must equal in_features."
+    )
+
+
+def bad_reduction(reduction) -> ValueError:
+    return ValueError(
+        f"{reduction} is not a valid value for reduction.\n"
+        "Hint: use 'mean' (the default), 'sum' or 'none'."
+    )
+
+
+def class_target_dtype(op: str, dtype) -> RuntimeError:
+    return RuntimeError(
+        f"{op}: expected class indices (an integer target), but got target of dtype {dtype}.\n"
+        "Hint: the target holds the correct class of each sample as an integer 0..C-1; "
+        "convert it with .astype(int64) (or use mse_loss / binary_cross_entropy_with_logits "
+        "for real-valued targets)."
+    )
+
+
+def class_target_range(op: str, value: int, classes: int) -> IndexError:
+    return IndexError(
+        f"Target {value} is out of bounds. {op}: the input has {classes} classes, so class "
+        f"indices must lie in [0, {classes - 1}].\n"
+        "Hint: the number of outputs of the last layer must be the number of classes."
+    )
+
+
+def target_batch_size(input_shape, target_shape) -> ValueError:
+    return ValueError(
+        f"Expected input batch_size ({input_shape[0]}) to match target batch_size "
+        f"({target_shape[0] if target_shape else 'none, a scalar'}): input "
+        f"{_shape(input_shape)}, target {_shape(target_shape)}.\n"
+        "Hint: logits are (N, C) and the class target is (N,): one class index per sample."
+    )
+
+
+def class_input_rank(op: str, shape) -> RuntimeError:
+    return RuntimeError(
+        f"{op}: expected input of shape (N, C) or (N, C, d1, ...), got {_shape(shape)}.\n"
+        "Hint: one row of C class scores per sample; add a batch axis with x.unsqueeze(0)."
+    )
+
+
+def loss_target_shape(op: str, input_shape, target_shape) -> ValueError:
+    return ValueError(
+        f"{op}: Target size {_shape(target_shape)} must be the same as input size "
+        f"{_shape(input_shape)}.\n"
+        "Hint: broadcasting them would silently compare every prediction with every target; "
+        "reshape one of them (e.g. target.reshape(input.shape) or pred.squeeze(1))."
+    )
+
+
+def class_target_shape(op: str, input_shape, target_shape, expected) -> ValueError:
+    return ValueError(
+        f"{op}: expected a class target of shape {_shape(expected)} for input of shape "
+        f"{_shape(input_shape)}, got {_shape(target_shape)}.\n"
+        "Hint: the target has the input's shape without the class axis (dim 1)."
+    )
+
+
+def pair_argument(op: str, name: str, value) -> TypeError:
+    return TypeError(
+        f"{op}: {name} must be an int or a pair of ints (height, width), got {value!r}.\n"
+        f"Hint: e.g. {name}=1 or {name}=(1, 2)."
+    )
+
+
+# -- forward mode and functional transforms (func.py) ------------------------------------
+def missing_jvp(op: str) -> NotImplementedError:
+    return NotImplementedError(
+        f"the op {op!r} defines no forward-mode rule (jvp), so jvp/jacfwd cannot push a "
+        "tangent through it.\n"
+        "Hint: use reverse mode (vjp, jacrev) for this function, or add a "
+        "jvp(ctx, *tangents) staticmethod beside the op's backward."
+    )
+
+
+def primals_tangents(transform: str, n_primals: int, n_tangents: int) -> RuntimeError:
+    return RuntimeError(
+        f"{transform}: expected one tangent per primal, got {n_primals} primal(s) and "
+        f"{n_tangents} tangent(s).\n"
+        "Hint: pass tuples of the same length, e.g. jvp(f, (x, y), (dx, dy))."
+    )
+
+
+def tangent_shape(transform: str, index: int, given, expected) -> RuntimeError:
+    return RuntimeError(
+        f"{transform}: Expected tangents[{index}] to have the shape of primals[{index}], "
+        f"{_shape(expected)}, but got {_shape(given)}.\n"
+        "Hint: a tangent is a direction in input space: it has exactly its primal's shape."
+    )
+
+
+def non_float_primal(transform: str, index: int, dtype) -> RuntimeError:
+    return RuntimeError(
+        f"{transform}: only floating point inputs can be differentiated, but input {index} "
+        f"has dtype {dtype}.\n"
+        "Hint: convert it first, e.g. tensor(data, dtype=float64)."
+    )
+
+
+def cotangent_shape(index: int, given, expected) -> RuntimeError:
+    return RuntimeError(
+        f"vjp: Mismatch in shape: cotangent {index} has a shape of {_shape(given)} and output "
+        f"{index} has a shape of {_shape(expected)}.\n"
+        "Hint: a cotangent weighs each output element: it has exactly the output's shape."
+    )
+
+
+def function_output(transform: str, kind: str) -> TypeError:
+    return TypeError(
+        f"{transform}: the function must return a Tensor or a tuple of Tensors, got {kind}.\n"
+        "Hint: return the tensor itself, not .item() or .numpy() of it."
+    )
+
+
+def jacobian_mode(mode) -> ValueError:
+    return ValueError(
+        f"jacobian: mode must be 'forward' or 'reverse', got {mode!r}.\n"
+        "Hint: 'forward' costs one JVP pass per input element, 'reverse' one VJP pass per "
+        "output element: pick the smaller side."
+    )
+
+
+# -- checkpointing (utils/checkpoint.py) --------------------------------------------------
+def checkpoint_output(kind: str) -> TypeError:
+    return TypeError(
+        f"checkpoint: the checkpointed function must return one Tensor, got {kind}.\n"
+        "Hint: checkpoint each output's computation separately, or return one tensor."
+    )
+
+
+def checkpoint_segments(segments, n_modules: int) -> ValueError:
+    return ValueError(
+        f"checkpoint_sequential: segments must be between 1 and the number of modules "
+        f"({n_modules}), got {segments}.\n"
+        "Hint: about sqrt(number of layers) segments balances memory and recomputation."
+    )
+
+
+def checkpoint_generator(count: int) -> RuntimeError:
+    return RuntimeError(
+        f"checkpoint: the segment drew random numbers from {count} generator(s) whose state "
+        "was not saved, so recomputing it in backward would draw different numbers (e.g. "
+        "another dropout mask) and give wrong gradients.\n"
+        "Hint: pass them with checkpoint(..., generators=[g]), or make them attributes "
+        "(.generator) of the checkpointed module."
+    )
+
+
+# -- anomaly detection (anomaly.py) ---------------------------------------------------------
+_ANOMALY_HINTS = {
+    "sqrt": "sqrt has an infinite slope at 0 (its backward divides by 2*sqrt(a)); keep the "
+            "input away from 0, e.g. sqrt(x + 1e-12).",
+    "log": "log's backward divides by its input, so a 0 (or tiny) input gives inf; clamp it, "
+           "e.g. log(x.clamp(min=1e-12)), or use log_softmax instead of log(softmax(x)).",
+    "div": "a division's backward divides by the denominator (squared for the denominator's "
+           "own gradient), so a denominator near 0 gives inf; add a small epsilon to it.",
+    "pow": "a**b with b < 1 has an infinite slope at a = 0, and log(a) (for b's gradient) is "
+           "undefined for a <= 0; keep the base positive.",
+}
+
+
+def anomaly(backward_name: str, op: str, kind: str, index: int, module,
+            trace_lines: list[str]) -> RuntimeError:
+    """``trace_lines``: the formatted frames of the forward call that created the node."""
+    where = f"The op {op!r}" + (f" (in module {module!r})" if module else "")
+    if trace_lines:
+        origin = (f"{where} was created by this forward call (innermost last):\n"
+                  + "".join(trace_lines).rstrip("\n"))
+    else:
+        origin = (f"{where} was created before anomaly detection was on, so its forward "
+                  "line is unknown.")
+    hint = _ANOMALY_HINTS.get(op, "look at the values this op received on the forward line "
+                                  "above: a NaN in backward usually comes from inf * 0 or "
+                                  "0 / 0 in its rule, an inf from a division by a value near "
+                                  "0 or an overflowing exp.")
+    return RuntimeError(
+        f"Function '{backward_name}' returned {kind} values in its {index}th output.\n"
+        f"{origin}\nHint: {hint}"
+    )
+
+
+def embedding_weight_rank(shape) -> RuntimeError:
+    return RuntimeError(
+        f"embedding: 'weight' must be 2-D (num_embeddings, embedding_dim), got shape "
+        f"{_shape(shape)}.\n"
+        "Hint: one row per index, e.g. a table of shape (vocabulary size, vector size)."
+    )

@@ -19,6 +19,7 @@ recorded node of the graph. Otherwise ``ctx`` is a throw-away context whose
 from __future__ import annotations
 
 import itertools
+import threading
 import weakref
 from typing import Any, ClassVar
 
@@ -108,7 +109,7 @@ class Node:
         self.input_dtypes = dtypes
         self._arrays = arrays
         self._input_counters = counters
-        self.module = scope.module
+        self.module = module_scope.path
 
     # -- used by an op's forward and backward ---------------------------------
     def save(self, **arrays: Any) -> None:
@@ -277,15 +278,15 @@ def _shared_counter(out, inputs):
     return None
 
 
-class _Scope:
-    """Where ops are being recorded from: ``nn.Module.__call__`` sets ``module`` to the
-    running module's path, and every node recorded meanwhile is tagged with it (the
-    graph view draws those tags as clusters)."""
+class _ModuleScope(threading.local):
+    """Path of the ``nn.Module`` whose forward is running (e.g. ``"3.body.conv1"``), or
+    ``None``. ``nn.Module.__call__`` sets it; every node recorded meanwhile is tagged
+    with it, and the graph view draws those tags as clusters."""
 
-    module: str | None = None
+    path: str | None = None
 
 
-scope = _Scope()
+module_scope = _ModuleScope()
 
 
 class Observer:

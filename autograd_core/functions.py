@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 from collections.abc import Sequence
+from functools import wraps
 
 import numpy as np
 
@@ -21,7 +22,7 @@ from .ops import indexing, joining, reductions
 from .ops import matmul as mm
 from .ops import shape as sh
 from .ops import softmax as sm
-from .ops._util import normalize_axes, normalize_dim
+from .ops._util import normalize_axes, normalize_dim, normalize_new_dim
 from .tensor import Tensor, tensor
 
 __all__ = [
@@ -44,6 +45,23 @@ def _check_operand(op: str, x):
 def _binary(op_class, a, b):
     name = op_class.name
     return op_class.apply(_check_operand(name, a), _check_operand(name, b))
+
+
+def _one_tensor(fn):
+    """Let ``fn(a, ...)`` take anything tensor-like as ``a`` (a Tensor, an array, a
+    number, nested lists) and fail with a sentence naming the op for anything else
+    (a dict, a string, None) instead of a NumPy error from deep inside the op."""
+    name = fn.__name__
+
+    @wraps(fn)
+    def checked(a, *args, **kwargs):
+        if a.__class__ is not Tensor:
+            a = _check_operand(name, a)
+            if not isinstance(a, Tensor):
+                a = Tensor._wrap(np.asarray(a))
+        return fn(a, *args, **kwargs)
+
+    return checked
 
 
 # -- arithmetic --------------------------------------------------------------------
@@ -72,6 +90,7 @@ def pow(a, b) -> Tensor:  # noqa: A001 - PyTorch's name
     return _binary(ew.Pow, a, b)
 
 
+@_one_tensor
 def neg(a) -> Tensor:
     """-a."""
     return ew.Neg.apply(a)
@@ -83,36 +102,43 @@ def matmul(a, b) -> Tensor:
 
 
 # -- elementwise functions ------------------------------------------------------------
+@_one_tensor
 def exp(a) -> Tensor:
     """e ** a."""
     return ew.Exp.apply(a)
 
 
+@_one_tensor
 def log(a) -> Tensor:
     """Natural logarithm."""
     return ew.Log.apply(a)
 
 
+@_one_tensor
 def sqrt(a) -> Tensor:
     """Square root."""
     return ew.Sqrt.apply(a)
 
 
+@_one_tensor
 def abs(a) -> Tensor:  # noqa: A001 - PyTorch's name
     """|a| (gradient 0 at 0)."""
     return ew.Abs.apply(a)
 
 
+@_one_tensor
 def tanh(a) -> Tensor:
     """Hyperbolic tangent."""
     return ew.Tanh.apply(a)
 
 
+@_one_tensor
 def sigmoid(a) -> Tensor:
     """The logistic function 1 / (1 + e^-a)."""
     return ew.Sigmoid.apply(a)
 
 
+@_one_tensor
 def relu(a) -> Tensor:
     """max(a, 0) (gradient 0 at 0)."""
     return ew.Relu.apply(a)
@@ -134,6 +160,7 @@ def where(condition, a, b) -> Tensor:
     return ew.Where.apply(cond, _check_operand("where", a), _check_operand("where", b))
 
 
+@_one_tensor
 def clip(a, min=None, max=None) -> Tensor:  # noqa: A002 - PyTorch's names
     """Clamp into [min, max]; the gradient passes where min <= a <= max."""
     if min is None and max is None:
@@ -144,6 +171,7 @@ def clip(a, min=None, max=None) -> Tensor:  # noqa: A002 - PyTorch's names
 clamp = clip
 
 
+@_one_tensor
 def astype(a, dtype) -> Tensor:
     """A copy with another dtype; the gradient is cast back to a's dtype."""
     return ew.Cast.apply(a, dtype=np.dtype(dtype))
@@ -158,12 +186,14 @@ def _reduce_args(a, dim, keepdim, axis, keepdims):
     return normalize_axes(dim, np.ndim(a._data if isinstance(a, Tensor) else a)), bool(keepdim)
 
 
+@_one_tensor
 def sum(a, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:  # noqa: A001
     """Sum over ``dim`` (an int, a tuple, or None for all); NumPy's axis/keepdims work too."""
     axis, keep = _reduce_args(a, dim, keepdim, axis, keepdims)
     return reductions.Sum.apply(a, axis=axis, keepdims=keep)
 
 
+@_one_tensor
 def mean(a, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
     """Mean over ``dim`` (an int, a tuple, or None for all)."""
     axis, keep = _reduce_args(a, dim, keepdim, axis, keepdims)
@@ -177,11 +207,13 @@ def _extremum(op, arg, a, dim, keepdim, axis, keepdims):
     axes, keep = _reduce_args(a, dim, keepdim, axis, keepdims)
     values = op.apply(a, axis=axes, keepdims=keep)
     if isinstance(dim, int) and axis is None:  # PyTorch style: values and indices
-        indices = arg(a._data if isinstance(a, Tensor) else a, axis=axes[0], keepdims=keep)
+        data = a._data if isinstance(a, Tensor) else a
+        indices = arg(data, axis=axes[0] if axes else None, keepdims=keep)  # 0-D: axes ()
         return MaxResult(values, Tensor._wrap(indices))
     return values
 
 
+@_one_tensor
 def max(a, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
     """Maximum over ``dim``; tied maxima share the gradient equally.
 
@@ -191,11 +223,13 @@ def max(a, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
     return _extremum(reductions.Max, np.argmax, a, dim, keepdim, axis, keepdims)
 
 
+@_one_tensor
 def min(a, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
     """Minimum over ``dim``; tied minima share the gradient equally (see ``max``)."""
     return _extremum(reductions.Min, np.argmin, a, dim, keepdim, axis, keepdims)
 
 
+@_one_tensor
 def var(a, dim=None, keepdim=False, *, correction=1, axis=None, keepdims=None,
         ddof=None) -> Tensor:
     """Variance over ``dim``, divided by n - correction (PyTorch's default correction=1;
@@ -212,11 +246,13 @@ def _shape_arg(shape) -> tuple:
     return tuple(int(s) for s in shape)
 
 
+@_one_tensor
 def reshape(a, *shape) -> Tensor:
     """Same elements in a new shape (one size may be -1): ``reshape(x, 2, -1)``."""
     return sh.Reshape.apply(a, shape=_shape_arg(shape))
 
 
+@_one_tensor
 def flatten(a, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """Merge the dims start_dim..end_dim into one."""
     shape = a.shape
@@ -227,6 +263,7 @@ def flatten(a, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return reshape(a, shape[:start] + (merged,) + shape[end + 1:])
 
 
+@_one_tensor
 def permute(a, *dims) -> Tensor:
     """Reorder the axes: ``permute(x, 2, 0, 1)``."""
     dims = _shape_arg(dims)
@@ -237,6 +274,7 @@ def permute(a, *dims) -> Tensor:
     return sh.Permute.apply(a, axes=axes)
 
 
+@_one_tensor
 def transpose(a, dim0: int = -2, dim1: int = -1) -> Tensor:
     """Swap two axes."""
     axes = list(range(a.ndim))
@@ -245,21 +283,25 @@ def transpose(a, dim0: int = -2, dim1: int = -1) -> Tensor:
     return sh.Permute.apply(a, axes=tuple(axes))
 
 
+@_one_tensor
 def squeeze(a, dim=None) -> Tensor:
     """Drop size-1 axes (all of them, or the given one if it has size 1)."""
     shape = a.shape
     if dim is None:
         return reshape(a, tuple(s for s in shape if s != 1))
     d = normalize_dim(dim, len(shape))
-    return reshape(a, shape[:d] + shape[d + 1:]) if shape[d] == 1 else reshape(a, shape)
+    return reshape(a, shape[:d] + shape[d + 1:]) if shape and shape[d] == 1 else \
+        reshape(a, shape)
 
 
+@_one_tensor
 def unsqueeze(a, dim: int) -> Tensor:
     """Insert a size-1 axis at position ``dim``."""
-    d = normalize_dim(dim, a.ndim + 1)
+    d = normalize_new_dim(dim, a.ndim)
     return reshape(a, a.shape[:d] + (1,) + a.shape[d:])
 
 
+@_one_tensor
 def expand(a, *sizes) -> Tensor:
     """Broadcast to a larger shape without copying (-1 keeps a size)."""
     sizes = _shape_arg(sizes)
@@ -312,13 +354,14 @@ def stack(tensors, dim: int = 0) -> Tensor:
     tensors = _tensors("stack", tensors)
     ndim = np.ndim(tensors[0]._data if isinstance(tensors[0], Tensor) else tensors[0])
     try:
-        return joining.Stack.apply(*tensors, dim=normalize_dim(dim, ndim + 1))
+        return joining.Stack.apply(*tensors, dim=normalize_new_dim(dim, ndim))
     except ValueError:
         shapes = [np.shape(t._data if isinstance(t, Tensor) else t) for t in tensors]
         raise RuntimeError(f"stack expects each tensor to be equal size, but got {shapes}.")\
             from None
 
 
+@_one_tensor
 def split(a, split_size_or_sections, dim: int = 0) -> tuple:
     """Split into pieces of a given size (the last may be smaller) or of given sizes."""
     d = normalize_dim(dim, a.ndim)
@@ -327,7 +370,8 @@ def split(a, split_size_or_sections, dim: int = 0) -> tuple:
         step = split_size_or_sections
         if step <= 0:
             raise ValueError(f"split: split_size must be positive, got {step}")
-        sizes = [min(step, total - s) for s in range(0, total, step)]
+        # (this module's ``min`` is the tensor reduction, so no builtin min here)
+        sizes = [step] * (total // step) + ([total % step] if total % step else [])
     else:
         sizes = [int(s) for s in split_size_or_sections]
         if np.sum(sizes) != total:
@@ -339,16 +383,19 @@ def split(a, split_size_or_sections, dim: int = 0) -> tuple:
 
 
 # -- softmax family ------------------------------------------------------------------------
+@_one_tensor
 def softmax(a, dim: int = -1) -> Tensor:
     """exp(a) / sum(exp(a)) along ``dim``, computed stably."""
     return sm.Softmax.apply(a, dim=normalize_dim(dim, a.ndim))
 
 
+@_one_tensor
 def log_softmax(a, dim: int = -1) -> Tensor:
     """log(softmax(a)) along ``dim``, computed stably."""
     return sm.LogSoftmax.apply(a, dim=normalize_dim(dim, a.ndim))
 
 
+@_one_tensor
 def logsumexp(a, dim: int = -1, keepdim: bool = False) -> Tensor:
     """log(sum(exp(a))) along ``dim``, computed stably."""
     return sm.LogSumExp.apply(a, dim=normalize_dim(dim, a.ndim), keepdims=keepdim)

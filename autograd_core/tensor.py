@@ -83,6 +83,8 @@ class Tensor:
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
         if self.grad_fn is not None:
+            if value:
+                return  # a computed tensor already requires grad: nothing to change
             raise errors.non_leaf_requires_grad()
         if value and self._data.dtype.kind not in _FLOAT_KINDS:
             raise errors.non_float_grad(self._data.dtype)
@@ -215,7 +217,9 @@ class Tensor:
         return int(self.item())
 
     def __array__(self, dtype=None, copy=None):
-        return self._data if dtype is None else self._data.astype(dtype)
+        if dtype is not None or copy:
+            return np.array(self._data, dtype=dtype, copy=True)
+        return self.numpy()  # read-only, for the same reason as numpy()
 
     def __repr__(self) -> str:
         body = np.array2string(self._data, separator=", ", prefix="tensor(")

@@ -14,16 +14,25 @@ def normalize_dim(dim: int, ndim: int) -> int:
     return dim % max(ndim, 1)
 
 
+def normalize_new_dim(dim: int, ndim: int) -> int:
+    """Where an op that inserts an axis (unsqueeze, stack) puts it: one of the
+    ``ndim + 1`` positions of the result, with a clear IndexError when out of range."""
+    if not -ndim - 1 <= dim <= ndim:
+        raise errors.new_dim_out_of_range(dim, ndim)
+    return dim % (ndim + 1)
+
+
 def normalize_axes(dim, ndim: int):
-    """``None`` (all axes) or a sorted tuple of non-negative axes."""
+    """``None`` (all axes) or a sorted tuple of non-negative axes. A 0-D input has
+    no axis to reduce; like PyTorch it accepts dim 0 or -1, reducing nothing: ``()``."""
     if dim is None:
         return None
     if isinstance(dim, int | np.integer):
-        return (normalize_dim(int(dim), ndim),)
+        dim = (dim,)
     axes = tuple(sorted(normalize_dim(int(d), ndim) for d in dim))
     if len(set(axes)) != len(axes):
         raise RuntimeError(f"dim {tuple(dim)} appears multiple times in the list of dims")
-    return axes
+    return axes if ndim else ()
 
 
 def keepdims_shape(shape: tuple, axes) -> tuple:
@@ -31,6 +40,17 @@ def keepdims_shape(shape: tuple, axes) -> tuple:
     if axes is None:
         return (1,) * len(shape)
     return tuple(1 if i in axes else s for i, s in enumerate(shape))
+
+
+def tangent_sum(*terms):
+    """The sum of the forward-mode terms that exist (``None`` = an input with no
+    tangent, e.g. a constant), or ``None`` when none does. Used by ``jvp`` rules:
+    ``tangent_sum(ta * b if ta is not None else None, ...)``."""
+    total = None
+    for t in terms:
+        if t is not None:
+            total = t if total is None else total + t
+    return total
 
 
 def broadcasting(ufunc, name: str, a, b):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..function import Function
-from ._util import broadcasting
+from ._util import broadcasting, tangent_sum
 
 
 class Add(Function):
@@ -27,6 +27,11 @@ class Add(Function):
     def backward(ctx, g):
         return g, g
 
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        """dout = ta + tb"""
+        return tangent_sum(ta, tb)
+
 
 class Sub(Function):
     """f(a, b) = a - b"""
@@ -41,6 +46,11 @@ class Sub(Function):
     @staticmethod
     def backward(ctx, g):
         return g, (-g if ctx.needs_input_grad[1] else None)
+
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        """dout = ta - tb"""
+        return tangent_sum(ta, None if tb is None else -tb)
 
 
 class Mul(Function):
@@ -62,6 +72,12 @@ class Mul(Function):
         da = g * ctx.load("b") if ctx.needs_input_grad[0] else None
         db = g * ctx.load("a") if ctx.needs_input_grad[1] else None
         return da, db
+
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        """dout = ta * b + a * tb"""
+        return tangent_sum(None if ta is None else ta * ctx.load("b"),
+                           None if tb is None else ctx.load("a") * tb)
 
 
 class Div(Function):
@@ -85,6 +101,13 @@ class Div(Function):
         db = -g * ctx.load("a") / (b * b) if ctx.needs_input_grad[1] else None
         return da, db
 
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        """dout = ta / b - tb * a / b**2"""
+        b = ctx.load("b")
+        return tangent_sum(None if ta is None else ta / b,
+                           None if tb is None else -tb * ctx.load("a") / (b * b))
+
 
 class Pow(Function):
     """f(a, b) = a ** b"""
@@ -106,9 +129,21 @@ class Pow(Function):
         da = g * b * np.power(a, b - 1) if ctx.needs_input_grad[0] else None
         db = None
         if ctx.needs_input_grad[1]:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                db = g * ctx.load("out") * np.where(a > 0, np.log(np.where(a > 0, a, 1)), 0)
+            db = g * ctx.load("out") * _log_positive(a)
         return da, db
+
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        """dout = ta * b * a**(b - 1) + tb * out * log(a)"""
+        a, b = ctx.load("a"), ctx.load("b")
+        return tangent_sum(None if ta is None else ta * b * np.power(a, b - 1),
+                           None if tb is None else tb * ctx.load("out") * _log_positive(a))
+
+
+def _log_positive(a):
+    """log(a) where a > 0 and 0 elsewhere: d(a**b)/db is taken as 0 for a base <= 0."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(a > 0, np.log(np.where(a > 0, a, 1)), 0)
 
 
 class Neg(Function):
@@ -124,6 +159,11 @@ class Neg(Function):
     @staticmethod
     def backward(ctx, g):
         return (-g,)
+
+    @staticmethod
+    def jvp(ctx, ta):
+        """dout = -ta"""
+        return -ta
 
 
 class Exp(Function):
@@ -142,6 +182,11 @@ class Exp(Function):
     def backward(ctx, g):
         return (g * ctx.load("out"),)
 
+    @staticmethod
+    def jvp(ctx, ta):
+        """dout = ta * out"""
+        return ta * ctx.load("out")
+
 
 class Log(Function):
     """f(a) = log(a)"""
@@ -157,6 +202,11 @@ class Log(Function):
     @staticmethod
     def backward(ctx, g):
         return (g / ctx.load("a"),)
+
+    @staticmethod
+    def jvp(ctx, ta):
+        """dout = ta / a"""
+        return ta / ctx.load("a")
 
 
 class Sqrt(Function):
@@ -175,6 +225,11 @@ class Sqrt(Function):
     def backward(ctx, g):
         return (g / (2 * ctx.load("out")),)
 
+    @staticmethod
+    def jvp(ctx, ta):
+        """dout = ta / (2 * out)"""
+        return ta / (2 * ctx.load("out"))
+
 
 class Abs(Function):
     """f(a) = |a|; the gradient at 0 is 0."""
@@ -190,6 +245,11 @@ class Abs(Function):
     @staticmethod
     def backward(ctx, g):
         return (g * np.sign(ctx.load("a")),)
+
+    @staticmethod
+    def jvp(ctx, ta):
+        """dout = ta * sign(a)"""
+        return ta * np.sign(ctx.load("a"))
 
 
 class Tanh(Function):
@@ -208,6 +268,12 @@ class Tanh(Function):
     def backward(ctx, g):
         out = ctx.load("out")
         return (g * (1 - out * out),)
+
+    @staticmethod
+    def jvp(ctx, ta):
+        """dout = ta * (1 - out**2)"""
+        out = ctx.load("out")
+        return ta * (1 - out * out)
 
 
 class Sigmoid(Function):
@@ -228,6 +294,12 @@ class Sigmoid(Function):
         out = ctx.load("out")
         return (g * out * (1 - out),)
 
+    @staticmethod
+    def jvp(ctx, ta):
+        """dout = ta * out * (1 - out)"""
+        out = ctx.load("out")
+        return ta * out * (1 - out)
+
 
 class Relu(Function):
     """f(a) = max(a, 0); backward reads only a 0/1 mask (the gradient at 0 is 0)."""
@@ -245,6 +317,11 @@ class Relu(Function):
     def backward(ctx, g):
         return (g * ctx.load("mask"),)
 
+    @staticmethod
+    def jvp(ctx, ta):
+        """dout = ta * (a > 0)"""
+        return ta * ctx.load("mask")
+
 
 class Maximum(Function):
     """f(a, b) = max(a, b) elementwise; on a tie each side gets half the gradient."""
@@ -260,11 +337,23 @@ class Maximum(Function):
 
     @classmethod
     def backward(cls, ctx, g):
-        a, b = ctx.load("a"), ctx.load("b")
-        share_a = cls._pick(a, b) + 0.5 * (a == b)
+        share_a = cls._share_a(ctx)
         da = g * share_a if ctx.needs_input_grad[0] else None
         db = g * (1 - share_a) if ctx.needs_input_grad[1] else None
         return da, db
+
+    @classmethod
+    def jvp(cls, ctx, ta, tb):
+        """dout = ta * share_a + tb * (1 - share_a)"""
+        share_a = cls._share_a(ctx)
+        return tangent_sum(None if ta is None else ta * share_a,
+                           None if tb is None else tb * (1 - share_a))
+
+    @classmethod
+    def _share_a(cls, ctx):
+        """1 where a wins, 0 where b wins, 0.5 on a tie."""
+        a, b = ctx.load("a"), ctx.load("b")
+        return cls._pick(a, b) + 0.5 * (a == b)
 
 
 class Minimum(Maximum):
@@ -290,7 +379,11 @@ class Where(Function):
         except ValueError:
             from .. import errors
 
-            raise errors.broadcast("where", np.shape(a), np.shape(b)) from None
+            try:
+                values = np.broadcast_shapes(np.shape(a), np.shape(b))
+            except ValueError:
+                raise errors.broadcast("where", np.shape(a), np.shape(b)) from None
+            raise errors.where_condition(cond.shape, values) from None
 
     @staticmethod
     def backward(ctx, g):
@@ -299,6 +392,12 @@ class Where(Function):
         da = np.where(cond, g, zero) if ctx.needs_input_grad[1] else None
         db = np.where(cond, zero, g) if ctx.needs_input_grad[2] else None
         return None, da, db
+
+    @staticmethod
+    def jvp(ctx, tcond, ta, tb):
+        """dout = where(cond, ta, tb)"""
+        zero = np.zeros((), dtype=ctx.output_dtype)
+        return np.where(ctx.load("cond"), zero if ta is None else ta, zero if tb is None else tb)
 
 
 class Clip(Function):
@@ -321,6 +420,11 @@ class Clip(Function):
     def backward(ctx, g):
         return (g * ctx.load("mask"),)
 
+    @staticmethod
+    def jvp(ctx, ta):
+        """dout = ta * (low <= a <= high)"""
+        return ta * ctx.load("mask")
+
 
 class Cast(Function):
     """f(a) = a converted to another dtype; the engine casts the gradient back."""
@@ -335,3 +439,8 @@ class Cast(Function):
     @staticmethod
     def backward(ctx, g):
         return (g,)
+
+    @staticmethod
+    def jvp(ctx, ta):
+        """dout = ta (cast to the output's dtype)"""
+        return ta.astype(ctx.params["dtype"])

@@ -39,6 +39,11 @@ class GetItem(Function):
             da[key] = g
         return (da,)
 
+    @staticmethod
+    def jvp(ctx, ta):
+        """dout = ta[key]"""
+        return ta[ctx.params["key"]]
+
 
 class Narrow(Function):
     """f(a) = the slice start:start+length of a along dim (one piece of ``split``)"""
@@ -57,3 +62,9 @@ class Narrow(Function):
         da = np.zeros(ctx.input_shapes[0], dtype=g.dtype)
         da[(slice(None),) * p["dim"] + (slice(p["start"], p["start"] + p["length"]),)] = g
         return (da,)
+
+    @staticmethod
+    def jvp(ctx, ta):
+        """dout = the same slice of ta"""
+        p = ctx.params
+        return ta[(slice(None),) * p["dim"] + (slice(p["start"], p["start"] + p["length"]),)]

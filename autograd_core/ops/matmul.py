@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import errors
 from ..function import Function
+from ._util import tangent_sum
 
 
 class MatMul(Function):
@@ -37,12 +38,13 @@ class MatMul(Function):
     @staticmethod
     def backward(ctx, g):
         a_shape, b_shape = ctx.input_shapes
-        # Promote 1-D operands to matrices so that one pair of formulas covers all cases.
+        # Promote 1-D operands to matrices so that one pair of formulas covers all cases
+        # (b's axis first: for vector @ vector, g is 0-D and gets both axes back).
         g2 = g
-        if len(a_shape) == 1:
-            g2 = g2[..., None, :]
         if len(b_shape) == 1:
             g2 = g2[..., None]
+        if len(a_shape) == 1:
+            g2 = g2[..., None, :]
         da = db = None
         if ctx.needs_input_grad[0]:
             b = ctx.load("b")
@@ -57,3 +59,9 @@ class MatMul(Function):
             if len(b_shape) == 1:
                 db = db[..., 0]
         return da, db
+
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        """dout = ta @ b + a @ tb"""
+        return tangent_sum(None if ta is None else np.matmul(ta, ctx.load("b")),
+                           None if tb is None else np.matmul(ctx.load("a"), tb))

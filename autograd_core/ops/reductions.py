@@ -19,6 +19,11 @@ def _count(shape: tuple, axis) -> int:
     return int(np.prod(shape)) // max(int(np.prod(keepdims_shape(shape, axis))), 1)
 
 
+def _reduce_sum(t, ctx):
+    """Sum a tangent over the reduced axes, keeping dims as the forward did."""
+    return np.sum(t, axis=ctx.params["axis"], keepdims=ctx.params["keepdims"])
+
+
 def _expand(g, ctx):
     """The upstream gradient reshaped to keepdims form, ready to broadcast."""
     shape = ctx.input_shapes[0]
@@ -39,6 +44,11 @@ class Sum(Function):
     def backward(ctx, g):
         return (np.broadcast_to(_expand(g, ctx), ctx.input_shapes[0]),)
 
+    @staticmethod
+    def jvp(ctx, ta):
+        """dout = sum of ta over axis"""
+        return _reduce_sum(ta, ctx)
+
 
 class Mean(Function):
     """f(a) = mean of a over axis"""
@@ -54,6 +64,11 @@ class Mean(Function):
     def backward(ctx, g):
         shape = ctx.input_shapes[0]
         return (np.broadcast_to(_expand(g, ctx) / _count(shape, ctx.params["axis"]), shape),)
+
+    @staticmethod
+    def jvp(ctx, ta):
+        """dout = mean of ta over axis"""
+        return np.mean(ta, axis=ctx.params["axis"], keepdims=ctx.params["keepdims"])
 
 
 class Max(Function):
@@ -74,6 +89,13 @@ class Max(Function):
         mask = ctx.load("mask")
         ties = mask.sum(axis=ctx.params["axis"], keepdims=True)
         return (mask * (_expand(g, ctx) / ties),)
+
+    @staticmethod
+    def jvp(ctx, ta):
+        """dout = sum(ta * [a == max]) / (number of ties)"""
+        mask = ctx.load("mask")
+        ties = mask.sum(axis=ctx.params["axis"], keepdims=True)
+        return _reduce_sum(ta * mask / ties, ctx)
 
 
 class Min(Max):
@@ -102,3 +124,10 @@ class Var(Function):
         centered = ctx.load("centered")
         n = _count(centered.shape, ctx.params["axis"])
         return (_expand(g, ctx) * (2.0 / (n - ctx.params["correction"])) * centered,)
+
+    @staticmethod
+    def jvp(ctx, ta):
+        """dout = sum(2 * (a - mean(a)) * ta) / (n - correction)"""
+        centered = ctx.load("centered")
+        n = _count(centered.shape, ctx.params["axis"])
+        return _reduce_sum(centered * ta, ctx) * (2.0 / (n - ctx.params["correction"]))

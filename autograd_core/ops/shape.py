@@ -30,6 +30,11 @@ class Reshape(Function):
     def backward(ctx, g):
         return (g.reshape(ctx.input_shapes[0]),)
 
+    @staticmethod
+    def jvp(ctx, ta):
+        """dout = ta.reshape(shape)"""
+        return np.reshape(ta, ctx.output_shape)
+
 
 class Permute(Function):
     """f(a) = a with its axes reordered"""
@@ -44,6 +49,11 @@ class Permute(Function):
     @staticmethod
     def backward(ctx, g):
         return (np.transpose(g, np.argsort(ctx.params["axes"])),)
+
+    @staticmethod
+    def jvp(ctx, ta):
+        """dout = ta with the same axes reordered"""
+        return np.transpose(ta, ctx.params["axes"])
 
 
 class Expand(Function):
@@ -62,3 +72,8 @@ class Expand(Function):
     @staticmethod
     def backward(ctx, g):
         return (g,)  # the engine sums g back to a's shape, as for any broadcast
+
+    @staticmethod
+    def jvp(ctx, ta):
+        """dout = ta broadcast to the same shape"""
+        return np.broadcast_to(ta, ctx.output_shape)

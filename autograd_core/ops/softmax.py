@@ -34,6 +34,12 @@ class Softmax(Function):
         out = ctx.load("out")
         return (out * (g - np.sum(g * out, axis=ctx.params["dim"], keepdims=True)),)
 
+    @staticmethod
+    def jvp(ctx, ta):
+        """dout = out * (ta - sum(ta * out, dim))"""
+        out = ctx.load("out")
+        return out * (ta - np.sum(ta * out, axis=ctx.params["dim"], keepdims=True))
+
 
 class LogSoftmax(Function):
     """f(a) = a - logsumexp(a) along dim"""
@@ -52,6 +58,12 @@ class LogSoftmax(Function):
         out = ctx.load("out")
         return (g - np.exp(out) * np.sum(g, axis=ctx.params["dim"], keepdims=True),)
 
+    @staticmethod
+    def jvp(ctx, ta):
+        """dout = ta - sum(exp(out) * ta, dim)"""
+        weights = np.exp(ctx.load("out"))
+        return ta - np.sum(weights * ta, axis=ctx.params["dim"], keepdims=True)
+
 
 class LogSumExp(Function):
     """f(a) = log(sum(exp(a))) along dim"""
@@ -69,3 +81,9 @@ class LogSumExp(Function):
     def backward(ctx, g):
         g = g.reshape(ctx.load("out").shape)
         return (g * np.exp(ctx.load("a") - ctx.load("out")),)
+
+    @staticmethod
+    def jvp(ctx, ta):
+        """dout = sum(exp(a - out) * ta, dim)"""
+        weights = np.exp(ctx.load("a") - ctx.load("out"))
+        return np.sum(weights * ta, axis=ctx.params["dim"], keepdims=ctx.params["keepdims"])

@@ -1,0 +1,39 @@
+"""Neural-network building blocks with PyTorch's names: ``Module``, ``Parameter``,
+the standard layers, two teaching blocks, ``init`` and ``functional``.
+
+>>> import autograd_core as ag
+>>> from autograd_core import nn
+>>> model = nn.Sequential(nn.Linear(64, 32), nn.ReLU(), nn.Linear(32, 10))
+>>> model
+Sequential(
+  (0): Linear(in_features=64, out_features=32, bias=True)
+  (1): ReLU()
+  (2): Linear(in_features=32, out_features=10, bias=True)
+)
+"""
+
+from . import functional, init
+from .blocks import InceptionBlock, ResidualBlock
+from .layers import (
+    AvgPool2d,
+    BatchNorm1d,
+    BatchNorm2d,
+    Conv2d,
+    Dropout,
+    Embedding,
+    Flatten,
+    Linear,
+    MaxPool2d,
+    ReLU,
+    Sequential,
+    Sigmoid,
+    Tanh,
+)
+from .module import Module, RemovableHandle
+from .parameter import Parameter
+
+__all__ = [
+    "functional", "init", "Module", "Parameter", "RemovableHandle", "Linear", "Conv2d",
+    "BatchNorm1d", "BatchNorm2d", "Dropout", "Embedding", "ReLU", "Tanh", "Sigmoid",
+    "MaxPool2d", "AvgPool2d", "Flatten", "Sequential", "ResidualBlock", "InceptionBlock",
+]

@@ -1,0 +1,320 @@
+"""The standard layers, each a thin :class:`Module` around one function of
+``autograd_core.nn.functional``, with PyTorch's names, arguments and initialisation.
+
+Every layer with parameters takes keyword-only ``dtype`` (default ``float32``, like
+PyTorch; pass ``dtype=ag.float64`` for gradient checks) and ``generator`` (the
+seeded source of its initial values; default the engine's default generator,
+reseeded by ``autograd_core.manual_seed``).
+
+>>> import autograd_core as ag
+>>> from autograd_core import nn
+>>> layer = nn.Linear(3, 2, generator=ag.Generator(0))
+>>> layer(ag.ones(5, 3, dtype=ag.float32)).shape
+(5, 2)
+"""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from collections.abc import Iterator
+
+import numpy as np
+
+from .. import creation
+from .. import errors as core_errors
+from .. import functions as ag
+from ..tensor import Tensor
+from . import errors, init
+from . import functional as F
+from .module import Module
+from .parameter import Parameter
+
+__all__ = ["Linear", "Conv2d", "BatchNorm1d", "BatchNorm2d", "Dropout", "Embedding", "ReLU",
+           "Tanh", "Sigmoid", "MaxPool2d", "AvgPool2d", "Flatten", "Sequential"]
+
+_DEFAULT_DTYPE = np.float32
+
+
+def _empty(*shape, dtype) -> Parameter:
+    return Parameter(np.zeros(shape, dtype=np.dtype(dtype)))
+
+
+def _pair(value) -> tuple[int, int]:
+    return tuple(value) if isinstance(value, tuple | list) else (value, value)
+
+
+def _reset_weight_and_bias(weight: Parameter, bias: Parameter | None, generator) -> None:
+    """PyTorch's default for Linear and Conv2d: kaiming_uniform_(a=sqrt(5)) for the
+    weight, U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for the bias; weight drawn first."""
+    init.kaiming_uniform_(weight, a=math.sqrt(5), generator=generator)
+    if bias is not None:
+        fan_in, _ = init.calculate_fan_in_and_fan_out(weight.shape)
+        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0.0
+        init.uniform_(bias, -bound, bound, generator=generator)
+
+
+class Linear(Module):
+    """y = x @ W.T + b, with W of shape (out_features, in_features).
+
+    Initialisation (PyTorch's): W and b uniform in ±1/sqrt(in_features); float32 by
+    default.
+
+    >>> Linear(4, 2).weight.shape
+    (2, 4)
+    """
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, *,
+                 dtype=_DEFAULT_DTYPE, generator: creation.Generator | None = None):
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        self.weight = _empty(out_features, in_features, dtype=dtype)
+        self.bias = _empty(out_features, dtype=dtype) if bias else None
+        _reset_weight_and_bias(self.weight, self.bias, generator)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.linear(x, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"bias={self.bias is not None}")
+
+
+class Conv2d(Module):
+    """2-D convolution (cross-correlation, as in every framework) over (N, C, H, W).
+
+    Weight shape (out_channels, in_channels // groups, kH, kW). Initialisation
+    (PyTorch's): uniform in ±1/sqrt(fan_in), fan_in = in_channels // groups * kH * kW;
+    float32 by default.
+
+    >>> Conv2d(1, 8, kernel_size=3, padding=1).weight.shape
+    (8, 1, 3, 3)
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1,
+                 padding=0, dilation=1, groups: int = 1, bias: bool = True, *,
+                 dtype=_DEFAULT_DTYPE, generator: creation.Generator | None = None):
+        super().__init__()
+        if in_channels % groups or out_channels % groups:
+            raise errors.bad_option("Conv2d", "groups", groups,
+                                    "a divisor of in_channels and out_channels")
+        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
+        self.kernel_size, self.stride = _pair(kernel_size), _pair(stride)
+        self.padding, self.dilation = _pair(padding), _pair(dilation)
+        self.weight = _empty(out_channels, in_channels // groups, *self.kernel_size,
+                             dtype=dtype)
+        self.bias = _empty(out_channels, dtype=dtype) if bias else None
+        _reset_weight_and_bias(self.weight, self.bias, generator)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.conv2d(x, self.weight, self.bias, stride=self.stride, padding=self.padding,
+                        dilation=self.dilation, groups=self.groups)
+
+    def extra_repr(self) -> str:
+        s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+             f"stride={self.stride}")
+        if self.padding != (0, 0):
+            s += f", padding={self.padding}"
+        if self.dilation != (1, 1):
+            s += f", dilation={self.dilation}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        return s
+
+
+class _BatchNorm(Module):
+    """Batch normalisation: normalise each channel with the batch's mean and (biased)
+    variance in training, with the running estimates in evaluation; then scale by
+    ``weight`` and shift by ``bias``.
+
+    In training each forward also updates the running estimates (unbiased variance):
+    running = (1 - momentum) * running + momentum * batch_statistic. Initialisation:
+    weight 1, bias 0, running_mean 0, running_var 1; momentum 0.1, eps 1e-5 (all as
+    PyTorch); float32 by default.
+    """
+
+    _dims: tuple[int, ...] = ()
+    _layout = ""
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
+                 affine: bool = True, *, dtype=_DEFAULT_DTYPE):
+        super().__init__()
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine = affine
+        self.weight = init.ones_(_empty(num_features, dtype=dtype)) if affine else None
+        self.bias = _empty(num_features, dtype=dtype) if affine else None
+        self.register_buffer("running_mean", creation.zeros(num_features, dtype=dtype))
+        self.register_buffer("running_var", creation.ones(num_features, dtype=dtype))
+        self.register_buffer("num_batches_tracked", creation.zeros((), dtype=np.int64))
+
+    def forward(self, x: Tensor) -> Tensor:
+        if x.ndim not in self._dims:
+            raise core_errors.layer_input_rank(type(self).__name__, self._layout, x.shape)
+        if self.training:
+            self.num_batches_tracked.add_(1)
+        return F.batch_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+                            training=self.training, momentum=self.momentum, eps=self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}")
+
+
+class BatchNorm1d(_BatchNorm):
+    __doc__ = _BatchNorm.__doc__ + "\n    Input (N, C) or (N, C, L); statistics over N (and L)."
+    _dims = (2, 3)
+    _layout = "2D (N, C) or 3D (N, C, L)"
+
+
+class BatchNorm2d(_BatchNorm):
+    __doc__ = _BatchNorm.__doc__ + "\n    Input (N, C, H, W); statistics over N, H and W."
+    _dims = (4,)
+    _layout = "4D (N, C, H, W)"
+
+
+class Dropout(Module):
+    """In training, zero each element with probability ``p`` and scale the kept ones
+    by 1 / (1 - p), so the expected value is unchanged; in evaluation, the identity.
+
+    The masks are drawn from ``generator`` (default: the engine's default generator).
+    """
+
+    def __init__(self, p: float = 0.5, *, generator: creation.Generator | None = None):
+        super().__init__()
+        if not 0 <= p <= 1:
+            raise core_errors.dropout_probability(p)
+        self.p, self.generator = p, generator
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.dropout(x, self.p, training=self.training, generator=self.generator)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}"
+
+
+class Embedding(Module):
+    """A lookup table: row ``i`` of ``weight`` (num_embeddings, embedding_dim) is the
+    vector of index ``i``. The backward scatter-adds, so repeated indices accumulate.
+
+    Initialisation (PyTorch's): N(0, 1); float32 by default.
+    """
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, *, dtype=_DEFAULT_DTYPE,
+                 generator: creation.Generator | None = None):
+        super().__init__()
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.weight = init.normal_(_empty(num_embeddings, embedding_dim, dtype=dtype),
+                                   generator=generator)
+
+    def forward(self, indices) -> Tensor:
+        return F.embedding(indices, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"{self.num_embeddings}, {self.embedding_dim}"
+
+
+class ReLU(Module):
+    """max(x, 0), elementwise."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.relu(x)
+
+
+class Tanh(Module):
+    """tanh(x), elementwise."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.tanh(x)
+
+
+class Sigmoid(Module):
+    """1 / (1 + exp(-x)), elementwise."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.sigmoid(x)
+
+
+class _Pool2d(Module):
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        self.kernel_size, self.padding = kernel_size, padding
+        self.stride = kernel_size if stride is None else stride
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxPool2d(_Pool2d):
+    """The maximum of each window over (N, C, H, W); the gradient goes to the maximum.
+    ``stride`` defaults to ``kernel_size`` (windows that do not overlap)."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.max_pool2d(x, self.kernel_size, self.stride, self.padding)
+
+
+class AvgPool2d(_Pool2d):
+    """The mean of each window over (N, C, H, W); the gradient is shared equally.
+    ``stride`` defaults to ``kernel_size``."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.avg_pool2d(x, self.kernel_size, self.stride, self.padding)
+
+
+class Flatten(Module):
+    """Merge dims ``start_dim``..``end_dim`` into one: (N, C, H, W) -> (N, C*H*W)."""
+
+    def __init__(self, start_dim: int = 1, end_dim: int = -1):
+        super().__init__()
+        self.start_dim, self.end_dim = start_dim, end_dim
+
+    def forward(self, x: Tensor) -> Tensor:
+        return ag.flatten(x, self.start_dim, self.end_dim)
+
+    def extra_repr(self) -> str:
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Sequential(Module):
+    """Modules applied one after the other; children are named "0", "1", ... (or by
+    the keys of an ``OrderedDict``). Indexable (a slice gives a ``Sequential``),
+    iterable, with ``len``.
+
+    >>> model = Sequential(Linear(4, 8), ReLU(), Linear(8, 2))
+    >>> len(model), type(model[1]).__name__
+    (3, 'ReLU')
+    """
+
+    def __init__(self, *modules: Module):
+        super().__init__()
+        if len(modules) == 1 and isinstance(modules[0], OrderedDict | dict):
+            for name, module in modules[0].items():
+                self.add_module(name, module)
+        else:
+            for index, module in enumerate(modules):
+                self.add_module(str(index), module)
+
+    def forward(self, x):
+        for module in self._modules.values():
+            x = module(x)
+        return x
+
+    def __getitem__(self, index):
+        items = list(self._modules.items())
+        if isinstance(index, slice):
+            return Sequential(OrderedDict(items[index]))
+        if not -len(items) <= index < len(items):
+            raise errors.sequential_index(index, len(items))
+        return items[index][1]
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._modules.values())
+
+    def append(self, module: Module) -> Sequential:
+        """Add ``module`` at the end; returns ``self``."""
+        self.add_module(str(len(self)), module)
+        return self

@@ -1,0 +1,168 @@
+"""Neural-network ops: linear, dropout, embedding and the losses.
+
+Each is one op, so the graph view shows one node with PyTorch's name and the
+saved-tensor view shows what that layer really keeps: linear its input (and its
+weight), dropout a 0/1 mask, embedding the indices, nll_loss the class indices,
+mse_loss the difference. The losses take ``reduction`` = 'mean' | 'sum' | 'none';
+their backward first spreads g back over the elements the reduction combined.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..function import Function
+
+
+def reduce(loss: np.ndarray, reduction: str) -> np.ndarray:
+    """The elementwise ``loss`` combined as asked: mean, sum, or kept ('none')."""
+    if reduction == "none":
+        return loss
+    return np.asarray(loss.mean() if reduction == "mean" else loss.sum())
+
+
+def spread(g: np.ndarray, shape: tuple, reduction: str) -> np.ndarray:
+    """The backward of ``reduce``: the upstream gradient of each loss element."""
+    if reduction == "none":
+        return g
+    n = int(np.prod(shape)) if reduction == "mean" else 1
+    return np.broadcast_to(g / n, shape)
+
+
+class Linear(Function):
+    """out = input @ weightᵀ + bias, weight laid out (out_features, in_features)."""
+
+    name = "linear"
+    rule = ("dinput = g @ weight\n"
+            "dweight = gᵀ @ input   (summed over the batch)\n"
+            "dbias = g   (the engine sums it over the batch: unbroadcast)")
+
+    @staticmethod
+    def forward(ctx, x, weight, bias=None):
+        if ctx.needs_input_grad[0]:
+            ctx.save(weight=weight)
+        if ctx.needs_input_grad[1]:
+            ctx.save(input=x)
+        out = np.matmul(x, weight.T)
+        return out if bias is None else out + bias
+
+    @staticmethod
+    def backward(ctx, g):
+        needs = ctx.needs_input_grad
+        dx = np.matmul(g, ctx.load("weight")) if needs[0] else None
+        dw = None
+        if needs[1]:
+            x = ctx.load("input")
+            dw = np.matmul(g.reshape(-1, g.shape[-1]).T, x.reshape(-1, x.shape[-1]))
+        db = g if len(needs) > 2 and needs[2] else None
+        return dx, dw, db
+
+
+class Dropout(Function):
+    """out = input · mask / (1 - p), mask[i] = 1 with probability 1 - p."""
+
+    name = "dropout"
+    rule = "dinput = g · mask / (1 - p)"
+
+    @staticmethod
+    def forward(ctx, x, p=0.5, generator=None):
+        # Drawn in float64 whatever x's dtype, so a seed gives the same mask in
+        # float32 and float64.
+        mask = generator.numpy.random(x.shape) >= p
+        ctx.save(mask=mask)
+        return x * mask * _keep_scale(p)
+
+    @staticmethod
+    def backward(ctx, g):
+        return (g * ctx.load("mask") * _keep_scale(ctx.params["p"]),)
+
+
+def _keep_scale(p: float) -> float:
+    """1 / (1 - p); with p = 1 nothing is kept and the output is all zeros."""
+    return 1.0 / (1.0 - p) if p < 1 else 0.0
+
+
+class Embedding(Function):
+    """out = weight[indices]: one row of the table per index."""
+
+    name = "embedding"
+    rule = "dweight = zeros;  dweight[indices] += g   (repeated indices accumulate)"
+
+    @staticmethod
+    def forward(ctx, indices, weight):
+        ctx.save(indices=indices)
+        return weight[indices]
+
+    @staticmethod
+    def backward(ctx, g):
+        dweight = np.zeros(ctx.input_shapes[1], dtype=g.dtype)
+        np.add.at(dweight, ctx.load("indices"), g)  # scatter-*add*: not an overwrite
+        return None, dweight
+
+
+def _class_axis(target: np.ndarray) -> np.ndarray:
+    """Class indices (N, d1, ...) as (N, 1, d1, ...): indices along the class axis 1."""
+    return np.expand_dims(target, 1)
+
+
+class NLLLoss(Function):
+    """loss = -log_probs[n, target[n]], reduced; class axis 1."""
+
+    name = "nll_loss"
+    rule = "dlog_probs[n, target[n]] = -g[n]   (0 elsewhere; g / N for 'mean')"
+
+    @staticmethod
+    def forward(ctx, log_probs, target, reduction="mean"):
+        ctx.save(target=target)
+        picked = np.take_along_axis(log_probs, _class_axis(target), axis=1)
+        return reduce(-np.squeeze(picked, axis=1), reduction)
+
+    @staticmethod
+    def backward(ctx, g):
+        target = ctx.load("target")
+        g = spread(g, target.shape, ctx.params["reduction"])
+        dlog_probs = np.zeros(ctx.input_shapes[0], dtype=g.dtype)
+        np.put_along_axis(dlog_probs, _class_axis(target), -_class_axis(g), axis=1)
+        return dlog_probs, None
+
+
+class MSELoss(Function):
+    """loss = (input - target)², reduced."""
+
+    name = "mse_loss"
+    rule = "dinput = 2 · (input - target) · g   (g / n for 'mean')\ndtarget = -dinput"
+
+    @staticmethod
+    def forward(ctx, x, target, reduction="mean"):
+        diff = x - target
+        ctx.save(diff=diff)
+        return reduce(diff * diff, reduction)
+
+    @staticmethod
+    def backward(ctx, g):
+        diff = ctx.load("diff")
+        dx = 2 * diff * spread(g, diff.shape, ctx.params["reduction"])
+        return dx, (-dx if ctx.needs_input_grad[1] else None)
+
+
+class BCEWithLogits(Function):
+    """loss = -(t·log σ(x) + (1 - t)·log(1 - σ(x))), computed stably from the logit x
+    as max(x, 0) - x·t + log(1 + exp(-|x|)); reduced."""
+
+    name = "binary_cross_entropy_with_logits"
+    rule = "dinput = (σ(input) - target) · g   (g / n for 'mean')\ndtarget = -input · g"
+
+    @staticmethod
+    def forward(ctx, x, target, reduction="mean"):
+        ctx.save(input=x, target=target)
+        loss = np.maximum(x, 0) - x * target + np.log1p(np.exp(-np.abs(x)))
+        return reduce(loss, reduction)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, target = ctx.load("input"), ctx.load("target")
+        g = spread(g, np.shape(x), ctx.params["reduction"])
+        sigmoid = 0.5 * (1 + np.tanh(0.5 * x))  # never overflows
+        dx = (sigmoid - target) * g if ctx.needs_input_grad[0] else None
+        dt = -x * g if ctx.needs_input_grad[1] else None
+        return dx, dt

@@ -1,0 +1,117 @@
+"""Batch normalisation over the channel axis (dim 1) of (N, C) or (N, C, H, W) inputs.
+
+For each channel c, over its M = N·H·W values:
+
+    x̂ = (x - mean) · inv_std,   inv_std = 1 / sqrt(var + eps),   y = weight · x̂ + bias
+
+In *training* mode mean and var are the batch's own (biased) statistics, so every
+output depends on every input of its channel, and the backward carries that
+dependence in closed form (Σ over the batch and pixels of the channel):
+
+    dx = weight · inv_std / M · (M·g - Σ g - x̂ · Σ(g·x̂))
+
+In *evaluation* mode mean and var are the running estimates, constants, and the
+op is a per-channel affine map: dx = g · weight · inv_std.
+
+The statistics come in as parameters: ``functional.batch_norm`` computes the batch
+statistics once (``batch_statistics``), uses them to update the running
+estimates, and hands them to the op.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..function import Function
+
+
+def channel_axes(ndim: int) -> tuple:
+    """The axes batch norm reduces over: all but the channel axis 1."""
+    return (0, *range(2, ndim))
+
+
+def batch_statistics(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-channel mean and biased variance, in keepdims form (1, C, 1, ...)."""
+    axes = channel_axes(x.ndim)
+    return x.mean(axis=axes, keepdims=True), x.var(axis=axes, keepdims=True)
+
+
+def _per_channel(v, ndim: int):
+    """A (C,) vector shaped to broadcast along dim 1 of an ndim input: (C, 1, ...)."""
+    return np.reshape(v, (-1,) + (1,) * (ndim - 2))
+
+
+class BatchNorm(Function):
+    """y = weight · (x - mean) / sqrt(var + eps) + bias, with the batch's statistics."""
+
+    name = "batch_norm"
+    rule = ("x̂ = (x - mean) · inv_std;  Σ over batch and pixels, M values per channel\n"
+            "dx = weight · inv_std / M · (M·g - Σ g - x̂ · Σ g·x̂)\n"
+            "dweight = Σ g·x̂\n"
+            "dbias = Σ g")
+
+    @classmethod
+    def forward(cls, ctx, x, weight=None, bias=None, mean=None, var=None, eps=1e-5):
+        inv_std = 1.0 / np.sqrt(var + eps)
+        normalized = (x - mean) * inv_std
+        if ctx.needs_input_grad[0]:
+            ctx.save(inv_std=inv_std)
+            if weight is not None:
+                ctx.save(weight=weight)
+        if cls._reads_normalized(ctx.needs_input_grad):
+            ctx.save(normalized=normalized)
+        out = normalized
+        if weight is not None:
+            out = out * _per_channel(weight, x.ndim)
+        if bias is not None:
+            out = out + _per_channel(bias, x.ndim)
+        return out
+
+    @classmethod
+    def backward(cls, ctx, g):
+        needs = ctx.needs_input_grad  # (x,), (x, weight) or (x, weight, bias)
+        axes = channel_axes(g.ndim)
+        g_sum = g.sum(axis=axes, keepdims=True)
+        normalized = gx_sum = None
+        if cls._reads_normalized(needs):
+            normalized = ctx.load("normalized")
+            gx_sum = (g * normalized).sum(axis=axes, keepdims=True)
+        grads = [None] * len(needs)
+        if needs[0]:
+            scale = ctx.load("inv_std")
+            if len(needs) > 1:
+                scale = scale * _per_channel(ctx.load("weight"), g.ndim)
+            grads[0] = cls._input_grad(g, scale, normalized, g_sum, gx_sum)
+        if len(needs) > 1 and needs[1]:
+            grads[1] = gx_sum.reshape(-1)
+        if len(needs) > 2 and needs[2]:
+            grads[2] = g_sum.reshape(-1)
+        return tuple(grads)
+
+    # x̂ is read for dweight, and for dx in training mode only.
+    _dx_reads_normalized = True
+
+    @classmethod
+    def _reads_normalized(cls, needs) -> bool:
+        return (len(needs) > 1 and needs[1]) or (needs[0] and cls._dx_reads_normalized)
+
+    @staticmethod
+    def _input_grad(g, scale, normalized, g_sum, gx_sum):
+        m = g.size // g_sum.size
+        return scale * (g - g_sum / m - normalized * (gx_sum / m))
+
+
+class BatchNormEval(BatchNorm):
+    """y = weight · (x - running_mean) / sqrt(running_var + eps) + bias (constants)."""
+
+    name = "batch_norm_eval"
+    rule = ("x̂ = (x - running_mean) · inv_std   (running estimates: constants)\n"
+            "dx = g · weight · inv_std\n"
+            "dweight = Σ g·x̂\n"
+            "dbias = Σ g")
+
+    _dx_reads_normalized = False
+
+    @staticmethod
+    def _input_grad(g, scale, normalized, g_sum, gx_sum):
+        return g * scale

@@ -1,0 +1,71 @@
+"""2-D max and average pooling over the windows of the last two axes.
+
+Both reuse the window view of ``conv.py`` (no loop over pixels) and, for the
+backward, its ``fold``: every window sends its share of the upstream gradient back
+to where it came from, and where windows overlap (stride < kernel) the shares add up.
+
+* max pooling sends a window's whole gradient to the window's maximum. On a tie
+  the *first* maximum in row-major window order wins (what ``np.argmax`` returns,
+  and what PyTorch's CPU kernel does). Padding is -inf, so it never wins.
+* average pooling sends 1/(kh·kw) of it to every input of the window. Padding
+  counts as zeros in the average (PyTorch's default ``count_include_pad=True``),
+  so the divisor is always kh·kw. It saves nothing: only shapes are needed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..function import Function
+from .conv import fold, pad, windows
+
+_NO_DILATION = (1, 1)
+
+
+class MaxPool2d(Function):
+    """out = max over each kh x kw window; the gradient goes to the first maximum."""
+
+    name = "max_pool2d"
+    rule = ("dinput = fold(g placed at each window's argmax)   (ties: the first maximum "
+            "in row-major order; overlapping windows add up)")
+
+    @staticmethod
+    def forward(ctx, x, kernel_size=(2, 2), stride=(2, 2), padding=(0, 0)):
+        kh, kw = kernel_size
+        view = windows(pad(x, padding, -np.inf), kernel_size, stride, _NO_DILATION)
+        flat = view.reshape(*view.shape[:-2], kh * kw)  # copies the windows
+        argmax = np.argmax(flat, axis=-1)  # first maximum on ties, like PyTorch
+        # The window position of each maximum: a small integer, so a small dtype.
+        ctx.save(argmax=argmax.astype(np.min_scalar_type(kh * kw - 1)))
+        return np.take_along_axis(flat, argmax[..., None], axis=-1)[..., 0]
+
+    @staticmethod
+    def backward(ctx, g):
+        p = ctx.params
+        kh, kw = p["kernel_size"]
+        argmax = ctx.load("argmax")
+        offsets = np.arange(kh * kw).reshape(kh, kw, 1, 1)
+        winner = argmax[..., None, None, :, :] == offsets  # (..., kh, kw, OH, OW)
+        columns = np.where(winner, g[..., None, None, :, :], np.zeros((), g.dtype))
+        return (fold(columns, ctx.input_shapes[0], p["stride"], p["padding"], _NO_DILATION),)
+
+
+class AvgPool2d(Function):
+    """out = mean over each kh x kw window (zero padding counted in the mean)."""
+
+    name = "avg_pool2d"
+    rule = "dinput = fold(g / (kh·kw) copied to every input of its window)"
+
+    @staticmethod
+    def forward(ctx, x, kernel_size=(2, 2), stride=(2, 2), padding=(0, 0)):
+        view = windows(pad(x, padding), kernel_size, stride, _NO_DILATION)
+        return view.mean(axis=(-2, -1))
+
+    @staticmethod
+    def backward(ctx, g):
+        p = ctx.params
+        kh, kw = p["kernel_size"]
+        share = g / (kh * kw)
+        columns = np.broadcast_to(share[..., None, None, :, :],
+                                  share.shape[:-2] + (kh, kw) + share.shape[-2:])
+        return (fold(columns, ctx.input_shapes[0], p["stride"], p["padding"], _NO_DILATION),)

@@ -1,0 +1,59 @@
+"""Adam (Kingma and Ba, 2015), with PyTorch's update formulas (``torch.optim.Adam``,
+``amsgrad=False``): moment estimates with bias correction, L2 weight decay added to
+the gradient."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+import numpy as np
+
+from ..nn import errors
+from .optimizer import Optimizer
+
+__all__ = ["Adam"]
+
+
+class Adam(Optimizer):
+    r"""Per parameter p with gradient g, at step t = 1, 2, ...:
+
+    ::
+
+        g = g + weight_decay * p
+        m = beta1 * m + (1 - beta1) * g            (first moment, m starts at 0)
+        v = beta2 * v + (1 - beta2) * g * g        (second moment, v starts at 0)
+        p = p - lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
+
+    State per parameter: ``step`` (an int) and two arrays the size of the parameter,
+    ``exp_avg`` (m) and ``exp_avg_sq`` (v): twice the parameter memory.
+
+    >>> opt = Adam(model.parameters(), lr=1e-3)    # doctest: +SKIP
+    """
+
+    def __init__(self, params: Iterable, lr: float = 1e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0.0):
+        if lr < 0 or eps < 0 or weight_decay < 0:
+            raise errors.bad_option("Adam", "lr, eps or weight_decay", (lr, eps, weight_decay),
+                                    "numbers >= 0")
+        if not all(0 <= b < 1 for b in betas):
+            raise errors.bad_option("Adam", "betas", betas, "two numbers in [0, 1)")
+        super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps,
+                                  "weight_decay": weight_decay})
+
+    def _update(self, param, grad: np.ndarray, group: dict, state: dict) -> None:
+        if not state:
+            state.update(step=0, exp_avg=np.zeros_like(param._data),
+                         exp_avg_sq=np.zeros_like(param._data))
+        beta1, beta2 = group["betas"]
+        if group["weight_decay"]:
+            grad = grad + group["weight_decay"] * param._data
+        state["step"] += 1
+        m, v, t = state["exp_avg"], state["exp_avg_sq"], state["step"]
+        m *= beta1
+        m += (1 - beta1) * grad
+        v *= beta2
+        v += (1 - beta2) * grad * grad
+        denom = np.sqrt(v) / math.sqrt(1 - beta2 ** t) + group["eps"]
+        param.add_(m / denom, alpha=-group["lr"] / (1 - beta1 ** t))

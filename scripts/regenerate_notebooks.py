@@ -1,0 +1,56 @@
+"""Re-execute lessons in place so their stored outputs are current, with clean diffs.
+
+Instructors run this after editing a lesson; CI then checks (``pytest --nbval``)
+that a fresh run still gives exactly these outputs. What would churn the diff is
+left out: execution timings, widget state, and the kernel's own metadata.
+
+    python scripts/regenerate_notebooks.py                  # every lesson
+    python scripts/regenerate_notebooks.py notebooks/03_*.ipynb
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def regenerate(path: Path, timeout: int = 600) -> float:
+    """Execute one notebook in place; returns the seconds it took."""
+    nb = nbformat.read(path, as_version=4)
+    nb.metadata.pop("widgets", None)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+            cell.metadata.pop("execution", None)
+    started = time.perf_counter()
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                            resources={"metadata": {"path": str(path.parent)}},
+                            record_timing=False, store_widget_state=False)
+    client.execute()
+    elapsed = time.perf_counter() - started
+    nb.metadata.pop("widgets", None)
+    nb.metadata.get("kernelspec", {}).pop("env", None)
+    nbformat.write(nb, path)
+    return elapsed
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("notebooks", nargs="*", type=Path,
+                        help="notebooks to regenerate (default: notebooks/*.ipynb)")
+    args = parser.parse_args(argv)
+    paths = args.notebooks or sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))
+    for path in paths:
+        print(f"{path.name}: {regenerate(path):.1f} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
