@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import time
@@ -28,10 +27,13 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository root
+from bench.memory_probe import can_reset_peak_rss, peak_rss_growth  # noqa: E402
+
 CHAIN_SHAPES = [(1, 1), (4, 4), (64, 64)]
 CHAIN_LENGTH = 1000  # iterations; each is 1 or 2 ops (see chain_ops)
 MLP_SIZES = (784, 256, 128, 10)
-MEMORY_MODEL = dict(layers=50, width=512, batch=256)
+MEMORY_MODEL = dict(depth=50, width=512, batch=256)
 
 
 def chain_ops() -> int:
@@ -206,68 +208,6 @@ def torch_available() -> bool:
         return False
 
 
-# ---------------------------------------------------------------------------- memory
-MEMORY_WORKER = r"""
-import sys
-import numpy as np
-LAYERS, WIDTH, BATCH = %(layers)d, %(width)d, %(batch)d
-
-def rss_kb(field):
-    for line in open("/proc/self/status"):
-        if line.startswith(field):
-            return int(line.split()[1])
-
-engine = sys.argv[1]
-rng = np.random.default_rng(0)
-ws = [(rng.standard_normal((WIDTH, WIDTH)) / np.sqrt(WIDTH)).astype(np.float32)
-      for _ in range(LAYERS)]
-x_np = rng.standard_normal((BATCH, WIDTH)).astype(np.float32)
-if engine == "torch":
-    import torch
-    torch.set_num_threads(1)
-    params = [torch.tensor(w, requires_grad=True) for w in ws]
-    x = torch.tensor(x_np)
-    act = torch.tanh
-else:
-    sys.path.insert(0, %(root)r)
-    import autograd_core as ag
-    params = [ag.tensor(w, requires_grad=True) for w in ws]
-    x = ag.tensor(x_np)
-    act = ag.tanh
-
-def forward():
-    h = x
-    for w in params:
-        h = act(h @ w.T)
-    return h.sum()
-
-forward().backward()  # warm-up: allocator caches, lazy imports
-for p in params:
-    p.grad = None
-results = {}
-for phase in ("forward", "forward+backward"):
-    base = rss_kb("VmRSS")
-    open("/proc/self/clear_refs", "w").write("5")  # reset the peak (VmHWM) to now
-    loss = forward()
-    if phase == "forward+backward":
-        loss.backward()
-    results[phase] = (rss_kb("VmHWM") - base) * 1024
-    del loss
-    for p in params:
-        p.grad = None
-print(results)
-"""
-
-
-def peak_memory(engine: str) -> dict:
-    """Peak resident-memory growth (bytes) of a forward and of forward+backward."""
-    source = MEMORY_WORKER % dict(MEMORY_MODEL, root=str(Path(__file__).resolve().parents[1]))
-    out = subprocess.run([sys.executable, "-c", source, engine], capture_output=True,
-                         text=True, check=True, env=dict(os.environ, OMP_NUM_THREADS="1",
-                                                         OPENBLAS_NUM_THREADS="1"))
-    return eval(out.stdout.strip().splitlines()[-1], {})  # a dict of ints we printed
-
-
 # ---------------------------------------------------------------------------- driver
 def interleaved_medians(variants: dict, rounds: int, worker=None, request=None) -> dict:
     """Run every variant once per round, interleaved; the median seconds per variant.
@@ -328,15 +268,20 @@ def main(argv=None) -> None:
         worker.close()
 
     m = MEMORY_MODEL
-    print(f"\n3. Peak memory growth, {m['layers']}-layer {m['width']}-unit tanh MLP, "
-          f"batch {m['batch']}, float32 — MiB")
-    engines = ["engine"] + (["torch"] if torch_available() else [])
-    peaks = {e: peak_memory(e) for e in engines}
-    for phase in ("forward", "forward+backward"):
-        row = {e: peaks[e][phase] / 2**20 for e in engines}
-        ratio = f"{row['engine'] / row['torch']:.2f}" if "torch" in row else "-"
-        print(f"{phase:>17}: engine {row['engine']:7.1f}  torch "
-              f"{row.get('torch', float('nan')):7.1f}  engine/torch {ratio}")
+    print(f"\n3. Peak memory growth, {m['depth']}-layer {m['width']}-unit tanh MLP, "
+          f"batch {m['batch']}, float32 — MiB (fresh process each)")
+    if not can_reset_peak_rss():
+        print("   skipped: needs Linux /proc/self/clear_refs")
+        return
+    engines = ["autograd_core"] + (["torch"] if worker is not None else [])
+    for backward in (False, True):
+        growth = {e: peak_rss_growth(e, backward=backward, **m)["growth"] / 2**20
+                  for e in engines}
+        ratio = (f"{growth['autograd_core'] / growth['torch']:.2f}" if "torch" in growth
+                 else "-")
+        print(f"{'forward+backward' if backward else 'forward':>17}: engine "
+              f"{growth['autograd_core']:7.1f}  torch {growth.get('torch', float('nan')):7.1f}"
+              f"  engine/torch {ratio}")
 
 
 if __name__ == "__main__":

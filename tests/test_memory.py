@@ -20,11 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import json
-import os
-import subprocess
 import sys
-import textwrap
 import tracemalloc
 import weakref
 from pathlib import Path
@@ -34,6 +30,9 @@ import pytest
 import autograd_core as ag
 from autograd_core import graph, no_grad
 from autograd_core.engine import backward_steps, reverse_topological
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository root
+from bench.memory_probe import can_reset_peak_rss, peak_rss_growth  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 KIB = 1024
@@ -257,112 +256,8 @@ def test_backward_releases_saved_tensors_and_gradients_as_it_goes():
 
 
 # -- d. peak memory against PyTorch ------------------------------------------------------
-_MEASURE = """
-import gc, json, re, sys
-sys.path.insert(0, {root!r})
-
-def status(field):
-    text = open("/proc/self/status").read()
-    return int(re.search(field + r":\\s+(\\d+) kB", text).group(1)) * 1024
-
-{setup}
-
-step()  # warm-up: lazy imports, BLAS kernels, first-touch of the parameters
-clear_grads()
-gc.collect()
-open("/proc/self/clear_refs", "w").write("5")  # reset VmHWM (peak RSS) to current RSS
-base = status("VmRSS")
-step()
-print(json.dumps({{"base": base, "peak": status("VmHWM")}}))
-"""
-
-_ENGINES = {
-    "autograd_core": """
-import numpy as np
-import autograd_core as ag
-g = ag.Generator(0)
-params = []
-for _ in range({depth}):
-    params.append((ag.randn({width}, {width}, generator=g, dtype=np.float32)
-                   * {width} ** -0.5).detach().requires_grad_())
-    params.append(ag.zeros({width}, dtype=np.float32, requires_grad=True))
-x = ag.randn({batch}, {width}, generator=g, dtype=np.float32)
-
-def step():
-    h = x
-    for i in range(0, len(params), 2):
-        h = ag.tanh(h @ params[i] + params[i + 1])
-    h.sum().backward()
-
-def clear_grads():
-    for p in params:
-        p.grad = None
-""",
-    "torch": """
-import torch
-torch.set_num_threads(1)
-g = torch.Generator().manual_seed(0)
-params = []
-for _ in range({depth}):
-    params.append((torch.randn({width}, {width}, generator=g) * {width} ** -0.5)
-                  .requires_grad_())
-    params.append(torch.zeros({width}, requires_grad=True))
-x = torch.randn({batch}, {width}, generator=g)
-
-def step():
-    h = x
-    for i in range(0, len(params), 2):
-        h = torch.tanh(h @ params[i] + params[i + 1])
-    h.sum().backward()
-
-def clear_grads():
-    for p in params:
-        p.grad = None
-""",
-}
-
-
-def peak_rss_growth(engine: str, depth: int = 30, width: int = 512, batch: int = 256) -> dict:
-    """Peak resident memory growth of one forward+backward of a float32 tanh MLP
-    (``depth`` x ``width``, batch ``batch``), measured in a fresh Python process.
-
-    The process builds the model, runs one warm-up step, drops the gradients, then
-    resets the kernel's peak-RSS mark (``/proc/self/clear_refs``) and runs the
-    measured step. Returns ``{"base": RSS before, "peak": peak RSS, "growth": peak -
-    base}`` in bytes: saved activations, gradients (including the parameter
-    gradients, one copy of the parameters) and temporaries, at the worst moment.
-
-    RSS only follows live arrays if freed memory goes back to the OS. glibc's
-    malloc (which NumPy and PyTorch's CPU allocator both use) raises its mmap
-    threshold after the warm-up frees large blocks, then keeps freed blocks in its
-    heap, so the measured step would reuse them unseen (PyTorch then "grows" by
-    8 MiB instead of 31 MiB). ``MALLOC_MMAP_THRESHOLD_=65536`` fixes the threshold:
-    every block of 64 KiB or more is its own mapping, unmapped on free, for both
-    engines alike. PyTorch's CPU allocator keeps no cache of its own by default;
-    both run single-threaded so per-thread arenas are alike. Linux only.
-
-    >>> peak_rss_growth("autograd_core", depth=4, width=64, batch=8)  # doctest: +SKIP
-    {'base': ..., 'peak': ..., 'growth': ...}
-    """
-    setup = textwrap.dedent(_ENGINES[engine]).format(depth=depth, width=width, batch=batch)
-    code = _MEASURE.format(root=str(ROOT), setup=setup)
-    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
-               MKL_NUM_THREADS="1", MALLOC_MMAP_THRESHOLD_="65536")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env=env, timeout=300, check=False)
-    if done.returncode != 0:
-        raise RuntimeError(f"measuring {engine} failed:\n{done.stderr}")
-    result = json.loads(done.stdout.strip().splitlines()[-1])
-    result["growth"] = result["peak"] - result["base"]
-    return result
-
-
-def _can_reset_peak_rss() -> bool:
-    return os.access("/proc/self/clear_refs", os.W_OK)
-
-
 @pytest.mark.torch
-@pytest.mark.skipif(not _can_reset_peak_rss(), reason="needs Linux /proc/self/clear_refs")
+@pytest.mark.skipif(not can_reset_peak_rss(), reason="needs Linux /proc/self/clear_refs")
 def test_peak_memory_of_forward_backward_is_close_to_pytorch():
     """A measurement, not a benchmark: the assertion is only that we are within 2x
     of PyTorch's peak growth (and not suspiciously below what the model needs).
