@@ -81,9 +81,9 @@ def batch_norm_cases(draw, training=None):
     spatial = draw(st.sampled_from([(), (2, 3), (1, 1), (3,)]))
     batch = draw(st.integers(2 if not spatial or spatial == (1, 1) else 1, 3))
     x = leaf(rng.standard_normal((batch, channels, *spatial)) * 2 + 1)
-    affine = draw(st.sampled_from(["both", "none", "weight"]))
-    w = leaf(rng.standard_normal(channels)) if affine != "none" else None
-    b = leaf(rng.standard_normal(channels)) if affine == "both" else None
+    affine = draw(st.sampled_from(["both", "none", "weight", "bias"]))
+    w = leaf(rng.standard_normal(channels)) if affine in ("both", "weight") else None
+    b = leaf(rng.standard_normal(channels)) if affine in ("both", "bias") else None
     running = (rng.standard_normal(channels), rng.random(channels) + 0.5)
     return x, w, b, running, training
 
@@ -114,7 +114,9 @@ def gradcheck_cases(draw, name):
         inputs = tuple(t for t in (x, w, b) if t is not None)
 
         def bn(x, *affine):
-            return F.batch_norm(x, ag.tensor(mean), ag.tensor(var), *affine,
+            weight = affine[0] if w is not None else None
+            bias = affine[-1] if b is not None else None
+            return F.batch_norm(x, ag.tensor(mean), ag.tensor(var), weight, bias,
                                 training=training)
         return bn, inputs
     if name == "dropout":

@@ -45,6 +45,16 @@ def _as_tensor(x) -> Tensor:
     return x if isinstance(x, Tensor) else tensor(x)
 
 
+def _constant(x):
+    """An input that gets no gradient: a Tensor as is (the graph view shows its name),
+    anything else as an array."""
+    return x if isinstance(x, Tensor) else np.asarray(x)
+
+
+def _values(x) -> np.ndarray:
+    return x._data if isinstance(x, Tensor) else np.asarray(x)
+
+
 def _pair(op: str, name: str, value) -> tuple[int, int]:
     """An int or a pair of ints as (height, width)."""
     pair = tuple(value) if isinstance(value, tuple | list) else (value, value)
@@ -197,8 +207,13 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         shape = (channels,) + (1,) * (input.ndim - 2)
         mean, var = mean.reshape(shape), var.reshape(shape)
         op = normalization.BatchNormEval
-    affine = () if weight is None and bias is None else \
-        (weight if weight is not None else 1.0,) + (() if bias is None else (bias,))
+    # The op's inputs are (x), (x, weight) or (x, weight, bias); a missing weight
+    # in front of a bias is the constant 1.
+    affine = []
+    if weight is not None or bias is not None:
+        affine.append(weight if weight is not None else 1.0)
+    if bias is not None:
+        affine.append(bias)
     return op.apply(input, *affine, mean=mean, var=var, eps=eps)
 
 
@@ -228,7 +243,8 @@ def embedding(input, weight: Tensor) -> Tensor:
     >>> embedding(ag.tensor([[1, 2], [1, 9]]), table).shape
     (2, 2, 3)
     """
-    indices = input._data if isinstance(input, Tensor) else np.asarray(input)
+    input = _constant(input)
+    indices = _values(input)
     weight = _as_tensor(weight)
     if indices.dtype.kind not in "iu":
         raise errors.embedding_indices_dtype(indices.dtype)
@@ -237,7 +253,7 @@ def embedding(input, weight: Tensor) -> Tensor:
     if indices.size and (indices.min() < 0 or indices.max() >= weight.shape[0]):
         raise errors.embedding_index_range(int(indices.min()), int(indices.max()),
                                            weight.shape[0])
-    return nn_ops.Embedding.apply(input if isinstance(input, Tensor) else indices, weight)
+    return nn_ops.Embedding.apply(input, weight)
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
@@ -268,9 +284,9 @@ def _check_reduction(reduction) -> None:
         raise errors.bad_reduction(reduction)
 
 
-def _class_target(op: str, input: Tensor, target) -> np.ndarray:
-    """The class indices as an integer array, checked against the input's shape."""
-    target = target._data if isinstance(target, Tensor) else np.asarray(target)
+def _check_class_target(op: str, input: Tensor, target) -> None:
+    """Class indices: integers of the input's shape without dim 1, each in [0, C)."""
+    target = _values(target)
     if input.ndim < 2:
         raise errors.class_input_rank(op, input.shape)
     if target.dtype.kind not in "iu":
@@ -284,7 +300,6 @@ def _class_target(op: str, input: Tensor, target) -> np.ndarray:
     bad = target[(target < 0) | (target >= classes)]
     if bad.size:
         raise errors.class_target_range(op, int(bad[0]), classes)
-    return target
 
 
 def nll_loss(input: Tensor, target, *, reduction: str = "mean") -> Tensor:
@@ -298,8 +313,8 @@ def nll_loss(input: Tensor, target, *, reduction: str = "mean") -> Tensor:
     """
     _check_reduction(reduction)
     input = _as_tensor(input)
-    target = _class_target("nll_loss", input, target)
-    return nn_ops.NLLLoss.apply(input, target, reduction=reduction)
+    _check_class_target("nll_loss", input, target)
+    return nn_ops.NLLLoss.apply(input, _constant(target), reduction=reduction)
 
 
 def cross_entropy(input: Tensor, target, *, reduction: str = "mean") -> Tensor:
@@ -311,8 +326,9 @@ def cross_entropy(input: Tensor, target, *, reduction: str = "mean") -> Tensor:
     """
     _check_reduction(reduction)
     input = _as_tensor(input)
-    target = _class_target("cross_entropy", input, target)
-    return nn_ops.NLLLoss.apply(log_softmax(input, dim=1), target, reduction=reduction)
+    _check_class_target("cross_entropy", input, target)
+    return nn_ops.NLLLoss.apply(log_softmax(input, dim=1), _constant(target),
+                                reduction=reduction)
 
 
 def _same_shape(op: str, input: Tensor, target) -> Tensor:

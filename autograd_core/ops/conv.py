@@ -16,10 +16,11 @@ Backward is two more products and a "fold", the inverse bookkeeping of unfold:
                                                rotated by 180°")
     db         = Σ g over the batch and the pixels
 
-What conv2d saves is what PyTorch saves: its ``input`` and its ``weight``, not the
-columns. The columns are kh·kw times the input (9x for a 3x3 kernel); rebuilding
-them in backward is one strided copy, about 7-10% of a forward+backward step
-(measured with bench/bench_conv.py), a good price for 9x less memory.
+What conv2d saves is what PyTorch saves: its ``input`` (for dW) and its ``weight``
+(for dx), each only when that gradient is needed, not the columns. The columns
+are kh·kw times the input (9x for a 3x3 kernel); rebuilding them in backward is
+one strided copy, 5-10% of a forward+backward step on the layers of
+bench/bench_conv.py: a good price for 9x less memory held between the passes.
 
 ``windows``, ``pad`` and ``fold`` are shared with the pooling ops.
 """
@@ -29,7 +30,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from ..function import Function
+from ..function import _UNRECORDED, Function
+from ._util import tangent_sum
 
 
 def output_size(size: int, kernel: int, stride: int, padding: int, dilation: int = 1) -> int:
@@ -146,3 +148,16 @@ class Conv2d(Function):
         if len(ctx.needs_input_grad) > 2 and ctx.needs_input_grad[2]:
             db = g.sum(axis=(*range(len(lead)), -2, -1))
         return dx, dw, db
+
+    @staticmethod
+    def jvp(ctx, tx, tw, tb=None):
+        """dout = conv2d(tx, weight) + conv2d(input, tw) + tb   (conv2d is bilinear)"""
+        p = ctx.params
+        geometry = {k: p[k] for k in ("stride", "padding", "dilation", "groups")}
+
+        def conv(x, w):  # the same forward, on tangents, keeping nothing
+            return Conv2d.forward(_UNRECORDED, x, w, **geometry)
+
+        return tangent_sum(None if tx is None else conv(tx, ctx.load("weight")),
+                           None if tw is None else conv(ctx.load("input"), tw),
+                           None if tb is None else tb.reshape(-1, 1, 1))

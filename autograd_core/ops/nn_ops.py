@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..function import Function
+from ._util import tangent_sum
 
 
 def reduce(loss: np.ndarray, reduction: str) -> np.ndarray:
@@ -57,6 +58,12 @@ class Linear(Function):
         db = g if len(needs) > 2 and needs[2] else None
         return dx, dw, db
 
+    @staticmethod
+    def jvp(ctx, tx, tw, tb=None):
+        """dout = tx @ weightᵀ + input @ twᵀ + tb"""
+        return tangent_sum(None if tx is None else np.matmul(tx, ctx.load("weight").T),
+                           None if tw is None else np.matmul(ctx.load("input"), tw.T), tb)
+
 
 class Dropout(Function):
     """out = input · mask / (1 - p), mask[i] = 1 with probability 1 - p."""
@@ -75,6 +82,11 @@ class Dropout(Function):
     @staticmethod
     def backward(ctx, g):
         return (g * ctx.load("mask") * _keep_scale(ctx.params["p"]),)
+
+    @staticmethod
+    def jvp(ctx, tx):
+        """dout = tx · mask / (1 - p)"""
+        return tx * ctx.load("mask") * _keep_scale(ctx.params["p"])
 
 
 def _keep_scale(p: float) -> float:
@@ -98,6 +110,11 @@ class Embedding(Function):
         dweight = np.zeros(ctx.input_shapes[1], dtype=g.dtype)
         np.add.at(dweight, ctx.load("indices"), g)  # scatter-*add*: not an overwrite
         return None, dweight
+
+    @staticmethod
+    def jvp(ctx, tindices, tweight):
+        """dout = tweight[indices]"""
+        return tweight[ctx.load("indices")]
 
 
 def _class_axis(target: np.ndarray) -> np.ndarray:
@@ -125,6 +142,12 @@ class NLLLoss(Function):
         np.put_along_axis(dlog_probs, _class_axis(target), -_class_axis(g), axis=1)
         return dlog_probs, None
 
+    @staticmethod
+    def jvp(ctx, tlog_probs, ttarget):
+        """dloss = -tlog_probs[n, target[n]], reduced"""
+        picked = np.take_along_axis(tlog_probs, _class_axis(ctx.load("target")), axis=1)
+        return reduce(-np.squeeze(picked, axis=1), ctx.params["reduction"])
+
 
 class MSELoss(Function):
     """loss = (input - target)², reduced."""
@@ -143,6 +166,12 @@ class MSELoss(Function):
         diff = ctx.load("diff")
         dx = 2 * diff * spread(g, diff.shape, ctx.params["reduction"])
         return dx, (-dx if ctx.needs_input_grad[1] else None)
+
+    @staticmethod
+    def jvp(ctx, tx, ttarget):
+        """dloss = 2 · (input - target) · (tx - ttarget), reduced"""
+        tdiff = tangent_sum(tx, None if ttarget is None else -ttarget)
+        return reduce(2 * ctx.load("diff") * tdiff, ctx.params["reduction"])
 
 
 class BCEWithLogits(Function):
@@ -166,3 +195,14 @@ class BCEWithLogits(Function):
         dx = (sigmoid - target) * g if ctx.needs_input_grad[0] else None
         dt = -x * g if ctx.needs_input_grad[1] else None
         return dx, dt
+
+    @staticmethod
+    def jvp(ctx, tx, ttarget):
+        """dloss = (σ(input) - target) · tx - input · ttarget, reduced"""
+        x, target = ctx.load("input"), ctx.load("target")
+        sigmoid = 0.5 * (1 + np.tanh(0.5 * x))
+        tloss = tangent_sum(None if tx is None else (sigmoid - target) * tx,
+                            None if ttarget is None else -x * ttarget)
+        return reduce(np.broadcast_to(tloss, np.broadcast_shapes(np.shape(x),
+                                                                 np.shape(target))),
+                      ctx.params["reduction"])

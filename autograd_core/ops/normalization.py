@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..function import Function
+from ._util import tangent_sum
 
 
 def channel_axes(ndim: int) -> tuple:
@@ -88,6 +89,29 @@ class BatchNorm(Function):
             grads[2] = g_sum.reshape(-1)
         return tuple(grads)
 
+    @classmethod
+    def jvp(cls, ctx, tx, tweight=None, tbias=None):
+        """dout = weight · dx̂ + tweight · x̂ + tbias, where in training
+        dx̂ = inv_std · (tx - mean(tx) - x̂ · mean(tx · x̂))   (means per channel)"""
+        ndim = len(ctx.input_shapes[0])
+        dx = None
+        if tx is not None:
+            dx = cls._normalized_tangent(ctx, tx)
+            if len(ctx.input_shapes) > 1:
+                dx = dx * _per_channel(ctx.load("weight"), ndim)
+        return tangent_sum(
+            dx,
+            None if tweight is None else _per_channel(tweight, ndim) * ctx.load("normalized"),
+            None if tbias is None else _per_channel(tbias, ndim))
+
+    @staticmethod
+    def _normalized_tangent(ctx, tx):
+        axes = channel_axes(tx.ndim)
+        normalized = ctx.load("normalized")
+        centered = tx - tx.mean(axis=axes, keepdims=True)
+        return ctx.load("inv_std") * (
+            centered - normalized * (tx * normalized).mean(axis=axes, keepdims=True))
+
     # x̂ is read for dweight, and for dx in training mode only.
     _dx_reads_normalized = True
 
@@ -115,3 +139,7 @@ class BatchNormEval(BatchNorm):
     @staticmethod
     def _input_grad(g, scale, normalized, g_sum, gx_sum):
         return g * scale
+
+    @staticmethod
+    def _normalized_tangent(ctx, tx):
+        return ctx.load("inv_std") * tx

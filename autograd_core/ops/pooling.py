@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..function import Function
+from ..function import _UNRECORDED, Function
 from .conv import fold, pad, windows
 
 _NO_DILATION = (1, 1)
@@ -32,7 +32,8 @@ class MaxPool2d(Function):
     @staticmethod
     def forward(ctx, x, kernel_size=(2, 2), stride=(2, 2), padding=(0, 0)):
         kh, kw = kernel_size
-        view = windows(pad(x, padding, -np.inf), kernel_size, stride, _NO_DILATION)
+        lowest = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+        view = windows(pad(x, padding, lowest), kernel_size, stride, _NO_DILATION)
         flat = view.reshape(*view.shape[:-2], kh * kw)  # copies the windows
         argmax = np.argmax(flat, axis=-1)  # first maximum on ties, like PyTorch
         # The window position of each maximum: a small integer, so a small dtype.
@@ -48,6 +49,16 @@ class MaxPool2d(Function):
         winner = argmax[..., None, None, :, :] == offsets  # (..., kh, kw, OH, OW)
         columns = np.where(winner, g[..., None, None, :, :], np.zeros((), g.dtype))
         return (fold(columns, ctx.input_shapes[0], p["stride"], p["padding"], _NO_DILATION),)
+
+    @staticmethod
+    def jvp(ctx, tx):
+        """dout = tx at each window's argmax"""
+        p = ctx.params
+        kh, kw = p["kernel_size"]
+        view = windows(pad(tx, p["padding"]), p["kernel_size"], p["stride"], _NO_DILATION)
+        flat = view.reshape(*view.shape[:-2], kh * kw)
+        argmax = ctx.load("argmax").astype(np.intp)
+        return np.take_along_axis(flat, argmax[..., None], axis=-1)[..., 0]
 
 
 class AvgPool2d(Function):
@@ -69,3 +80,8 @@ class AvgPool2d(Function):
         columns = np.broadcast_to(share[..., None, None, :, :],
                                   share.shape[:-2] + (kh, kw) + share.shape[-2:])
         return (fold(columns, ctx.input_shapes[0], p["stride"], p["padding"], _NO_DILATION),)
+
+    @staticmethod
+    def jvp(ctx, tx):
+        """dout = avg_pool2d(tx)   (the op is linear)"""
+        return AvgPool2d.forward(_UNRECORDED, tx, **ctx.params)
