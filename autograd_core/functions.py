@@ -26,7 +26,8 @@ from .ops._util import normalize_axes, normalize_dim, normalize_new_dim
 from .tensor import Tensor, tensor
 
 __all__ = [
-    "add", "sub", "mul", "div", "pow", "neg", "matmul", "exp", "log", "sqrt", "abs", "tanh",
+    "add", "sub", "mul", "div", "pow", "neg", "matmul", "exp", "log", "sqrt", "abs", "sin", "cos",
+    "tanh",
     "sigmoid", "relu", "maximum", "minimum", "where", "clip", "clamp", "sum", "mean", "max",
     "min", "var", "reshape", "flatten", "transpose", "permute", "squeeze", "unsqueeze",
     "expand", "cat", "stack", "split", "softmax", "log_softmax", "logsumexp", "getitem",
@@ -124,6 +125,18 @@ def sqrt(a) -> Tensor:
 def abs(a) -> Tensor:  # noqa: A001 - PyTorch's name
     """|a| (gradient 0 at 0)."""
     return ew.Abs.apply(a)
+
+
+@_one_tensor
+def sin(a) -> Tensor:
+    """Sine (radians)."""
+    return ew.Sin.apply(a)
+
+
+@_one_tensor
+def cos(a) -> Tensor:
+    """Cosine (radians)."""
+    return ew.Cos.apply(a)
 
 
 @_one_tensor

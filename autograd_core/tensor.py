@@ -312,6 +312,12 @@ class Tensor:
     def abs(self):
         return F.abs(self)
 
+    def sin(self):
+        return F.sin(self)
+
+    def cos(self):
+        return F.cos(self)
+
     def tanh(self):
         return F.tanh(self)
 

@@ -287,6 +287,8 @@ CASES: list[Case] = [
     Case("sqrt", lambda lib, a: lib.sqrt(a), unary(P)),
     Case("abs", lambda lib, a: lib.abs(a), unary(NZ)),
     Case("tanh", lambda lib, a: lib.tanh(a), unary()),
+    Case("sin", lambda lib, a: lib.sin(a), unary()),
+    Case("cos", lambda lib, a: lib.cos(a), unary()),
     Case("sigmoid", lambda lib, a: lib.sigmoid(a), unary()),
     Case("relu", lambda lib, a: lib.relu(a), unary(NZ)),
     Case("elementwise_methods", _elementwise_methods, unary(P)),

@@ -252,6 +252,48 @@ class Abs(Function):
         return ta * np.sign(ctx.load("a"))
 
 
+class Sin(Function):
+    """f(a) = sin(a)"""
+
+    name = "sin"
+    rule = "da = g * cos(a)"
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save(a=a)
+        return np.sin(a)
+
+    @staticmethod
+    def backward(ctx, g):
+        return (g * np.cos(ctx.load("a")),)
+
+    @staticmethod
+    def jvp(ctx, ta):
+        """dout = ta * cos(a)"""
+        return ta * np.cos(ctx.load("a"))
+
+
+class Cos(Function):
+    """f(a) = cos(a)"""
+
+    name = "cos"
+    rule = "da = -g * sin(a)"
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save(a=a)
+        return np.cos(a)
+
+    @staticmethod
+    def backward(ctx, g):
+        return (-g * np.sin(ctx.load("a")),)
+
+    @staticmethod
+    def jvp(ctx, ta):
+        """dout = -ta * sin(a)"""
+        return -ta * np.sin(ctx.load("a"))
+
+
 class Tanh(Function):
     """f(a) = tanh(a); backward reads only the saved output."""
 
