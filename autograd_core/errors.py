@@ -87,6 +87,13 @@ def modified_inplace(name: str, op: str, shape, dtype, version: int, expected: i
     )
 
 
+def not_saved(op: str, name: str, saved: list) -> KeyError:
+    return KeyError(
+        f"the backward of {op} reads {name!r}, but its forward saved only {saved}.\n"
+        f"Hint: call ctx.save({name}=...) in forward for every array backward reads."
+    )
+
+
 def inplace_leaf() -> RuntimeError:
     return RuntimeError(
         "a leaf Variable that requires grad is being used in an in-place operation.\n"

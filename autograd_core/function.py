@@ -127,7 +127,9 @@ class Node:
         """Read back a saved array (what backward does), checking it is still valid."""
         if self.released:
             raise errors.second_backward(self.op.name)
-        saved = self.saved[name]
+        saved = self.saved.get(name)
+        if saved is None:
+            raise errors.not_saved(self.op.name, name, list(self.saved))
         counter = saved._counter
         if counter is not None and counter[0] != saved._version:
             raise errors.modified_inplace(
