@@ -21,12 +21,11 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from .. import creation
-from .. import errors as core_errors
+from .. import creation, errors
 from .. import functions as ag
 from ..tensor import Tensor
-from . import errors, init
 from . import functional as F
+from . import init
 from .module import Module
 from .parameter import Parameter
 
@@ -151,7 +150,7 @@ class _BatchNorm(Module):
 
     def forward(self, x: Tensor) -> Tensor:
         if x.ndim not in self._dims:
-            raise core_errors.layer_input_rank(type(self).__name__, self._layout, x.shape)
+            raise errors.layer_input_rank(type(self).__name__, self._layout, x.shape)
         if self.training:
             self.num_batches_tracked.add_(1)
         return F.batch_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
@@ -184,7 +183,7 @@ class Dropout(Module):
     def __init__(self, p: float = 0.5, *, generator: creation.Generator | None = None):
         super().__init__()
         if not 0 <= p <= 1:
-            raise core_errors.dropout_probability(p)
+            raise errors.dropout_probability(p)
         self.p, self.generator = p, generator
 
     def forward(self, x: Tensor) -> Tensor:

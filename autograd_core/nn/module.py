@@ -31,10 +31,10 @@ from typing import Any
 
 import numpy as np
 
+from .. import errors
 from .. import function as _function
 from ..grad_mode import no_grad
 from ..tensor import Tensor
-from . import errors
 from .parameter import Parameter
 
 __all__ = ["Module", "RemovableHandle", "IncompatibleKeys"]

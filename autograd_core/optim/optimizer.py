@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from .. import errors
 from ..grad_mode import no_grad
-from ..nn import errors
 from ..tensor import Tensor
 
 __all__ = ["Optimizer"]

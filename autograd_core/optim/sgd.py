@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from ..nn import errors
+from .. import errors
 from .optimizer import Optimizer
 
 __all__ = ["SGD"]
