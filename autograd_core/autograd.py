@@ -109,3 +109,7 @@ def gradcheck(fn: Callable, inputs, eps: float = 1e-6, atol: float = 1e-5,
     if raise_exception:
         raise GradcheckError(message)
     return False
+
+from .anomaly import detect_anomaly  # noqa: E402 - re-exported, as torch.autograd.detect_anomaly
+
+__all__ += ["detect_anomaly"]

@@ -1,0 +1,205 @@
+"""Counting the work a program does: ops run and multiply-adds, per phase.
+
+``count_ops()`` is a context manager around an :class:`OpCounter` (an engine
+``Observer``) that counts every op the engine runs, in four phases:
+
+* ``forward``:   ops run by the program (recording or not);
+* ``recompute``: forward ops re-run inside a checkpoint's backward (extra work that
+  checkpointing pays to save memory);
+* ``backward``:  backward rules run by the reverse sweep;
+* ``jvp``:       forward-mode rules run by ``func.jvp`` (tangent propagation).
+
+The cost model (one "multiply-add", MAC, per unit):
+
+=============================  ==================================================
+op                             forward cost
+=============================  ==================================================
+matmul  (m×k) @ (k×n)          m·n·k (times the batch size for batched operands)
+linear  x (m×k), W (n×k)       m·n·k (+ m·n for the bias)
+conv2d                         output elements × (in channels / groups) × kH × kW
+reductions, softmax family,    input elements (each input element is visited once)
+pooling, losses, batch norm
+layout ops (reshape, permute,  0 (they move or view values; no arithmetic)
+expand, getitem, split, cat,
+stack, cast, embedding,
+checkpoint)
+anything else (elementwise)    output elements
+=============================  ==================================================
+
+A backward rule costs, *per input that receives a gradient*, what that input's
+share of the forward cost is: the whole product for each operand of matmul,
+linear and conv2d (dA = G Bᵀ and dB = Aᵀ G are each an m·n·k product), output
+elements for a bias, the forward cost for everything else (an elementwise rule is
+one product per element per input). A ``jvp`` rule costs the same per input that
+carries a tangent. This is the textbook accounting under which one reverse pass, or one
+forward-mode pass, costs a small constant times the plain forward pass; it ignores
+memory traffic and the constant factors of transcendental functions.
+
+>>> import autograd_core as ag
+>>> a, b = ag.ones(2, 3, requires_grad=True), ag.ones(3, 4)
+>>> with count_ops() as c:
+...     (a @ b).sum().backward()
+>>> c.forward.macs, c.backward.macs      # 2·4·3 + 8, then 24 (only a needs a grad) + 8
+(32, 32)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .function import Observer, observing
+
+__all__ = ["count_ops", "OpCounter", "PhaseCount", "forward_cost", "input_cost", "recomputing",
+           "PHASES"]
+
+PHASES = ("forward", "recompute", "backward", "jvp")
+
+LAYOUT_OPS = frozenset({"reshape", "permute", "expand", "getitem", "split", "cat", "stack",
+                        "cast", "embedding", "checkpoint"})
+REDUCING_OPS = frozenset({"sum", "mean", "max", "min", "var", "softmax", "log_softmax",
+                          "logsumexp", "max_pool2d", "avg_pool2d", "batch_norm",
+                          "batch_norm_eval", "nll_loss", "mse_loss",
+                          "binary_cross_entropy_with_logits"})
+PRODUCT_OPS = frozenset({"matmul", "linear", "conv2d"})  # input 2, if any, is a bias
+
+
+def forward_cost(op: str, input_shapes, output_shape) -> int:
+    """Multiply-adds of one forward application of ``op`` (see the module's table).
+
+    >>> forward_cost("matmul", [(8, 3), (3, 5)], (8, 5))
+    120
+    """
+    out = math.prod(output_shape)
+    if op in LAYOUT_OPS:
+        return 0
+    if op in PRODUCT_OPS:
+        return _product(op, input_shapes, out) + (out if _has_bias(input_shapes) else 0)
+    if op in REDUCING_OPS:
+        return math.prod(input_shapes[0])
+    return out
+
+
+def input_cost(op: str, input_shapes, output_shape, index: int) -> int:
+    """Multiply-adds of the derivative product for input ``index`` (backward or jvp).
+
+    >>> input_cost("linear", [(8, 3), (5, 3), (5,)], (8, 5), 2)     # the bias: 8·5
+    40
+    """
+    if op not in PRODUCT_OPS:
+        return forward_cost(op, input_shapes, output_shape)
+    out = math.prod(output_shape)
+    return out if index == 2 else _product(op, input_shapes, out)
+
+
+def _product(op: str, input_shapes, out: int) -> int:
+    """m·n·k of a matmul-like op: output elements times the length of each dot product."""
+    if op == "matmul":
+        a = input_shapes[0]
+        return out * (a[-1] if len(a) else 1)
+    if op == "linear":
+        return out * input_shapes[1][-1]
+    return out * math.prod(input_shapes[1][1:])  # conv2d: (out, in / groups, kH, kW)
+
+
+def _has_bias(input_shapes) -> bool:
+    return len(input_shapes) > 2 and len(input_shapes[2]) > 0
+
+
+@dataclass
+class PhaseCount:
+    """Ops run and multiply-adds in one phase, with a breakdown by op name."""
+
+    ops: int = 0
+    macs: int = 0
+    by_op: dict = field(default_factory=dict)
+
+    def add(self, op: str, macs: int) -> None:
+        self.ops += 1
+        self.macs += macs
+        ops, total = self.by_op.get(op, (0, 0))
+        self.by_op[op] = (ops + 1, total + macs)
+
+
+class _Phase:
+    """Set while a checkpoint re-runs its segment, so its forward ops count as recompute."""
+
+    recomputing = 0
+
+
+_phase = _Phase()
+
+
+@contextlib.contextmanager
+def recomputing() -> Iterator[None]:
+    """Mark forward ops run inside this block as recomputation (used by checkpoint)."""
+    _phase.recomputing += 1
+    try:
+        yield
+    finally:
+        _phase.recomputing -= 1
+
+
+class OpCounter(Observer):
+    """Counts ops and multiply-adds per phase: ``.forward``, ``.recompute``,
+    ``.backward``, ``.jvp`` (each a :class:`PhaseCount`)."""
+
+    def __init__(self):
+        self.forward = PhaseCount()
+        self.recompute = PhaseCount()
+        self.backward = PhaseCount()
+        self.jvp = PhaseCount()
+
+    def on_forward(self, op, node, arrays, out, params) -> None:
+        phase = self.recompute if _phase.recomputing else self.forward
+        phase.add(op.name, forward_cost(op.name, [np.shape(a) for a in arrays], np.shape(out)))
+
+    def on_backward(self, node, grad_output, grads) -> None:
+        name, shapes, out = node.op.name, node.input_shapes, node.output_shape
+        self.backward.add(name, sum(input_cost(name, shapes, out, i)
+                                    for i, (e, g) in enumerate(zip(node.edges, grads))
+                                    if e is not None and g is not None))
+
+    def on_jvp(self, op, node, tangents, out_tangent) -> None:
+        name, shapes, out = op.name, node.input_shapes, node.output_shape
+        self.jvp.add(name, sum(input_cost(name, shapes, out, i)
+                               for i, t in enumerate(tangents) if t is not None))
+
+    @property
+    def total_ops(self) -> int:
+        return sum(getattr(self, p).ops for p in PHASES)
+
+    @property
+    def total_macs(self) -> int:
+        return sum(getattr(self, p).macs for p in PHASES)
+
+    def rows(self) -> list[tuple[str, int, int]]:
+        """(phase, ops, multiply-adds) for each phase, then the total."""
+        rows = [(p, getattr(self, p).ops, getattr(self, p).macs) for p in PHASES]
+        return rows + [("total", self.total_ops, self.total_macs)]
+
+    def __str__(self) -> str:
+        lines = [f"{'phase':<10} {'ops':>8} {'multiply-adds':>15}"]
+        lines += [f"{p:<10} {n:>8} {m:>15,}" for p, n, m in self.rows()]
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        parts = ", ".join(f"{p}={n} ops/{m} MACs" for p, n, m in self.rows())
+        return f"OpCounter({parts})"
+
+
+@contextlib.contextmanager
+def count_ops() -> Iterator[OpCounter]:
+    """Count the ops and multiply-adds run inside the block, per phase.
+
+    >>> with count_ops() as counts:         # doctest: +SKIP
+    ...     loss = model(x).sum(); loss.backward()
+    >>> print(counts)                       # doctest: +SKIP
+    """
+    counter = OpCounter()
+    with observing(counter):
+        yield counter

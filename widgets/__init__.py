@@ -1,0 +1,45 @@
+"""widgets: see the recorded graph, step the reverse sweep, watch memory.
+
+The presentation layer over ``autograd_core``. It shows what the engine recorded
+and replays the engine's own backward steps; it never computes a gradient.
+
+>>> from widgets import GraphView, BackwardStepper, ForwardTracer, MemoryView  # doctest: +SKIP
+>>> BackwardStepper(loss)                                                   # doctest: +SKIP
+
+* ``draw(output)``: the graph as a static SVG picture (stored in notebooks as
+  ``image/svg+xml``, so lessons read on GitHub show it).
+* ``GraphView(output)``: the same picture as a widget, with hover tooltips.
+* ``BackwardStepper(output)``: step the sweep node by node, predict gradients.
+* ``ForwardTracer(fn_or_output)``: the forward pass op by op, and what it saves.
+* ``MemoryView(output)``: bytes saved per node, held over forward and backward.
+
+Names are imported on first use, so ``widgets.render`` (pure, no Jupyter) loads
+without ipywidgets, and the ``widgets.exercises`` subpackage loads only when asked.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+_EXPORTS = {
+    "GraphView": "widgets.graph_view",
+    "draw": "widgets.graph_view",
+    "BackwardStepper": "widgets.stepper",
+    "ForwardTracer": "widgets.tracer",
+    "MemoryView": "widgets.memory",
+    "compare": "widgets.compare",
+}
+
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'widgets' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(list(globals()) + __all__)
