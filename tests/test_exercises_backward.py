@@ -1,0 +1,214 @@
+"""Write the backward yourself: check_backward (and W3, W4) on ops a learner might write,
+right ones and each way of getting the contract or the math wrong."""
+
+import numpy as np
+import pytest
+
+import autograd_core as ag
+from autograd_core.function import Function
+from widgets import exercises as ex
+from widgets.exercises import check_backward
+
+
+class Softplus(Function):
+    name = "softplus"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save(x=x)
+        return np.log1p(np.exp(x))
+
+    @staticmethod
+    def backward(ctx, g):
+        return (g / (1 + np.exp(-ctx.load("x"))),)
+
+
+class Sigmoid(Function):
+    name = "sigmoid"
+
+    @staticmethod
+    def forward(ctx, x):
+        out = 1 / (1 + np.exp(-x))
+        ctx.save(out=out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        s = ctx.load("out")
+        return (g * s * (1 - s),)
+
+
+class LayerNorm(Function):
+    name = "layer_norm"
+
+    @staticmethod
+    def forward(ctx, x, eps=1e-5):
+        inv = 1 / np.sqrt(x.var(-1, keepdims=True) + eps)
+        xhat = (x - x.mean(-1, keepdims=True)) * inv
+        ctx.save(xhat=xhat, inv=inv)
+        return xhat
+
+    @staticmethod
+    def backward(ctx, g):
+        xhat, inv = ctx.load("xhat"), ctx.load("inv")
+        return (inv * (g - g.mean(-1, keepdims=True) - xhat * (g * xhat).mean(-1,
+                                                                          keepdims=True)),)
+
+
+def variant(base, forward=None, backward=None):
+    """A copy of ``base`` with another forward and/or backward."""
+    body = {}
+    if forward:
+        body["forward"] = staticmethod(forward)
+    if backward:
+        body["backward"] = staticmethod(backward)
+    return type(base.__name__ + "Variant", (base,), body)
+
+
+def _read_unsaved(ctx, g):
+    return (g / (1 + np.exp(-ctx.load("input"))),)
+
+
+def _no_tuple(ctx, g):
+    return g / (1 + np.exp(-ctx.load("x")))
+
+
+def _two_grads(ctx, g):
+    return g, g
+
+
+def _in_place(ctx, g):
+    g *= 1 / (1 + np.exp(-ctx.load("x")))
+    return (g,)
+
+
+def _no_upstream(ctx, g):
+    return (1 / (1 + np.exp(-ctx.load("x"))),)
+
+
+def _sign_inside(ctx, g):
+    return (g / (1 + np.exp(ctx.load("x"))),)
+
+
+def _raises(ctx, g):
+    return (g * undefined_name,)  # noqa: F821 - the learner's bug
+
+
+def _returns_none(ctx, g):
+    ctx.load("x")
+    return (None,)
+
+
+def _save_extra(ctx, x):
+    ctx.save(x=x, spare=x * 2)
+    return np.log1p(np.exp(x))
+
+
+def _tensor_forward(ctx, x):
+    ctx.save(x=x)
+    return ag.log(1 + ag.exp(ag.tensor(x)))
+
+
+def _wrong_forward(ctx, x):
+    ctx.save(x=x)
+    return np.exp(x)
+
+
+def _sigmoid_from_input(ctx, x):
+    ctx.save(x=x)
+    return 1 / (1 + np.exp(-x))
+
+
+def _sigmoid_backward_from_input(ctx, g):
+    s = 1 / (1 + np.exp(-ctx.load("x")))
+    return (g * s * (1 - s),)
+
+
+def _ln_naive(ctx, g):
+    ctx.load("xhat")
+    return (g * ctx.load("inv"),)
+
+
+# (spec, op, {part: diagnosis})
+CASES = [
+    ("softplus", Softplus, {"forward": "correct", "dx": "correct", "saved": "correct"}),
+    ("sigmoid", Sigmoid, {"forward": "correct", "dx": "correct", "saved": "correct"}),
+    ("layer_norm", LayerNorm, {"forward": "correct", "dx": "correct", "saved": "correct"}),
+    ("softplus", variant(Softplus, backward=_read_unsaved), {"": "read_unsaved"}),
+    ("softplus", variant(Softplus, backward=_no_tuple), {"": "contract"}),
+    ("softplus", variant(Softplus, backward=_two_grads), {"": "contract"}),
+    ("softplus", variant(Softplus, backward=_in_place), {"": "contract"}),
+    ("softplus", variant(Softplus, forward=_tensor_forward), {"": "contract"}),
+    ("softplus", variant(Softplus, backward=_raises), {"": "raised"}),
+    ("softplus", variant(Softplus, backward=_no_upstream),
+     {"forward": "correct", "dx": "missing_upstream", "saved": "correct"}),
+    ("softplus", variant(Softplus, backward=_sign_inside),
+     {"forward": "correct", "dx": "sign_inside", "saved": "correct"}),
+    ("softplus", variant(Softplus, backward=_returns_none),
+     {"forward": "correct", "dx": "no_gradient", "saved": "correct"}),
+    ("softplus", variant(Softplus, forward=_save_extra),
+     {"forward": "correct", "dx": "correct", "saved": "saved_unread"}),
+    ("softplus", variant(Softplus, forward=_wrong_forward),
+     {"forward": "values", "dx": "correct", "saved": "correct"}),
+    ("sigmoid", variant(Sigmoid, forward=_sigmoid_from_input,
+                        backward=_sigmoid_backward_from_input),
+     {"forward": "correct", "dx": "correct", "saved": "saves_input"}),
+    ("layer_norm", variant(LayerNorm, backward=_ln_naive),
+     {"forward": "correct", "dx": "batchnorm_naive", "saved": "correct"}),
+]
+
+
+@pytest.mark.parametrize("spec, op, codes", CASES,
+                         ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_check_backward(spec, op, codes):
+    result = check_backward(op, spec)
+    got = {p.name: p.diagnosis for p in (result.parts or (result,))}
+    assert got == codes, repr(result)
+    assert result.ok == all(c == "correct" for c in codes.values())
+    assert "Traceback" not in repr(result)
+
+
+def test_reading_an_unsaved_name_is_a_sentence():
+    result = check_backward(variant(Softplus, backward=_read_unsaved), "softplus")
+    assert "ctx.load('input')" in result.message and "'x'" in result.message
+
+
+def test_the_line_of_a_raising_backward_is_named():
+    result = check_backward(variant(Softplus, backward=_raises), "softplus")
+    assert "NameError" in result.message and "undefined_name" in result.message
+
+
+@pytest.mark.parametrize("not_an_op", [None, 3, Softplus(), "Softplus", np.exp])
+def test_not_an_op(not_an_op):
+    assert check_backward(not_an_op, "softplus").diagnosis == "type"
+
+
+def test_gradcheck_mode_for_any_op():
+    x = [np.linspace(-2.0, 2.0, 6).reshape(2, 3)]
+    assert check_backward(Sigmoid, None, inputs=x).ok
+    wrong = check_backward(variant(Softplus, backward=_no_upstream), None, inputs=x)
+    assert [p.diagnosis for p in wrong.parts] == ["missing_upstream", "correct"]
+
+
+def test_check_leaves_nothing_behind_on_the_learners_class():
+    before = dict(vars(Softplus))
+    check_backward(Softplus, "softplus")
+    assert dict(vars(Softplus)) == before
+
+
+def test_w3_composes_the_local_rule():
+    result = ex.W3(Softplus)
+    assert result.ok and len(result.parts) == 4
+    assert not ex.W3(variant(Softplus, backward=_no_upstream)).ok
+
+
+def test_w4_wants_the_output_saved():
+    assert ex.W4(Sigmoid).ok
+    result = ex.W4(variant(Sigmoid, forward=_sigmoid_from_input,
+                           backward=_sigmoid_backward_from_input))
+    assert not result.ok and "saves_input" in [p.diagnosis for p in result.parts]
+
+
+def test_unknown_spec_is_an_authoring_error():
+    with pytest.raises(KeyError, match="no backward exercise"):
+        check_backward(Softplus, "cosh")

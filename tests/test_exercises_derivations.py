@@ -1,0 +1,340 @@
+"""Derivation checks (G2, G3, G5–G9, G13, G14, W5, E2–E6, L2): a correct answer passes,
+each diagnosable mistake is named, malformed answers get a sentence.
+
+Right answers are computed here independently of the engine: closed-form NumPy,
+naive loops (convolution, pooling) or central finite differences.
+"""
+
+import numpy as np
+import pytest
+
+from widgets import exercises as ex
+
+
+def numeric_vjp(f, x, g, eps=1e-6):
+    """g · d f(x)/dx by central differences (float64)."""
+    x = np.array(x, dtype=np.float64)
+    out = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        up, down = x.copy(), x.copy()
+        up[i] += eps
+        down[i] -= eps
+        out[i] = np.sum(g * (f(up) - f(down))) / (2 * eps)
+    return out
+
+
+# -- independent references -------------------------------------------------------------------
+
+
+def g2_right(p):
+    tie = 0.5 * (p.a == p.b)
+    return dict(da=p.G * ((p.a > p.b) + tie), db=p.G * ((p.b > p.a) + tie), dx=p.G * (p.x > 0))
+
+
+def g3_right(p):
+    dmax = np.zeros_like(p.x)
+    for i in range(2):
+        for j in range(2):
+            win = p.x[0, 0, 2 * i:2 * i + 2, 2 * j:2 * j + 2]
+            k = np.unravel_index(np.argmax(win), win.shape)
+            dmax[0, 0, 2 * i + k[0], 2 * j + k[1]] = p.G[0, 0, i, j]
+    spread = np.kron(p.G, np.ones((1, 1, 2, 2)))
+    return dict(dx_max=dmax, dx_avg=spread / 4), spread
+
+
+def mlp_right(p):
+    n = len(p.x)
+    d3 = (p.z3 - p.target) / n
+    d2 = (d3 @ p.W3) * (1 - p.a2 ** 2)
+    return dict(dW2=d2.T @ p.a1, db2=d2.sum(0), delta1=(d2 @ p.W2) * (1 - p.a1 ** 2)), d2, d3
+
+
+def conv_backward(x, w, g, stride, padding):
+    """Naive loops: y[n,o,i,j] = Σ_c,k,l w[o,c,k,l] x_pad[n,c,i·s+k,j·s+l]."""
+    xp = np.pad(x, ((0, 0), (0, 0), (padding, padding), (padding, padding)))
+    dxp, dw = np.zeros_like(xp), np.zeros_like(w)
+    per_sample = np.zeros((x.shape[0],) + w.shape)
+    for n in range(g.shape[0]):
+        for o in range(g.shape[1]):
+            for i in range(g.shape[2]):
+                for j in range(g.shape[3]):
+                    patch = xp[n, :, i * stride:i * stride + 3, j * stride:j * stride + 3]
+                    per_sample[n, o] += g[n, o, i, j] * patch
+                    dxp[n, :, i * stride:i * stride + 3, j * stride:j * stride + 3] += \
+                        g[n, o, i, j] * w[o]
+    dw = per_sample.sum(0)
+    h = x.shape[2]
+    return dxp[:, :, padding:padding + h, padding:padding + h], dw, per_sample
+
+
+def bn_dx(x, gamma, g, eps, ddof=0):
+    def f(x):
+        return gamma * (x - x.mean(0)) / np.sqrt(x.var(0, ddof=ddof) + eps)
+    return numeric_vjp(f, x, g)
+
+
+# -- the table: (exercise, check name, answers builder, {part: expected diagnosis}) -----------
+
+
+def _g2(p, kind):
+    r = g2_right(p)
+    if kind == "right":
+        return r, {}
+    win_a = (p.a > p.b) * 1.0
+    return dict(da=p.G * (win_a + (p.a == p.b)), db=r["db"] / p.G, dx=p.G * (p.x >= 0)), \
+        dict(da="tie_convention", db="missing_upstream", dx="relu_at_zero")
+
+
+def _g3(p, kind):
+    r, spread = g3_right(p)
+    if kind == "right":
+        return r, {}
+    return dict(dx_max=spread / 4, dx_avg=spread), dict(dx_max="pool_spread",
+                                                         dx_avg="missing_1_over_k2")
+
+
+def _g5(p, kind):
+    r, d2, d3 = mlp_right(p)
+    if kind == "right":
+        return r, {}
+    if kind == "wrong":
+        return dict(dW2=len(p.x) * r["dW2"], db2=d2, delta1=(d2 @ p.W2) * (1 - p.z1 ** 2)), \
+            dict(dW2="batch_factor", db2="missing_broadcast_sum",
+                 delta1="wrong_activation_derivative")
+    return dict(dW2=((d3 @ p.W3).T @ p.a1), db2=r["db2"], delta1=d2 @ p.W2), \
+        dict(dW2="missing_activation_derivative", db2="correct",
+             delta1="missing_activation_derivative")
+
+
+def _g5_transposed(p, kind):
+    r, _, _ = mlp_right(p)
+    return dict(dW2=r["dW2"].T), dict(dW2="transpose")
+
+
+def _g6(p, kind):
+    right = dict(dA=p.G @ p.B.T, dB=p.A.T @ p.G)
+    if kind == "right":
+        return right, {}
+    return dict(dA=np.ones_like(p.G) @ p.B.T, dB=p.G.T @ p.A), \
+        dict(dA="missing_upstream", dB="transpose")
+
+
+def _g9(p, kind):
+    if kind == "right":
+        return dict(db=p.G.sum(0)), {}
+    return dict(db=p.G), dict(db="missing_broadcast_sum")
+
+
+def _g13(p, kind):
+    if kind == "right":
+        return dict(grad_sum=8 * p.grad_mean, factor=8.0), {}
+    return dict(grad_sum=p.grad_mean, factor=1 / 8), dict(grad_sum="batch_factor",
+                                                          factor="inverse")
+
+
+def _g14(p, kind):
+    right = bn_dx(p.x, p.gamma, p.G, p.eps)
+    if kind == "right":
+        return dict(dx=right), {}
+    inv = 1 / np.sqrt(p.x.var(0) + p.eps)
+    return dict(dx=p.G * p.gamma * inv), dict(dx="batchnorm_naive")
+
+
+def _g14_more(p, kind):
+    inv = 1 / np.sqrt(p.x.var(0) + p.eps)
+    xhat = (p.x - p.x.mean(0)) * inv
+    dxhat = p.G * p.gamma
+    return {
+        "no variance path": (inv * (dxhat - dxhat.mean(0)), "batchnorm_no_variance"),
+        "no mean path": (inv * (dxhat - xhat * (dxhat * xhat).mean(0)), "batchnorm_no_mean"),
+        "unbiased variance": (bn_dx(p.x, p.gamma, p.G, p.eps, ddof=1), "unbiased_variance"),
+        "forgot gamma": (bn_dx(p.x, np.ones(3), p.G, p.eps), "missing_gamma"),
+    }[kind]
+
+
+def _w5(p, kind):
+    s = 1 / (1 + np.exp(-p.z))
+    if kind == "right":
+        return dict(dz=p.G * s * (1 - s)), {}
+    return dict(dz=p.G), dict(dz="missing_activation_derivative")
+
+
+def _e2(p, kind):
+    if kind == "right":
+        return dict(dw=2 * p.x, literal_gets_gradient=False), {}
+    return dict(dw=p.x, literal_gets_gradient=True), dict(dw="missing_constant",
+                                                          literal_gets_gradient="prediction")
+
+
+def _e3(p, kind):
+    s = 1 / (1 + np.exp(-p.z))
+    if kind == "right":
+        return dict(slopes=s * (1 - s)), {}
+    return dict(slopes=s), dict(slopes="value")
+
+
+def _e4(p, kind):
+    if kind == "right":
+        return dict(dw=np.zeros(4)), {}
+    return dict(dw=2 * (p.w + 1 - p.t)), dict(dw="should_be_zero")
+
+
+def _e5_parts(p):
+    second = p.t.T @ p.h
+    first = p.x.T @ ((p.t @ p.W) * (1 - p.h ** 2))
+    return first, second
+
+
+def _e5(p, kind):
+    first, second = _e5_parts(p)
+    if kind == "right":
+        return dict(dW=first + second), {}
+    return dict(dW=second), dict(dW="overwrite")
+
+
+def _e6(p, kind):
+    if kind == "right":
+        return dict(dx=p.x, value_changes=False), {}
+    return dict(dx=2 * p.x, value_changes=True), dict(dx="through_detach",
+                                                      value_changes="prediction")
+
+
+def _l2(p, kind):
+    if kind == "right":
+        return dict(da=p.G[:, :3], db=p.G[:, 3:]), {}
+    return dict(da=p.G[:, 2:], db=p.G[:, :2]), dict(da="wrong_slice", db="wrong_slice")
+
+
+CASES = {
+    "G2": (_g2, {}), "G3": (_g3, {}), "G5": (_g5, {}), "G6": (_g6, {}),
+    "G9": (_g9, {}), "G13": (_g13, {}), "G14": (_g14, {}), "W5": (_w5, {}), "E2": (_e2, {}),
+    "E3": (_e3, {}), "E4": (_e4, {}), "E5": (_e5, {}), "E6": (_e6, {}), "L2": (_l2, {}),
+}
+
+
+@pytest.mark.parametrize("exercise_id", CASES)
+def test_right_answer_passes(exercise_id):
+    build, extra = CASES[exercise_id]
+    exercise = ex.registry()[exercise_id]
+    answers, _ = build(exercise.problem(), "right")
+    result = exercise(**answers, **extra)
+    assert result.ok, repr(result)
+    assert "✘" not in repr(result)
+
+
+@pytest.mark.parametrize("exercise_id", CASES)
+def test_each_mistake_is_named(exercise_id):
+    build, extra = CASES[exercise_id]
+    exercise = ex.registry()[exercise_id]
+    answers, codes = build(exercise.problem(), "wrong")
+    result = exercise(**answers, **extra)
+    assert not result.ok
+    parts = result.parts or (result,)
+    got = {p.name: p.diagnosis for p in parts}
+    assert got == codes, repr(result)
+
+
+def test_g5_other_mistakes():
+    p = ex.G5.problem()
+    answers, codes = _g5(p, "dropped f'")
+    got = {r.name: r.diagnosis for r in ex.G5(**answers).parts}
+    assert got == codes
+    answers, codes = _g5_transposed(p, "")
+    assert ex.G5(**answers).diagnosis == "transpose"
+
+
+def test_g6_square_transpose_is_caught_without_a_shape_error():
+    p = ex.G6.problem(square=True)
+    result = ex.G6(dA=p.G @ p.B.T, dB=p.G.T @ p.A, square=True)
+    assert [r.diagnosis for r in result.parts] == ["correct", "transpose"]
+    assert "square" in result.parts[1].message
+
+
+@pytest.mark.parametrize("kind", ["no variance path", "no mean path", "unbiased variance",
+                                  "forgot gamma"])
+def test_g14_partial_batchnorm_gradients(kind):
+    answer, code = _g14_more(ex.G14.problem(), kind)
+    assert ex.G14(dx=answer).diagnosis == code
+
+
+def test_g13_factor_is_the_batch_size():
+    assert ex.G13(factor=8).ok
+    assert not ex.G13(factor=0.125).ok
+
+
+@pytest.mark.parametrize("stride, padding", [(1, 1), (2, 0), (1, 0)])
+def test_g7_conv_gradients(stride, padding):
+    p = ex.G7.problem(stride=stride, padding=padding)
+    dx, dw, per_sample = conv_backward(p.x, p.w, p.G, stride, padding)
+    assert ex.G7(dx=dx, dw=dw, stride=stride, padding=padding).ok
+    unrotated, _, _ = conv_backward(p.x, p.w[..., ::-1, ::-1], p.G, stride, padding)
+    result = ex.G7(dx=unrotated, dw=per_sample, stride=stride, padding=padding)
+    assert [r.diagnosis for r in result.parts] == ["unrotated_kernel", "missing_broadcast_sum"]
+    result = ex.G7(dw=dw[..., ::-1, ::-1], stride=stride, padding=padding)
+    assert result.diagnosis == "rotated_kernel_grad"
+    assert ex.G7(dw=dw.transpose(1, 0, 2, 3), stride=stride, padding=padding).diagnosis == \
+        "transpose"
+
+
+@pytest.mark.parametrize("shape, code", [
+    ((128,), "correct"), (128, "correct"), ([128], "correct"),
+    ((64, 128), "missing_broadcast_sum"), ((1, 128), "reshape"), ((64,), "wrong_axis"),
+    ((128, 64), "shape"), ("128", "type"), (None, "none"),
+])
+def test_g8_bias_gradient_shape(shape, code):
+    assert ex.G8(shape=shape).diagnosis == code
+
+
+@pytest.mark.parametrize("shape, ok", [((5, 4), True), ([5, 4], True), ((4,), False)])
+def test_g9_unbroadcast_shape(shape, ok):
+    assert ex.G9.run("unbroadcast", shape=shape).ok == ok
+
+
+def test_g10_row_gradient_sums_the_occurrences():
+    p = ex.G10.problem()
+    right = np.zeros_like(p.W)
+    for k, i in enumerate(p.ids):
+        right[i] += p.G[k]
+    assert ex.G10(dW=right, row1=right[1]).ok
+    overwritten = np.zeros_like(p.W)
+    for k, i in enumerate(p.ids):
+        overwritten[i] = p.G[k]
+    result = ex.G10(dW=overwritten, row1=overwritten[1])
+    assert [r.diagnosis for r in result.parts] == ["overwrite", "overwrite"]
+    assert ex.G10(row1=p.G[p.ids == 1].mean(0)).diagnosis == "averaged_paths"
+
+
+# -- malformed answers: a sentence each, never a traceback --------------------------------------
+
+MALFORMED = [None, "dA", [1.0, 2.0], 0.5, np.full((3, 3), np.nan), {"x": 1}, print]
+NAMED = [("G2", "da"), ("G3", "dx_max"), ("G5", "dW2"), ("G6", "dA"), ("G7", "dx"),
+         ("G9", "db"), ("G13", "grad_sum"), ("G14", "dx"), ("W5", "dz"), ("E3", "slopes"),
+         ("E4", "dw"), ("E5", "dW"), ("E6", "dx"), ("L2", "da"), ("G10", "dW")]
+
+
+@pytest.mark.parametrize("exercise_id, name", NAMED)
+@pytest.mark.parametrize("answer", MALFORMED, ids=["None", "str", "list", "scalar", "nan",
+                                                   "dict", "function"])
+def test_malformed_answers(exercise_id, name, answer):
+    result = ex.registry()[exercise_id](**{name: answer})
+    assert not result.ok
+    assert result.diagnosis in ("none", "text", "shape", "scalar", "nonfinite", "type",
+                                "reshape", "missing_reduction", "missing_broadcast_sum"), \
+        repr(result)
+    assert "Traceback" not in repr(result)
+
+
+@pytest.mark.parametrize("exercise_id, name", NAMED)
+def test_misspelled_answer_name_is_explained(exercise_id, name):
+    result = ex.registry()[exercise_id](**{name.upper() + "x": 1.0})
+    assert result.diagnosis == "unknown_name"
+    assert name in result.message
+
+
+def test_hint_and_solution_on_request_only():
+    p = ex.G6.problem()
+    result = ex.G6(dA=p.G.T)
+    assert "Hint:" not in repr(result)
+    assert "Hint:" in repr(ex.G6(dA=p.G.T, hint=True))
+    assert "B.T" in ex.G6.solution and "B.T" not in repr(result)
+    assert result.hint() and result.solution() == ex.G6.solution

@@ -1,0 +1,133 @@
+"""Prediction items: the learner predicts what an engine experiment shows. The right
+predictions (from the question bank, or computed here by hand) pass; a wrong one is
+named with the reason; unknown names and empty calls get a sentence."""
+
+import pytest
+
+from widgets import exercises as ex
+
+# Right predictions. Numbers are worked out by hand: G1's recording pass keeps the
+# first linear's input (32x16) and weight (64x16), tanh's output (32x64, which is also
+# the second linear's input) and the second weight (4x64), in float64.
+RIGHT = {
+    "G1": dict(outputs_equal=True, saved_bytes_recording=8 * (32 * 16 + 64 * 16 + 32 * 64 + 4 * 64),
+               saved_bytes_no_grad=0, backward_after_no_grad_raises=True,
+               frozen_layer_passes_gradient=True, holding_tensor_keeps_saved=True,
+               holding_number_keeps_saved=False),
+    "G4": dict(order=["sum", "add", "tanh", "mul"]),
+    "G11": dict(linear={"input", "weight"}, tanh={"output"}, relu={"mask"}, add=set()),
+    "W1": dict(has_order=False),
+    "W2": dict(reverse_passes=1, forward_passes=64),
+    "W6": dict(w_neg_grad=None, same_graph=False),
+    "E1": dict(unused_grad=None, zero_path_grad=[0.0, 0.0]),
+    "L1": dict(ops=["linear", "batch_norm", "relu", "linear", "batch_norm", "add"],
+               merge_parameters=0, projection_same_shape=False, projection_different_shape=True),
+    "L3": dict(ops_positive=3, ops_negative=2),
+    "L4": dict(same_structure=True, same_values=False, same_mask_same_input=False),
+    "L6": dict(same_seed_same_mask=True, order_changes_sum=True),
+    "L7": dict(saved_10=10 * 100 * 8, saved_20=20 * 100 * 8),
+    "L8": dict(gradients_identical=True, saves_less=True, recomputes=True),
+    "L9": dict(first_nonfinite_module="2", first_nonfinite_op="log"),
+}
+
+# One wrong prediction per item, and the diagnosis it gets.
+WRONG = {
+    "G1": (dict(frozen_layer_passes_gradient=False), "prediction"),
+    "G4": (dict(order=["mul", "tanh", "add", "sum"]), "reversed"),
+    "G11": (dict(tanh={"input"}), "prediction"),
+    "W1": (dict(has_order=True), "prediction"),
+    "W2": (dict(reverse_passes=64), "values"),
+    "W6": (dict(w_neg_grad=0.0), "prediction"),
+    "E1": (dict(unused_grad=0.0), "prediction"),
+    "L1": (dict(merge_parameters=64), "should_be_zero"),
+    "L3": (dict(ops_positive=2), "values"),
+    "L4": (dict(same_structure=False), "prediction"),
+    "L6": (dict(order_changes_sum=False), "prediction"),
+    "L7": (dict(saved_10=800), "values"),
+    "L8": (dict(gradients_identical=False), "prediction"),
+    "L9": (dict(first_nonfinite_op="linear"), "prediction"),
+}
+
+
+# Engine modules an item's experiment needs (the others need only the core engine and nn).
+REQUIRES = {"W2": "autograd_core.experiments", "W6": "autograd_core.experiments",
+            "L3": "autograd_core.experiments", "L6": "autograd_core.experiments",
+            "L7": "autograd_core.memory", "L8": "autograd_core.experiments",
+            "L9": "autograd_core.instrument"}
+
+
+def require(exercise_id):
+    if exercise_id in REQUIRES:
+        pytest.importorskip(REQUIRES[exercise_id], reason=f"{exercise_id}'s experiment")
+
+
+@pytest.mark.parametrize("exercise_id", RIGHT)
+def test_right_predictions_pass(exercise_id):
+    require(exercise_id)
+    result = ex.registry()[exercise_id](**RIGHT[exercise_id])
+    assert result.ok, repr(result)
+
+
+@pytest.mark.parametrize("exercise_id", WRONG)
+def test_a_wrong_prediction_is_explained(exercise_id):
+    require(exercise_id)
+    given, code = WRONG[exercise_id]
+    result = ex.registry()[exercise_id](**given)
+    assert not result.ok and result.diagnosis == code, repr(result)
+    assert len(result.message.split(". ")) >= 2, "says what the engine shows, and why"
+
+
+@pytest.mark.parametrize("exercise_id", RIGHT)
+def test_unknown_prediction_name(exercise_id):
+    require(exercise_id)
+    result = ex.registry()[exercise_id](no_such_prediction=1)
+    assert result.diagnosis == "unknown_name"
+
+
+def test_l5_dropout_and_running_mean():
+    p = ex.L5.problem()
+    assert ex.L5(kept_value=4 / 3, eval_identity=True, running_mean=0.1 * p.x.mean(0)).ok
+    result = ex.L5(kept_value=0.75, running_mean=p.x.mean(0))
+    assert [r.diagnosis for r in result.parts] == ["values", "momentum"]
+
+
+def test_g11_accepts_the_words_for_nothing():
+    for nothing in (set(), None, "nothing", ["none"]):
+        assert ex.G11(add=nothing).ok
+
+
+def test_w1_on_a_graph_of_your_own():
+    assert ex.W1(has_order=True, edges=[("a", "b"), ("b", "c")]).ok
+    assert ex.W1(has_order=False, edges=[("a", "b"), ("b", "a")]).ok
+    assert ex.W1(has_order=True, edges=5).diagnosis == "type"
+
+
+def test_g14_batch_dependence():
+    assert ex.G14.run("batch", training=True, evaluation=False).ok
+    report = ex.G14.experiment()
+    assert report.supports is True
+
+
+def test_g1_experiment_reports_memory_on_request():
+    assert not any("held after" in str(r[0]) for r in ex.G1.experiment().rows)
+    report = ex.G1.experiment(memory=True)
+    assert report.data["saved_bytes_no_grad"] == 0
+    held = {r[0]: r[1] for r in report.rows if "held after" in str(r[0])}
+    assert held["no_grad: memory still held after it (KiB)"] == "< 10"
+    assert held["recording: memory still held after it (KiB)"] > 100
+
+
+@pytest.mark.parametrize("exercise_id", ["G1", "G4", "W5", "W6", "L7", "L8", "L9"])
+def test_experiment_reprs_are_deterministic(exercise_id):
+    require(exercise_id)
+    exercise = ex.registry()[exercise_id]
+    assert repr(exercise.experiment()) == repr(exercise.experiment())
+
+
+@pytest.mark.parametrize("placeholder", [None, ...])
+def test_a_placeholder_prediction_gives_nothing_away(placeholder):
+    result = ex.G14.run("batch", training=placeholder, evaluation=placeholder)
+    feedback = str(result)
+    assert not result.ok
+    assert "nothing to check yet" in feedback
+    assert "engine shows" not in feedback  # the measured answer stays hidden

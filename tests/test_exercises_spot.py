@@ -1,0 +1,217 @@
+"""Spot the error (S1–S6, G10's overwrite, G12's silent mistakes): the buggy snippet as
+shipped is caught and named; a fixed function passes; anything else a learner might
+pass gets a sentence."""
+
+import numpy as np
+import pytest
+
+import autograd_core as ag
+from widgets import exercises as ex
+
+
+def snippet_function(exercise, name):
+    """The function defined by an exercise's buggy snippet."""
+    scope = {"np": np, "ag": ag}
+    exec(exercise.snippet, scope)  # noqa: S102 - our own snippet text
+    return scope[name]
+
+
+# -- fixed versions, written independently of the checks -------------------------------------
+
+
+def s1_fixed(x, y):
+    a = x + y
+    b = np.tanh(x)
+    a_bar, b_bar = b, a
+    return a_bar + b_bar * (1 - b ** 2), a_bar
+
+
+def s1_aliased(x, y):
+    a = x + y
+    b = np.tanh(x)
+    a_bar, b_bar = b, a
+    x_bar = a_bar
+    y_bar = a_bar
+    x_bar += b_bar * (1 - b ** 2)  # also changes y_bar: the same array
+    return x_bar, y_bar
+
+
+def s2_fixed(w, batches):
+    grads = []
+    for x, t in batches:
+        w.grad = None
+        ((x @ w - t) ** 2).mean().backward()
+        grads.append(w.grad.numpy().copy())
+    return grads
+
+
+def s3_fixed(x, n):
+    # forward pass keeping every l_k, then the reverse sweep by hand (no engine needed)
+    ls = [float(x)]
+    for _ in range(n):
+        ls.append(4 * ls[-1] * (1 - ls[-1]))
+    bar = 1.0
+    for l in reversed(ls[:-1]):
+        bar *= 4 - 8 * l
+    return bar
+
+
+def s4_recompute(w, x):
+    ag.tanh(x @ w).sum().backward()
+    g1 = w.grad.numpy().copy()
+    w.grad = None
+    (ag.tanh(x @ w) ** 2).sum().backward()
+    return g1, w.grad.numpy().copy()
+
+
+def s4_retain(w, x):
+    h = ag.tanh(x @ w)
+    h.sum().backward(retain_graph=True)
+    g1 = w.grad.numpy().copy()
+    w.grad = None
+    (h ** 2).sum().backward()
+    return g1, w.grad.numpy().copy()
+
+
+def s4_no_reset(w, x):
+    h = ag.tanh(x @ w)
+    h.sum().backward(retain_graph=True)
+    g1 = w.grad.numpy().copy()
+    (h ** 2).sum().backward()
+    return g1, w.grad.numpy().copy()
+
+
+def s5_fixed(w, x, b, t):
+    return (w * x + b - t) * x
+
+
+def s6_fixed(w1, w2, x):
+    (ag.tanh(x @ w1) @ w2).sum().backward()
+    return w1.grad.numpy(), w2.grad.numpy()
+
+
+def g10_fixed(ids, G, rows):
+    dW = np.zeros((rows, G.shape[1]))
+    np.add.at(dW, ids, G)
+    return dW
+
+
+def g12_fixed(p):
+    n = len(p.x)
+    d3 = (p.z3 - p.target) / n
+    d2 = (d3 @ p.W3) * (1 - p.a2 ** 2)
+    return {"dW2": d2.T @ p.a1, "db2": d2.sum(0), "delta1": (d2 @ p.W2) * (1 - p.a1 ** 2)}
+
+
+# (exercise, check name, the snippet's function name, a fixed function)
+FIXES = [
+    ("S1", "fixed", "grads", s1_fixed),
+    ("S2", "fixed", "gradient_per_batch", s2_fixed),
+    ("S3", "fixed", "derivative", s3_fixed),
+    ("S4", "fixed", "two_losses_grads", s4_recompute),
+    ("S4", "fixed", "two_losses_grads", s4_retain),
+    ("S5", "fixed", "grad_w", s5_fixed),
+    ("S6", "fixed", "gradients", s6_fixed),
+    ("G10", "fix", "embedding_backward", g10_fixed),
+    ("G12", "fixed", "backprop", g12_fixed),
+]
+
+# (exercise, check name, snippet function, {part name: diagnosis} of the snippet as shipped)
+BUGS = [
+    ("S1", "fixed", "grads", {"x_bar": "overwrite", "y_bar": "correct"}),
+    ("S2", "fixed", "gradient_per_batch", {"batch 1": "correct", "batch 2": "not_reset",
+                                           "batch 3": "not_reset"}),
+    ("S3", "fixed", "derivative", {"n = 1": "values", "n = 2": "values", "n = 3": "values",
+                                   "n = 6": "values", "n = 10": "values"}),
+    ("S4", "fixed", "two_losses_grads", {"": "freed"}),
+    ("S5", "fixed", "grad_w", {"dL/dw": "missing_upstream"}),
+    ("S6", "fixed", "gradients", {"g1": "correct", "g2": "correct", "passes": "extra_passes"}),
+    ("G10", "fix", "embedding_backward", {"dW": "overwrite"}),
+    ("G12", "fixed", "backprop", {"dW2": "transpose+batch_factor", "db2": "batch_factor",
+                                  "delta1": "batch_factor+wrong_activation_derivative"}),
+]
+
+
+def parts(result):
+    return {p.name: p.diagnosis for p in (result.parts or (result,))}
+
+
+@pytest.mark.parametrize("exercise_id, check, _, fixed", FIXES,
+                         ids=[f"{f[0]}-{f[3].__name__}" for f in FIXES])
+def test_fixed_function_passes(exercise_id, check, _, fixed):
+    result = ex.registry()[exercise_id].run(check, fixed)
+    assert result.ok, repr(result)
+
+
+@pytest.mark.parametrize("exercise_id, check, name, codes", BUGS, ids=[b[0] for b in BUGS])
+def test_the_snippet_as_shipped_is_caught_and_named(exercise_id, check, name, codes):
+    exercise = ex.registry()[exercise_id]
+    result = exercise.run(check, snippet_function(exercise, name))
+    assert not result.ok
+    assert parts(result) == codes, repr(result)
+
+
+def test_s1_aliasing_is_named():
+    assert parts(ex.S1(s1_aliased)) == {"x_bar": "correct", "y_bar": "aliased"}
+
+
+def test_s4_second_backward_without_reset():
+    assert parts(ex.S4(s4_no_reset)) == {"g1": "correct", "g2": "not_reset"}
+
+
+def test_s3_success_reports_the_blowup():
+    assert "nodes" in ex.S3(s3_fixed).message
+
+
+def test_g12_experiment_names_every_silent_mistake():
+    report = ex.G12.experiment()
+    assert all(row[1] for row in report.rows), "each mistake passes a shape check"
+    assert [row[2] for row in report.rows] == ["transpose", "wrong_activation_derivative",
+                                               "missing_activation_derivative", "batch_factor"]
+
+
+def test_s2_loss_curve_without_reset_stops_following_the_gradient():
+    curves = ex.S2.experiment().data
+    reset, never = curves["reset"], curves["never reset"]
+    assert all(b < a for a, b in zip(reset, reset[1:])), "plain SGD descends"
+    assert never[-1] > reset[-1]
+
+
+def raises_inside(*args):
+    x = args[0]
+    return x.undefined_attribute
+
+
+def returns_one(*args):
+    return np.zeros(3)
+
+
+@pytest.mark.parametrize("exercise_id, check", [(b[0], b[1]) for b in BUGS])
+@pytest.mark.parametrize("given, code", [
+    (None, "raised"), (42, "raised"), ("def grads(x, y): ...", "raised"),
+    (raises_inside, "raised"), (returns_one, None),
+], ids=["None", "int", "source text", "raises", "wrong return"])
+def test_anything_else_gets_a_sentence(exercise_id, check, given, code):
+    result = ex.registry()[exercise_id].run(check, given)
+    assert not result.ok
+    if code:
+        assert result.diagnosis == code
+    assert "Traceback" not in repr(result)
+
+
+def test_the_line_that_raised_is_named():
+    result = ex.S5(raises_inside)
+    assert "AttributeError" in result.message
+    assert "x.undefined_attribute" in result.message
+
+
+def test_learner_arrays_are_private_copies():
+    seen = []
+
+    def keeps(x, y):
+        seen.append(x)
+        x *= 0  # a learner's in-place edit must not reach the check's data
+        return s1_fixed(np.asarray(x) + 0, y)
+
+    ex.S1(keeps)
+    assert ex.S1(s1_fixed).ok

@@ -1,0 +1,144 @@
+"""Backprop bugs to find in G10 (an embedding backward that overwrites repeated ids)
+and G12 (hand-derived mistakes that survive a shape check): each item has a
+derivation check and a spot-the-error check of the learner's fixed function."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import autograd_core as ag
+
+from . import learner, mlp, snippets
+from .context import Mistake
+from .exercise import Exercise, register
+from .gradient import check_gradient
+from .parts import check_named
+from .problems import Problem, rng
+from .report import Report
+from .result import Result
+
+# -- G10: an embedding row used several times ----------------------------------------------------
+
+
+def g10_problem() -> Problem:
+    """A table of 6 rows, ids with row 1 three times, and the upstream gradient G."""
+    g = rng(10)
+    return Problem("out = W[ids] (an embedding lookup); G = dL/dout, one row per id. Row 1 "
+                   "appears three times. Find dW, and row1 = dW[1].", W=g.standard_normal((6, 3)),
+                   ids=np.array([1, 4, 1, 2, 1]), G=g.standard_normal((5, 3)))
+
+
+def _g10_engine(p: Problem) -> np.ndarray:
+    from autograd_core.nn import functional as F
+
+    w = ag.tensor(p.W, requires_grad=True)
+    F.embedding(p.ids, w).backward(p.G)
+    return w.grad.numpy()
+
+
+def _overwritten(p: Problem) -> np.ndarray:
+    dw = np.zeros_like(p.W)
+    dw[p.ids] = p.G  # what an overwriting scatter leaves: the last occurrence wins
+    return dw
+
+
+def check_g10(**answers) -> Result:
+    """``G10(dW=..., row1=...)`` for ``G10.problem()``."""
+    p = g10_problem()
+
+    def run(given):
+        dw = _g10_engine(p)
+        out = []
+        if "dW" in given:
+            out.append(check_gradient(given["dW"], dw, name="dW", of="W", mistakes=[Mistake(
+                _overwritten(p), "Your dW keeps only the last occurrence of each repeated id: "
+                "an overwrite (dW[ids] = G). Repeated ids must add up (scatter-add).",
+                "np.add.at(dW, ids, G) adds every occurrence.", "overwrite")]))
+        if "row1" in given:
+            rows = {f"occurrence {i + 1} (position {k})": p.G[k]
+                    for i, k in enumerate(np.flatnonzero(p.ids == 1))}
+            out.append(check_gradient(given["row1"], dw[1], name="row1", paths=rows))
+        return out
+
+    return check_named(answers, ("dW", "row1"), run)
+
+
+def check_g10_fix(fn=None) -> Result:
+    """``G10.run("fix", embedding_backward)``: your fixed ``embedding_backward(ids, G, rows)``."""
+    p = g10_problem()
+    try:
+        got = learner.call(fn, p.ids.copy(), p.G.copy(), p.W.shape[0],
+                           what="embedding_backward")
+    except learner.LearnerCodeFailed as exc:
+        return learner.failed(exc)
+    return check_gradient(got, _g10_engine(p), name="dW", of="W", mistakes=[Mistake(
+        _overwritten(p), "Still an overwrite: each repeated id keeps only its last row of G.",
+        "np.add.at(dW, ids, G).", "overwrite")])
+
+
+register(Exercise(
+    "G10", "An embedding id repeated in a batch: what gradient does its row get?",
+    "derivation", {"gradients": check_g10, "fix": check_g10_fix}, level="M",
+    problem=g10_problem, snippet=snippets.G10,
+    question="Row 1 of the table is looked up three times. Compute dW and its row 1 from "
+             "G10.problem(): G10(dW=..., row1=...). Then fix the overwriting backward in "
+             "G10.snippet: G10.run('fix', embedding_backward).",
+    hint="Each lookup is a separate use of the same row: the uses' gradients add up.",
+    solution="dW = np.zeros_like(W); np.add.at(dW, ids, G)\nrow1 = G[ids == 1].sum(axis=0)",
+))
+
+
+# -- G12: mistakes that survive a shape check ---------------------------------------------------
+
+
+def check_g12(fn=None) -> Result:
+    """``G12(backprop)``: your fixed ``backprop(p) -> {"dW2", "db2", "delta1"}`` on the
+    square MLP (``G12.problem()``)."""
+    p = mlp.problem(square=True)
+    try:
+        got = learner.call(fn, p, what="backprop")
+    except learner.LearnerCodeFailed as exc:
+        return learner.failed(exc)
+    if not isinstance(got, dict) or set(got) != set(mlp.PARTS):
+        return Result(False, "backprop should return a dict with the keys 'dW2', 'db2' and "
+                             f"'delta1'; it returned {type(got).__name__}"
+                             f"{' with keys ' + str(sorted(got)) if isinstance(got, dict) else ''}"
+                             ".", diagnosis="type")
+    return Result.combine(mlp.check_parts(p, got))
+
+
+def silent_mistakes() -> Report:
+    """Each mistake of G12's snippet: passes a shape check, yet the checker names it."""
+    p = mlp.problem(square=True)
+    n = len(p.x)
+    delta2 = (((p.z3 - p.target) / n) @ p.W3) * (1 - p.a2 ** 2)
+    wrong = {
+        "flipped transpose (dW2 = a1.T @ delta2)": {"dW2": p.a1.T @ delta2},
+        "activation derivative of the wrong layer": {"delta1": (delta2 @ p.W2) * (1 - p.a2 ** 2)},
+        "dropped activation derivative": {"delta1": delta2 @ p.W2},
+        "sum where the loss averaged": {"db2": delta2.sum(0) * n},
+    }
+    rows = []
+    for label, answer in wrong.items():
+        (r,) = mlp.check_parts(p, answer)
+        key = next(iter(answer))
+        rows.append((label, answer[key].shape == mlp.engine_gradients(p)[key].shape,
+                     r.diagnosis))
+    return Report("Mistakes that survive a shape check (square hidden layers)",
+                  "Every one has the right shape; the derivation checker still names it.",
+                  ("mistake", "passes a shape check", "named by the checker as"), rows)
+
+
+register(Exercise(
+    "G12", "Which hand-derived backprop mistakes survive a shape check?", "spot_error",
+    {"fixed": check_g12}, level="S", snippet=snippets.G12, experiment=silent_mistakes,
+    problem=lambda: mlp.problem(square=True),
+    question="G12.snippet derives dW2, db2 and delta1 for the MLP of G5 with square hidden "
+             "layers, so every shape is right, yet three mistakes hide in it. Fix it and check: "
+             "G12(backprop). G12.experiment() shows each mistake passing a shape check.",
+    hint="Check each line against the layout: the loss averages over N; dW2 has W2's layout "
+         "(out, in); delta1 goes back through layer 1's activation.",
+    solution="delta3 = (p.z3 - p.target) / N\ndelta2 = (delta3 @ p.W3) * (1 - p.a2**2)\n"
+             "dW2 = delta2.T @ p.a1\ndb2 = delta2.sum(axis=0)\n"
+             "delta1 = (delta2 @ p.W2) * (1 - p.a1**2)",
+))

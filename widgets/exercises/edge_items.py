@@ -1,0 +1,232 @@
+"""Edge cases E1–E6: unused nodes, literals, sigmoid at 0, flat points, weight tying,
+detach. Each check runs the engine on the case and compares the learner's answer."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import autograd_core as ag
+from autograd_core.graph import capture
+
+from .context import Mistake
+from .exercise import Exercise, register
+from .gradient import check_gradient
+from .parts import check_named, one_answer
+from .predictions import Fact, check_predictions, compare
+from .problems import Problem, rng
+from .result import Result
+
+# -- E1: a node that never reaches the output ------------------------------------------------
+
+
+def check_e1(**predictions) -> Result:
+    """``E1(unused_grad=..., zero_path_grad=...)``: what .grad holds after backward."""
+    x = ag.tensor([1.0, 2.0], requires_grad=True)
+    y = ag.tensor([3.0, -1.0], requires_grad=True)
+    w = ag.tensor([0.5, 0.5], requires_grad=True)
+    ag.tanh(y)  # computed, never used by the loss
+    loss = (x * 2).sum() + (w * 0.0).sum()
+    loss.backward()
+    facts = {
+        "unused_grad": Fact(None if y.grad is None else y.grad.numpy(),
+                            "The sweep never visits a node the loss does not depend on, so the "
+                            "engine leaves its .grad as None (its adjoint is 0, never computed)."),
+        "zero_path_grad": Fact(w.grad.numpy(), "w does reach the loss (times 0), so it is "
+                               "visited and gets an explicit zero gradient.", "number"),
+    }
+    return check_predictions(predictions, facts)
+
+
+register(Exercise(
+    "E1", "A node that never reaches the output", "prediction", {"predict": check_e1},
+    question="x feeds the loss; tanh(y) is computed but never used; w reaches the loss only "
+             "times 0. After backward, what is y.grad, and what is w.grad? "
+             "E1(unused_grad=..., zero_path_grad=...).",
+    hint="The engine's convention: a leaf the sweep never reaches keeps .grad = None; a leaf "
+         "it reaches gets an array, zeros included.",
+    solution="unused_grad=None (never visited), zero_path_grad=[0.0, 0.0] (visited, adjoint 0).",
+))
+
+
+# -- E2: a hard-coded literal ------------------------------------------------------------------
+
+
+def e2_problem() -> Problem:
+    g = rng(62)
+    return Problem("z = 2 * w * x + b with loss = z.sum(). Find dw; is the 2 a graph node with a "
+                   "gradient?", w=g.standard_normal(3), x=g.standard_normal(3),
+                   b=g.standard_normal(3))
+
+
+def check_e2(**answers) -> Result:
+    """``E2(dw=..., literal_gets_gradient=...)`` for ``E2.problem()``."""
+    p = e2_problem()
+
+    def run(given):
+        w = ag.tensor(p.w, requires_grad=True)
+        z = 2 * w * ag.tensor(p.x) + ag.tensor(p.b, requires_grad=True)
+        graph = capture(z.sum())
+        z.sum().backward()
+        constants = [t for t in graph.tensors if t.kind == "constant" and t.label is not None]
+        out = []
+        if "dw" in given:
+            out.append(check_gradient(given["dw"], w.grad, name="dw", of="w", mistakes=[
+                Mistake(p.x, "You dropped the 2: it is a constant factor and stays in the "
+                        "gradient, dw = 2x.", "", "missing_constant")]))
+        if "literal_gets_gradient" in given:
+            labels = ", ".join(t.label for t in constants) or "none"
+            fact = Fact(not constants, "The literal enters the graph as a constant input "
+                        f"(captured constants: {labels}), not a leaf that requires grad: no "
+                        "gradient is computed for it.")
+            out.append(compare("literal_gets_gradient", given["literal_gets_gradient"], fact))
+        return out
+
+    return check_named(answers, ("dw", "literal_gets_gradient"), run)
+
+
+register(Exercise(
+    "E2", "A hard-coded literal (the 2 in z = 2·w·x + b)", "derivation", {"gradients": check_e2},
+    problem=e2_problem,
+    question="In z = 2·w·x + b, find dw from E2.problem() and say whether the literal 2 gets a "
+             "gradient: E2(dw=..., literal_gets_gradient=...).",
+    hint="A literal is a constant: it scales the gradient of w but has none of its own.",
+    solution="dw = 2 * x; literal_gets_gradient=False.",
+))
+
+
+# -- E3: sigmoid's derivative at 0 -----------------------------------------------------------
+
+
+def e3_problem() -> Problem:
+    return Problem("s = sigmoid(z) at z = -10, -2, 0, 2, 10. Find ds/dz at each z.",
+                   z=np.array([-10.0, -2.0, 0.0, 2.0, 10.0]))
+
+
+@one_answer("slopes")
+def check_e3(slopes) -> Result:
+    """``E3(slopes=...)``: sigmoid's derivative at each z of ``E3.problem()``."""
+    p = e3_problem()
+    z = ag.tensor(p.z, requires_grad=True)
+    ag.sigmoid(z).backward(np.ones(5))
+    s = 1 / (1 + np.exp(-p.z))
+    return check_gradient(slopes, z.grad, name="slopes", mistakes=[
+        Mistake(s, "Those are the values σ(z); the slope is σ(z)(1 − σ(z)).", "", "value"),
+        Mistake(1 - s, "That is 1 − σ(z); the slope is σ(z)(1 − σ(z)).", "", "value")])
+
+
+register(Exercise(
+    "E3", "Sigmoid's derivative at z = 0", "derivation", {"slopes": check_e3},
+    problem=e3_problem,
+    question="How steep is the sigmoid at z = 0, and far from 0? E3(slopes=...) for the z of "
+             "E3.problem().",
+    hint="σ'(z) = σ(z)(1 − σ(z)), and σ(0) = 1/2.",
+    solution="s = 1 / (1 + np.exp(-z)); slopes = s * (1 - s)   # 0.25 at 0, ≈ 4.5e-5 at ±10",
+))
+
+
+# -- E4: exactly flat ------------------------------------------------------------------------
+
+
+def e4_problem() -> Problem:
+    g = rng(64)
+    t = g.standard_normal(4)
+    return Problem("L = sum((w - t)**2) evaluated at w = t. Find dL/dw.", w=t.copy(), t=t)
+
+
+@one_answer("dw")
+def check_e4(dw) -> Result:
+    """``E4(dw=...)`` for ``E4.problem()``."""
+    p = e4_problem()
+    w = ag.tensor(p.w, requires_grad=True)
+    ((w - ag.tensor(p.t)) ** 2).sum().backward()
+    return check_gradient(dw, w.grad, name="dw", of="w")
+
+
+register(Exercise(
+    "E4", "A loss exactly flat at the current point", "derivation", {"dw": check_e4},
+    problem=e4_problem,
+    question="At w = t, L = sum((w - t)²) is at its minimum. What gradient does backward return? "
+             "E4(dw=...).",
+    hint="dL/dw = 2(w − t).",
+    solution="dw = np.zeros(4): a stationary point; gradient descent does not move.",
+))
+
+
+# -- E5: a weight shared by two layers ------------------------------------------------------
+
+
+def e5_problem() -> Problem:
+    g = rng(65)
+    x, w, t = g.standard_normal((3, 4)), g.standard_normal((4, 2)), g.standard_normal((3, 4))
+    h = np.tanh(x @ w)
+    return Problem("Weight tying: h = tanh(x @ W) and out = h @ W.T use the same W; "
+                   "loss = sum(out * t). Find dW.", x=x, W=w, t=t, h=h)
+
+
+@one_answer("dW")
+def check_e5(dW) -> Result:  # noqa: N803 - the learner's name for it
+    """``E5(dW=...)`` for ``E5.problem()``."""
+    p = e5_problem()
+
+    def grad(site=None):
+        w = ag.tensor(p.W, requires_grad=True)
+        first = w if site in (None, 1) else w.detach()
+        second = w if site in (None, 2) else w.detach()
+        out = ag.tanh(ag.tensor(p.x) @ first) @ second.T
+        (out * ag.tensor(p.t)).sum().backward()
+        return w.grad.numpy()
+
+    return check_gradient(dW, grad(), name="dW", of="W",
+                          paths={"the first layer (x @ W)": grad(1),
+                                 "the second layer (h @ W.T)": grad(2)})
+
+
+register(Exercise(
+    "E5", "A weight shared by two layers (tying)", "derivation", {"dW": check_e5},
+    problem=e5_problem,
+    question="W is used by two layers. Find dW from E5.problem(): E5(dW=...).",
+    hint="Compute each site's contribution as if the other W were a constant, then add.",
+    solution="out_bar = t\ndW_second = out_bar.T @ h             # from out = h @ W.T\n"
+             "h_bar = out_bar @ W\ndW_first = x.T @ (h_bar * (1 - h**2))\n"
+             "dW = dW_first + dW_second",
+))
+
+
+# -- E6: detach ------------------------------------------------------------------------------
+
+
+def e6_problem() -> Problem:
+    return Problem("y = x * x.detach(), loss = y.sum(). Find dx; does detach change y's value?",
+                   x=rng(66).standard_normal(4))
+
+
+def check_e6(**answers) -> Result:
+    """``E6(dx=..., value_changes=...)`` for ``E6.problem()``."""
+    p = e6_problem()
+
+    def run(given):
+        x = ag.tensor(p.x, requires_grad=True)
+        y = x * x.detach()
+        y.sum().backward()
+        out = []
+        if "dx" in given:
+            out.append(check_gradient(given["dx"], x.grad, name="dx", of="x", mistakes=[
+                Mistake(2 * p.x, "That is d(x²)/dx = 2x: you let the gradient flow through the "
+                        "detached copy too. detach() cuts that path.", "", "through_detach")]))
+        if "value_changes" in given:
+            same = bool(np.array_equal(y.numpy(), p.x * p.x))
+            out.append(compare("value_changes", given["value_changes"],
+                               Fact(not same, "detach() shares the values; it only cuts the "
+                                              "graph.")))
+        return out
+
+    return check_named(answers, ("dx", "value_changes"), run)
+
+
+register(Exercise(
+    "E6", "Detach", "derivation", {"gradients": check_e6}, problem=e6_problem,
+    question="y = x * x.detach(): find dx and say whether detach changes y's value: "
+             "E6(dx=..., value_changes=...).",
+    hint="The detached copy is a constant with x's values.",
+    solution="dx = x (not 2x); value_changes=False.",
+))

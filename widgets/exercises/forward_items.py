@@ -1,0 +1,424 @@
+"""The forward-pass lesson's objectives L1–L9: the learner predicts what the engine
+shows (op order, parameter counts, masks, running statistics, bytes saved, what
+checkpointing and instrumentation report), and the check runs it."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import autograd_core as ag
+from autograd_core.graph import capture, saved_bytes
+
+from .context import Mistake
+from .exercise import Exercise, register
+from .features import engine_feature
+from .gradient import check_gradient
+from .parts import check_named
+from .predictions import Fact, check_predictions
+from .problems import Problem, rng
+from .report import Report
+from .result import Result
+
+
+def _nn():
+    from autograd_core import nn
+
+    return nn
+
+
+# -- L1: a residual block -------------------------------------------------------------------
+
+
+def residual_facts() -> dict:
+    """What the engine shows about ResidualBlock (linear variant, float64)."""
+    nn = _nn()
+    gen = ag.Generator(71)
+    same = nn.ResidualBlock(8, 8, linear=True, dtype=np.float64, generator=gen)
+    wider = nn.ResidualBlock(8, 16, linear=True, dtype=np.float64, generator=gen)
+
+    def count(m):
+        return sum(p.numel() for p in m.parameters()) if m is not None else 0
+
+    merge = count(same) - count(same.body) - count(same.shortcut)
+    x = ag.tensor(rng(71).standard_normal((4, 8)))
+    return {
+        "ops": [op.op for op in capture(same(x)).ops],
+        "ops_with_projection": [op.op for op in capture(wider(x)).ops],
+        "merge_parameters": merge,
+        "projection_same_shape": same.shortcut is not None,
+        "projection_different_shape": wider.shortcut is not None,
+    }
+
+
+def check_l1(**predictions) -> Result:
+    """``L1(ops=[...], merge_parameters=..., projection_same_shape=...,
+    projection_different_shape=...)``."""
+    facts = residual_facts()
+    why = {
+        "ops": Fact(facts["ops"], "F(x) runs first (transform, normalise, activate, transform, "
+                    "normalise), then the shortcut is added.", "sequence"),
+        "merge_parameters": Fact(facts["merge_parameters"], "The merge is a plain addition.",
+                                 "number"),
+        "projection_same_shape": Fact(facts["projection_same_shape"], "Same shapes: the "
+                                      "shortcut is the identity."),
+        "projection_different_shape": Fact(facts["projection_different_shape"], "x cannot be "
+                                           "added to F(x) of another width without a "
+                                           "projection."),
+    }
+    return check_predictions(predictions, why)
+
+
+register(Exercise(
+    "L1", "Trace a residual block y = F(x) + x in execution order", "prediction",
+    {"trace": check_l1},
+    question="For nn.ResidualBlock(8, 8, linear=True) on a batch (8 → 8), list the ops in the "
+             "order they run, how many parameters the merge adds, and whether a projection "
+             "appears for 8 → 8 and for 8 → 16: L1(ops=[...], merge_parameters=..., "
+             "projection_same_shape=..., projection_different_shape=...).",
+    hint="The body is Linear → BatchNorm1d → ReLU → Linear → BatchNorm1d; the merge is +.",
+    solution="ops=['linear', 'batch_norm', 'relu', 'linear', 'batch_norm', 'add'], "
+             "merge_parameters=0, projection_same_shape=False, projection_different_shape=True.",
+))
+
+
+# -- L2: merge by concatenation ------------------------------------------------------------
+
+
+def l2_problem() -> Problem:
+    g = rng(72)
+    return Problem("Two branches merged by concatenation (as in an Inception block): "
+                   "out = cat([a, b], dim=1) with a (2, 3) and b (2, 2); G = dL/dout (2, 5). "
+                   "Find da and db.", a=g.standard_normal((2, 3)), b=g.standard_normal((2, 2)),
+                   G=g.standard_normal((2, 5)))
+
+
+def check_l2(**answers) -> Result:
+    """``L2(da=..., db=...)`` for ``L2.problem()``."""
+    p = l2_problem()
+
+    def run(given):
+        a, b = ag.tensor(p.a, requires_grad=True), ag.tensor(p.b, requires_grad=True)
+        ag.cat([a, b], dim=1).backward(p.G)
+        context = {
+            "da": dict(of="a", mistakes=[Mistake(p.G[:, 2:], "You took the last columns of G; "
+                                                 "a's values sit in the first 3 columns.", "",
+                                                 "wrong_slice")]),
+            "db": dict(of="b", mistakes=[Mistake(p.G[:, :2], "You took the first columns of G; "
+                                                 "b's values sit in the last 2 columns.", "",
+                                                 "wrong_slice")]),
+        }
+        grads = {"da": a.grad, "db": b.grad}
+        return [check_gradient(given[k], grads[k], name=k, **context[k]) for k in grads
+                if k in given]
+
+    return check_named(answers, ("da", "db"), run)
+
+
+register(Exercise(
+    "L2", "Graph motifs: branch and merge by concatenation", "derivation",
+    {"gradients": check_l2}, problem=l2_problem,
+    question="Concatenation merges two branches. In backward, what does each branch get? "
+             "L2(da=..., db=...) for L2.problem().",
+    hint="Each input gets back exactly the columns its values occupied.",
+    solution="da = G[:, :3]; db = G[:, 3:]",
+))
+
+
+# -- L3: define-by-run -------------------------------------------------------------------------
+
+
+def check_l3(**predictions) -> Result:
+    """``L3(ops_positive=..., ops_negative=...)``: how many ops each input records."""
+    define_by_run = engine_feature("autograd_core.experiments", "define_by_run",
+                                   "experiments.define_by_run", "L3")
+    pos, neg = define_by_run((2.5, -0.5))
+    why = "The graph is a record of what ran: one mul, then one tanh per whole unit of |x|."
+    return check_predictions(predictions, {"ops_positive": Fact(len(pos.ops), why, "number"),
+                                           "ops_negative": Fact(len(neg.ops), why, "number")})
+
+
+register(Exercise(
+    "L3", "Static (define-then-run) vs dynamic (define-by-run) graphs", "prediction",
+    {"ops": check_l3},
+    question="y = w_pos·x if x > 0 else w_neg·x, then tanh once per whole unit of |x| (at "
+             "least once). How many ops does the engine record for x = 2.5 and for x = -0.5? "
+             "L3(ops_positive=..., ops_negative=...).",
+    hint="Count what runs for each input: one multiplication, then the tanh calls.",
+    solution="ops_positive=3 (mul, tanh, tanh), ops_negative=2 (mul, tanh).",
+))
+
+
+# -- L4: the program is not the values -------------------------------------------------------
+
+
+def two_runs() -> dict:
+    """The same model (with dropout, training) on two inputs, and twice on one input."""
+    nn = _nn()
+    gen = ag.Generator(74)
+    model = nn.Sequential(nn.Linear(4, 6, dtype=np.float64, generator=gen), nn.Tanh(),
+                          nn.Dropout(0.5, generator=gen))
+    g = rng(74)
+    x1, x2 = ag.tensor(g.standard_normal((3, 4))), ag.tensor(g.standard_normal((3, 4)))
+    runs = [model(x) for x in (x1, x2, x1)]
+    ops = [[op.op for op in capture(r).ops] for r in runs]
+    return {"same_structure": ops[0] == ops[1],
+            "same_values": bool(np.array_equal(runs[0].numpy(), runs[1].numpy())),
+            "same_mask_same_input": bool(np.array_equal(runs[0].numpy() != 0,
+                                                        runs[2].numpy() != 0)),
+            "ops": ops[0]}
+
+
+def check_l4(**predictions) -> Result:
+    """``L4(same_structure=..., same_values=..., same_mask_same_input=...)``."""
+    facts = two_runs()
+    why = {"same_structure": "The program (the ops) is the same for any input of this shape.",
+           "same_values": "The activations are values of one execution: other input, other "
+                          "values.",
+           "same_mask_same_input": "Each call draws a fresh dropout mask, even on the same "
+                                   "input."}
+    return check_predictions(predictions, {k: Fact(facts[k], v) for k, v in why.items()})
+
+
+register(Exercise(
+    "L4", "The graph (program) is not the values of one execution", "prediction",
+    {"predict": check_l4},
+    question="A Linear → Tanh → Dropout model in training mode runs on x1, on x2, and on x1 "
+             "again. Same recorded structure for x1 and x2? Same values? Same dropout mask for "
+             "the two x1 runs? L4(same_structure=..., same_values=..., "
+             "same_mask_same_input=...).",
+    hint="Structure = which ops ran; values = what flowed through them this time.",
+    solution="same_structure=True, same_values=False, same_mask_same_input=False.",
+))
+
+
+# -- L5: training and evaluation run different functions ------------------------------------------
+
+
+def l5_problem() -> Problem:
+    return Problem("Dropout(p=0.25) on ones(1000), and BatchNorm1d(3) (running mean 0, "
+                   "momentum 0.1) after ONE training batch x. Predict the value of a kept unit "
+                   "in training, whether eval() makes dropout the identity, and the running "
+                   "mean after the batch.", x=rng(75).standard_normal((8, 3)) + 2, p=0.25)
+
+
+def check_l5(**predictions) -> Result:
+    """``L5(kept_value=..., eval_identity=..., running_mean=...)`` for ``L5.problem()``."""
+    nn = _nn()
+    p = l5_problem()
+    drop = nn.Dropout(p.p, generator=ag.Generator(75))
+    kept = drop(ag.ones(1000)).numpy()
+    drop.eval()
+    identity = bool(np.array_equal(drop(ag.ones(1000)).numpy(), np.ones(1000)))
+    bn = nn.BatchNorm1d(3, dtype=np.float64)
+    bn(ag.tensor(p.x))
+    facts = {
+        "kept_value": Fact(float(kept[kept != 0][0]), "Kept units are scaled by 1/(1 − p) so "
+                           "that the expected value is unchanged.", "number"),
+        "eval_identity": Fact(identity, "In evaluation dropout is the identity."),
+        "running_mean": Fact(bn.running_mean.numpy(), "running = (1 − momentum)·running + "
+                             "momentum·batch mean, with momentum 0.1.", "number",
+                             {"mistakes": [Mistake(p.x.mean(0), "That is the batch mean "
+                                                   "itself; the running estimate moves only "
+                                                   "10% of the way (momentum 0.1).", "",
+                                                   "momentum")]}),
+    }
+    return check_predictions(predictions, facts)
+
+
+register(Exercise(
+    "L5", "Training and evaluation run different functions by contract", "prediction",
+    {"predict": check_l5}, problem=l5_problem,
+    question="See L5.problem(): L5(kept_value=..., eval_identity=..., running_mean=...).",
+    hint="Dropout keeps the expected value; BatchNorm's running mean moves by momentum.",
+    solution="kept_value = 1 / (1 - 0.25) = 4/3; eval_identity=True; "
+             "running_mean = 0.1 * x.mean(axis=0).",
+))
+
+
+# -- L6: reproducibility ---------------------------------------------------------------------
+
+
+def check_l6(**predictions) -> Result:
+    """``L6(same_seed_same_mask=..., order_changes_sum=...)``."""
+    F = _nn().functional
+    masks = [F.dropout(ag.ones(20), 0.5, generator=ag.Generator(7)).numpy() != 0
+             for _ in range(2)]
+    order = engine_feature("autograd_core.experiments", "summation_order",
+                           "experiments.summation_order", "L6")()
+    facts = {
+        "same_seed_same_mask": Fact(bool(np.array_equal(*masks)), "A generator restarted "
+                                    "from the same seed draws the same numbers."),
+        "order_changes_sum": Fact(order.difference != 0, "Float addition rounds after every "
+                                  f"step: in order vs reversed differ by {order.ulps} float32 "
+                                  "steps."),
+    }
+    return check_predictions(predictions, facts)
+
+
+register(Exercise(
+    "L6", "Reproducibility takes more than a seed", "prediction", {"predict": check_l6},
+    question="Do two dropout calls with Generator(7) each draw the same mask? Does summing the "
+             "same float32 numbers in another order give the same result? "
+             "L6(same_seed_same_mask=..., order_changes_sum=...).",
+    hint="Seeds fix the random numbers; they do not fix the order of float additions.",
+    solution="same_seed_same_mask=True, order_changes_sum=True.",
+))
+
+
+# -- L7: forward values dominate memory ----------------------------------------------------------
+
+
+def chain_saved_bytes(n: int, size: int = 100) -> int:
+    """Bytes saved by a chain of ``n`` tanh ops on a float64 vector of ``size``."""
+    h = ag.tensor(rng(77).standard_normal(size), requires_grad=True)
+    for _ in range(n):
+        h = ag.tanh(h)
+    return saved_bytes(h)
+
+
+def check_l7(**predictions) -> Result:
+    """``L7(saved_10=..., saved_20=...)``: bytes saved by 10 and by 20 tanh on 100 float64."""
+    why = "Each tanh keeps its output: 100 float64 values = 800 bytes per op."
+    return check_predictions(predictions, {
+        "saved_10": Fact(chain_saved_bytes(10), why, "number"),
+        "saved_20": Fact(chain_saved_bytes(20), why, "number")})
+
+
+def memory_breakdown() -> Report:
+    """One training step's memory by kind (parameters, gradients, optimizer, activations)."""
+    step_memory = engine_feature("autograd_core.memory", "training_step_memory",
+                                 "memory.training_step_memory", "L7")
+    nn = _nn()
+    from autograd_core import optim
+
+    gen = ag.Generator(77)
+    rows = []
+    for depth in (2, 4, 8):
+        layers = []
+        for _ in range(depth):
+            layers += [nn.Linear(32, 32, generator=gen), nn.Tanh()]
+        model = nn.Sequential(*layers)
+        x, t = ag.randn(64, 32, generator=gen), ag.randn(64, 32, generator=gen)
+        m = step_memory(model, nn.functional.mse_loss, x, t, optim.Adam(model.parameters()))
+        rows.append((depth, m.parameters, m.gradients, m.optimizer_state, m.activations))
+    return Report("Memory of one training step (bytes), Linear+Tanh layers of width 32, batch 64",
+                  "Retained activations grow with depth and batch; with a batch of 64 they "
+                  "dominate.", ("layers", "parameters", "gradients", "optimizer state",
+                                "retained activations"), rows)
+
+
+register(Exercise(
+    "L7", "Why forward values dominate training memory", "prediction", {"bytes": check_l7},
+    experiment=memory_breakdown,
+    question="A chain of tanh ops on a vector of 100 float64 values: how many bytes are saved "
+             "for backward after 10 ops, and after 20? L7(saved_10=..., saved_20=...).",
+    hint="What does tanh keep for its backward, and how big is it?",
+    solution="saved_10 = 10 * 800 = 8000; saved_20 = 16000: linear in the number of ops.",
+))
+
+
+# -- L8: checkpointing -----------------------------------------------------------------------
+
+
+def checkpointing() -> Report:
+    """Saved bytes and recomputed work with and without checkpointing (engine experiment)."""
+    costs = engine_feature("autograd_core.experiments", "checkpoint_costs",
+                           "gradient checkpointing (experiments.checkpoint_costs)", "L8")
+    results = costs(depths=(4, 16))
+    rows = [(c.depth, c.strategy, c.segments, c.peak_saved_bytes, f"{c.extra_work:.2f}",
+             c.max_grad_difference == 0) for c in results]
+    return Report("Gradient checkpointing: memory for compute",
+                  "About √n segments cut the bytes kept for backward, at the price of "
+                  "recomputing the forward pass of each segment once; the gradients are "
+                  "identical.", ("depth", "strategy", "segments", "peak saved bytes",
+                                 "recomputed / forward work", "identical gradients"),
+                  rows, data={"results": results})
+
+
+def check_l8(**predictions) -> Result:
+    """``L8(gradients_identical=..., saves_less=..., recomputes=...)`` for depth 16, √n
+    segments."""
+    results = checkpointing().data["results"]
+    plain = next(c for c in results if c.depth == 16 and c.strategy == "none")
+    sqrt = next(c for c in results if c.depth == 16 and c.strategy == "sqrt")
+    facts = {
+        "gradients_identical": Fact(sqrt.max_grad_difference == 0, "Recomputation repeats the "
+                                    "same arithmetic on the same values."),
+        "saves_less": Fact(sqrt.peak_saved_bytes < plain.peak_saved_bytes, "Only segment "
+                           "boundaries are kept during the forward pass."),
+        "recomputes": Fact(sqrt.recompute_macs > 0, "Each segment's forward runs again during "
+                           "backward: that is the price."),
+    }
+    return check_predictions(predictions, facts)
+
+
+register(Exercise(
+    "L8", "Gradient checkpointing trades compute for memory", "prediction",
+    {"predict": check_l8}, experiment=checkpointing,
+    question="A 16-layer network checkpointed in √16 = 4 segments: are the gradients identical "
+             "to the plain run? Does it keep fewer bytes for backward? Does it recompute forward "
+             "work? L8(gradients_identical=..., saves_less=..., recomputes=...).",
+    hint="Checkpointing drops activations in the forward pass and recomputes them in backward.",
+    solution="gradients_identical=True, saves_less=True, recomputes=True.",
+))
+
+
+# -- L9: instrument before guessing ------------------------------------------------------------
+
+
+def _instrumentation():
+    """Instrument a small model whose third module produces a NaN (log of a negative)."""
+    instrument = engine_feature("autograd_core.instrument", "instrument",
+                                "forward hooks and instrumentation (instrument.instrument)",
+                                "L9")
+    nn = _nn()
+
+    class Log(nn.Module):
+        def forward(self, x):
+            return ag.log(x)
+
+    gen = ag.Generator(79)
+    model = nn.Sequential(nn.Linear(4, 6, dtype=np.float64, generator=gen), nn.Tanh(), Log(),
+                          nn.Linear(6, 2, dtype=np.float64, generator=gen))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return instrument(model, ag.tensor(rng(79).standard_normal((5, 4))))
+
+
+def instrumented() -> Report:
+    """The instrumentation table of one batch: one row per module call."""
+    table = _instrumentation()
+    op = table.first_nonfinite_op
+    rows = [(r.path or "(model)", r.module, r.shape, r.min, r.max, r.nonfinite)
+            for r in table.rows]
+    where = (f"op {op.op!r} in module {op.module!r} made {op.nonfinite} non-finite values "
+             "from finite inputs" if op else "no op made a non-finite value")
+    return Report("Forward hooks at every module boundary, one batch",
+                  f"First non-finite output: module {table.first_nonfinite!r}; {where}.",
+                  ("module", "type", "output shape", "min", "max", "non-finite"), rows,
+                  data={"table": table})
+
+
+def check_l9(**predictions) -> Result:
+    """``L9(first_nonfinite_module=..., first_nonfinite_op=...)``."""
+    table = _instrumentation()
+    op = table.first_nonfinite_op
+    facts = {
+        "first_nonfinite_module": Fact(table.first_nonfinite, "Hooks at each module boundary "
+                                       "report non-finite outputs; the first one is where to "
+                                       "look."),
+        "first_nonfinite_op": Fact(op.op if op else None, "One level down: the op that turned "
+                                   "finite inputs into NaN."),
+    }
+    return check_predictions(predictions, facts)
+
+
+register(Exercise(
+    "L9", "Instrument the forward pass before guessing", "prediction",
+    {"locate": check_l9}, experiment=instrumented,
+    question="Sequential(Linear, Tanh, Log, Linear) gets NaNs in its output. Which module (its "
+             "index, as a string) produces the first non-finite value, and which op? "
+             "L9(first_nonfinite_module=..., first_nonfinite_op=...). L9.experiment() shows the "
+             "instrumentation table.",
+    hint="tanh outputs lie in (-1, 1); which op is undefined for negative inputs?",
+    solution="first_nonfinite_module='2', first_nonfinite_op='log'.",
+))

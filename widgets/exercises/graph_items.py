@@ -1,0 +1,382 @@
+"""The graph and what backward reads: G1 (recording vs inference), G2 (max/ReLU routing),
+G3 (pooling backward), G4 (the order of the reverse sweep), G11 (what each op saves)."""
+
+from __future__ import annotations
+
+import gc
+import tracemalloc
+import weakref
+
+import numpy as np
+
+import autograd_core as ag
+from autograd_core.engine import backward_steps
+from autograd_core.graph import capture, saved_bytes
+
+from .context import Mistake
+from .exercise import Exercise, register
+from .gradient import check_gradient
+from .parts import check_named, one_answer
+from .predictions import Fact, check_predictions
+from .problems import Problem, distinct, rng
+from .report import Report
+from .result import Result
+
+
+def _functional():
+    from autograd_core.nn import functional
+
+    return functional
+
+
+# -- G1: recording vs inference ---------------------------------------------------------------
+
+
+def _two_layers(x, w1, w2):
+    F = _functional()
+    return F.linear(ag.tanh(F.linear(x, w1)), w2).sum()
+
+
+def recording_vs_inference(memory: bool = False) -> Report:
+    """The same model and input with recording on, and under ``no_grad``; a frozen first
+    layer; and what holding a graph-attached tensor keeps alive. ``memory=True`` adds the
+    peak and held memory of each forward pass, measured with tracemalloc (machine- and
+    NumPy-version-dependent, so not in the default, stored output)."""
+    g = rng(1)
+    data = g.standard_normal((32, 16))
+    w1, w2 = (ag.tensor(g.standard_normal(s), requires_grad=True) for s in ((64, 16), (4, 64)))
+    x = ag.tensor(data, requires_grad=True)
+    recorded = _two_layers(x, w1, w2)
+    with ag.no_grad():
+        inferred = _two_layers(x, w1, w2)
+    try:
+        inferred.backward()
+        error = ""
+    except RuntimeError as exc:
+        error = str(exc).splitlines()[0].rstrip(".")
+    w1.requires_grad = False  # freeze the first layer: recording still happens around it
+    _two_layers(x, w1, w2).backward()
+    frozen_passes = x.grad is not None and w1.grad is None
+    held = _two_layers(ag.tensor(data), ag.tensor(w1.numpy(), requires_grad=True), w2)
+    alive = _saved_arrays(held, keep=(w2,))
+    number = held.item()
+    del held
+    gc.collect()
+    freed = all(ref() is None for ref in alive)
+    facts = {
+        "outputs_equal": bool(np.array_equal(recorded.numpy(), inferred.numpy())),
+        "saved_bytes_recording": saved_bytes(recorded),
+        "saved_bytes_no_grad": saved_bytes(inferred),
+        "backward_after_no_grad_raises": bool(error),
+        "frozen_layer_passes_gradient": frozen_passes,
+        "holding_tensor_keeps_saved": bool(alive),
+        "holding_number_keeps_saved": not freed,
+    }
+    rows = [(k.replace("_", " "), v) for k, v in facts.items()]
+    for mode in ("recording", "no_grad") if memory else ():
+        peak, held_kib = _memory_kib(lambda m=mode: _forward_only(data, w2, m))
+        rows += [(f"{mode}: peak memory during the forward pass (KiB)", peak),
+                 (f"{mode}: memory still held after it (KiB)", held_kib)]
+    return Report("Recording vs not recording, same model and input",
+                  f"Identical outputs; recording keeps {facts['saved_bytes_recording']} bytes "
+                  "for backward, no_grad keeps none, and backward after no_grad fails"
+                  f"{': ' + error if error else ''}. A frozen layer still passes gradient "
+                  f"through; holding the loss tensor (value {number:.4g}) keeps its saved "
+                  "tensors alive, holding loss.item() does not.",
+                  ("fact", "engine"), rows, data=facts, supports=facts["saved_bytes_no_grad"] == 0)
+
+
+def _forward_only(data, w2, mode: str):
+    """A forward pass on a 16x larger batch, keeping only its (scalar) output."""
+    big = np.tile(data, (16, 1))
+    w1 = ag.tensor(rng(10).standard_normal((64, 16)), requires_grad=True)
+    if mode == "no_grad":
+        with ag.no_grad():
+            return _two_layers(ag.tensor(big), w1, w2)
+    return _two_layers(ag.tensor(big), w1, w2)
+
+
+def _memory_kib(run) -> tuple:
+    """(peak while ``run()`` runs, memory still held while its result is kept), traced by
+    tracemalloc, in KiB to two significant digits (so stored outputs stay stable)."""
+    started = not tracemalloc.is_tracing()
+    if started:
+        tracemalloc.start()
+    gc.collect()
+    tracemalloc.reset_peak()
+    base = tracemalloc.get_traced_memory()[0]
+    result = run()
+    current, peak = tracemalloc.get_traced_memory()
+    del result
+    if started:
+        tracemalloc.stop()
+    kib = [max(v - base, 0) / 1024 for v in (peak, current)]
+    return tuple("< 10" if k < 10 else float(f"{k:.2g}") for k in kib)
+
+
+def _saved_arrays(output, keep=()) -> list:
+    """Weak references to the arrays the graph behind ``output`` saved (except the data of
+    the tensors in ``keep``, which the program holds anyway)."""
+    kept = {id(t.numpy().base) for t in keep}
+    refs = []
+    for op in (output.grad_fn,) if output.grad_fn else ():
+        stack, seen = [op], set()
+        while stack:
+            node = stack.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            refs += [weakref.ref(s.array) for s in node.saved.values()
+                     if isinstance(s.array, np.ndarray) and id(s.array) not in kept]
+            stack += [e for e in node.edges if e is not None and hasattr(e, "saved")]
+    return refs
+
+
+_G1_EXPLAIN = {
+    "outputs_equal": "Recording changes what is kept, not the arithmetic.",
+    "saved_bytes_recording": "Each op keeps exactly what its backward reads (here the linear "
+                             "layers' inputs and weights and tanh's output).",
+    "saved_bytes_no_grad": "Under no_grad nothing is recorded, so nothing is kept.",
+    "backward_after_no_grad_raises": "There is no recorded graph to go back through.",
+    "frozen_layer_passes_gradient": "Freezing (requires_grad=False) only stops the weight's own "
+                                    "gradient; earlier tensors still get theirs through it.",
+    "holding_tensor_keeps_saved": "A graph-attached tensor references its graph, and the "
+                                  "graph references every saved array.",
+    "holding_number_keeps_saved": "A Python float has no graph.",
+}
+
+
+def check_g1(**predictions) -> Result:
+    """``G1(outputs_equal=..., saved_bytes_no_grad=..., ...)``: predict what the engine shows."""
+    facts = recording_vs_inference().data
+    kinds = {"saved_bytes_recording": "number", "saved_bytes_no_grad": "number"}
+    return check_predictions(predictions, {k: Fact(v, _G1_EXPLAIN[k], kinds.get(k, "exact"))
+                                           for k, v in facts.items()})
+
+
+register(Exercise(
+    "G1", "Why a training forward pass keeps intermediates and inference can drop them",
+    "prediction", {"predict": check_g1}, level="J", experiment=recording_vs_inference,
+    question="Predict, for the same model and input: outputs_equal (recording vs no_grad), "
+             "saved_bytes_no_grad, backward_after_no_grad_raises, frozen_layer_passes_gradient, "
+             "holding_tensor_keeps_saved, holding_number_keeps_saved. Then run "
+             "G1.experiment().",
+    hint="Backward needs forward values (inputs of linear layers, outputs of tanh). Who needs "
+         "them when no backward will ever run?",
+    solution="outputs_equal=True, saved_bytes_no_grad=0, backward_after_no_grad_raises=True, "
+             "frozen_layer_passes_gradient=True, holding_tensor_keeps_saved=True, "
+             "holding_number_keeps_saved=False.",
+))
+
+
+# -- G2: elementwise max and ReLU ---------------------------------------------------------
+
+
+def g2_problem() -> Problem:
+    """a, b with one tie (index 2), x for ReLU with an exact 0 (index 1), upstream G."""
+    g = rng(2)
+    a, b = g.standard_normal(5), g.standard_normal(5)
+    b[2] = a[2]
+    x = g.standard_normal(5)
+    x[1] = 0.0
+    return Problem("m = maximum(a, b) elementwise and r = relu(x); G = dL/dm = dL/dr. Find da, "
+                   "db (note the tie at index 2) and dx (note x[1] = 0).", a=a, b=b, x=x,
+                   G=g.standard_normal(5) + 2)
+
+
+def check_g2(**answers) -> Result:
+    """``G2(da=..., db=..., dx=...)`` for ``G2.problem()``."""
+    p = g2_problem()
+
+    def run(given):
+        a, b, x = (ag.tensor(p[k], requires_grad=True) for k in ("a", "b", "x"))
+        ag.maximum(a, b).backward(p.G)
+        ag.relu(x).backward(p.G)
+        win_a = (p.a > p.b) * 1.0
+        tie = p.a == p.b
+        full_tie = "At the tie (index 2) you gave each side the whole gradient; the engine " \
+                   "splits it equally (half each), so the total sent back still equals G."
+        context = {
+            "da": dict(of="a", upstream=p.G, mistakes=[
+                Mistake(p.G * (win_a + tie), full_tie, "", "tie_convention"),
+                Mistake(p.G * win_a, "At the tie you gave a nothing; the engine's convention "
+                        "splits a tie equally.", "", "tie_convention")]),
+            "db": dict(of="b", upstream=p.G, mistakes=[
+                Mistake(p.G * (1 - win_a), "At the tie you gave b the whole gradient; the "
+                        "engine splits a tie equally.", "", "tie_convention"),
+                Mistake(p.G * (p.b > p.a), "At the tie you gave b nothing; the engine splits "
+                        "a tie equally.", "", "tie_convention")]),
+            "dx": dict(of="x", upstream=p.G, mistakes=[
+                Mistake(p.G * (p.x >= 0), "At x = 0 you passed the gradient; the engine's ReLU "
+                        "uses gradient 0 at 0 (its mask is x > 0).", "", "relu_at_zero")]),
+        }
+        grads = {"da": a.grad, "db": b.grad, "dx": x.grad}
+        return [check_gradient(given[k], grads[k], name=k, **context[k]) for k in grads
+                if k in given]
+
+    return check_named(answers, ("da", "db", "dx"), run)
+
+
+register(Exercise(
+    "G2", "How an elementwise max (ReLU) routes the gradient", "derivation",
+    {"gradients": check_g2}, level="J", problem=g2_problem,
+    question="Where does the gradient of m = maximum(a, b) go, and the gradient of relu(x)? "
+             "Compute da, db, dx from G2.problem() and check: G2(da=..., db=..., dx=...).",
+    hint="The winner gets the upstream gradient, the loser exactly 0. This engine splits a tie "
+         "half and half; ReLU's gradient at exactly 0 is 0.",
+    solution="da = G * ((a > b) + 0.5 * (a == b)); db = G * ((b > a) + 0.5 * (a == b));\n"
+             "dx = G * (x > 0)   # ReLU is a 0/1 mask",
+))
+
+
+# -- G3: pooling backward -----------------------------------------------------------------
+
+
+def g3_problem() -> Problem:
+    """A 4x4 image (distinct values: no ties) and the upstream gradient of a 2x2 pool."""
+    g = rng(3)
+    return Problem("y = max_pool2d(x, 2) and z = avg_pool2d(x, 2) on one 4x4 channel (shape "
+                   "(1, 1, 4, 4)); G = dL/dy = dL/dz, shape (1, 1, 2, 2). Find dx_max and "
+                   "dx_avg.", x=distinct(g, 1, 1, 4, 4), G=g.standard_normal((1, 1, 2, 2)) + 1)
+
+
+def check_g3(**answers) -> Result:
+    """``G3(dx_max=..., dx_avg=...)`` for ``G3.problem()``."""
+    p = g3_problem()
+
+    def run(given):
+        F = _functional()
+        x1, x2 = (ag.tensor(p.x, requires_grad=True) for _ in range(2))
+        F.max_pool2d(x1, 2).backward(p.G)
+        F.avg_pool2d(x2, 2).backward(p.G)
+        spread = np.repeat(np.repeat(p.G, 2, axis=2), 2, axis=3)
+        context = {
+            "dx_max": dict(of="x", mistakes=[
+                Mistake(spread / 4, "You spread the gradient evenly over each window, as average "
+                        "pooling does; max pooling sends all of it to the window's maximum.",
+                        "Find the argmax of each window.", "pool_spread"),
+                Mistake(spread, "You gave every input of the window the whole gradient; only "
+                        "the maximum gets it, the others get 0.", "", "pool_spread")]),
+            "dx_avg": dict(of="x", mistakes=[
+                Mistake(spread, "You gave each input the whole upstream gradient; each of the "
+                        "k² = 4 inputs of a 2x2 window gets 1/4 of it.", "", "missing_1_over_k2"),
+                Mistake(x1.grad.numpy(), "That is max pooling's gradient; average pooling gives "
+                        "every input of the window 1/k² of it.", "", "pool_max")]),
+        }
+        grads = {"dx_max": x1.grad, "dx_avg": x2.grad}
+        return [check_gradient(given[k], grads[k], name=k, **context[k]) for k in grads
+                if k in given]
+
+    return check_named(answers, ("dx_max", "dx_avg"), run)
+
+
+register(Exercise(
+    "G3", "Max pooling vs average pooling in backward", "derivation", {"gradients": check_g3},
+    level="J", problem=g3_problem,
+    question="For 2x2 pooling with stride 2, where does the upstream gradient go? Compute dx_max "
+             "and dx_avg from G3.problem(): G3(dx_max=..., dx_avg=...).",
+    hint="Max: the whole upstream value to the argmax of each window, 0 elsewhere. Average: "
+         "each of the k² inputs gets 1/k² of it.",
+    solution="windows = x.reshape(2, 2, 2, 2).transpose(0, 2, 1, 3)   # (row, col, i, j)\n"
+             "mask = windows == windows.max(axis=(2, 3), keepdims=True)\n"
+             "dx_max = (mask * G[0, 0][:, :, None, None]).transpose(0, 2, 1, 3).reshape(1, 1, "
+             "4, 4)\n"
+             "dx_avg = np.repeat(np.repeat(G, 2, axis=2), 2, axis=3) / 4",
+))
+
+
+# -- G4: the order of the reverse sweep --------------------------------------------------------
+
+
+def _g4_program():
+    x = ag.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    w = ag.tensor([1.5, 0.5, -0.5], requires_grad=True)
+    a = x * w
+    c = a + ag.tanh(a)  # a feeds two ops: tanh and add
+    return c.sum()
+
+
+def backward_order() -> Report:
+    """The ops in recording order and in the order backward visits them."""
+    loss = _g4_program()
+    forward = [op.op for op in capture(loss).ops]
+    steps = list(backward_steps(loss))
+    rows = [(s.index, s.node.op.name, ", ".join(s.reads) or "-",
+             sum(x.accumulated for x in s.sent)) for s in steps]
+    return Report("a = x * w;  c = a + tanh(a);  loss = c.sum()",
+                  f"Recorded in the order {forward}; backward visits "
+                  f"{[r[1] for r in rows]}: each node only after every consumer of its output "
+                  "(mul after both tanh and add).",
+                  ("step", "op", "reads", "accumulated sends"), rows,
+                  data={"forward": forward, "backward": [r[1] for r in rows]})
+
+
+@one_answer("order")
+def check_g4(order) -> Result:
+    """``G4(order=[...])``: the op names in the order backward visits them."""
+    data = backward_order().data
+    fact = Fact(data["backward"], "Backward visits a node only after every op that consumed "
+                "its output: reverse topological order.", "sequence")
+    return check_predictions({"order": order} if order is not None else {}, {"order": fact})
+
+
+register(Exercise(
+    "G4", "The recorded DAG and the order backward replays it", "prediction",
+    {"order": check_g4}, level="M", experiment=backward_order,
+    question="For a = x * w; c = a + tanh(a); loss = c.sum(), in what order does backward "
+             "visit the ops? G4(order=['...', ...]) with the op names mul, tanh, add, sum.",
+    hint="A node can only send its gradient on once it has received everything: after all of "
+         "its consumers.",
+    solution="['sum', 'add', 'tanh', 'mul']",
+))
+
+
+# -- G11: what each op saves ------------------------------------------------------------
+
+
+_ROLES = {"linear": ("input", "weight", "bias")}
+
+
+def saved_roles() -> dict[str, frozenset]:
+    """For linear, tanh, relu and add: which values each op saved for backward."""
+    F = _functional()
+    g = rng(11)
+    x = ag.tensor(g.standard_normal((4, 3)), requires_grad=True)
+    w = ag.tensor(g.standard_normal((5, 3)), requires_grad=True)
+    b = ag.tensor(g.standard_normal(5), requires_grad=True)
+    h = ag.tanh(F.linear(x, w, b))
+    out = ag.relu(h) + h
+    roles: dict[str, set] = {}
+    for op in capture(out).ops:
+        found = roles.setdefault(op.op, set())
+        for s in op.saved:
+            if s.tensor == op.output:
+                found.add("output")
+            elif s.tensor in op.inputs:
+                found.add(_ROLES.get(op.op, ("input",) * 3)[op.inputs.index(s.tensor)])
+            else:
+                found.add("mask" if s.dtype == "bool" else "own array")
+    return {k: frozenset(v) for k, v in roles.items()}
+
+
+def check_g11(**predictions) -> Result:
+    """``G11(linear={...}, tanh={...}, relu={...}, add={...})`` with words from input, weight,
+    output, mask (an empty set or "nothing" for none)."""
+    roles = saved_roles()
+    why = {"linear": "dW needs the input and dx needs the weight.",
+           "tanh": "tanh' = 1 - tanh², so the output is enough.",
+           "relu": "Only the sign matters: a 0/1 mask.",
+           "add": "The gradient of a sum is copied as is: nothing to remember."}
+    facts = {op: Fact(set(roles[op]), why[op], "set") for op in ("linear", "tanh", "relu", "add")}
+    return check_predictions(predictions, facts)
+
+
+register(Exercise(
+    "G11", "linear → tanh → linear: what each op saves for its backward", "prediction",
+    {"saved": check_g11}, level="S",
+    question="Which values does each op keep for its backward? Answer with words from input, "
+             "weight, output, mask (or nothing): G11(linear={...}, tanh={...}, relu={...}, "
+             "add={...}).",
+    hint="Write each op's backward rule and list what it reads besides g.",
+    solution="linear: {'input', 'weight'}; tanh: {'output'}; relu: {'mask'}; add: nothing.",
+))

@@ -1,0 +1,242 @@
+"""Layer-level items: the bias gradient's shape (G8), why a broadcast bias gets a summed
+gradient (G9), and batch norm's input gradient and its dependence on the batch (G14)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import autograd_core as ag
+from autograd_core.engine import backward_steps
+
+from . import words
+from .context import Mistake
+from .exercise import Exercise, register
+from .gradient import check_gradient
+from .parts import one_answer
+from .predictions import Fact, check_predictions
+from .problems import Problem, rng
+from .report import Report
+from .result import Result
+
+
+def _functional():
+    from autograd_core.nn import functional
+
+    return functional
+
+
+# -- G8: shape of the bias gradient -----------------------------------------------------------
+
+
+def g8_engine_shape(batch: int = 64, units: int = 128) -> tuple:
+    """Run a Linear layer on a batch and return the shape of the bias gradient."""
+    g = rng(8)
+    b = ag.tensor(np.zeros(units), requires_grad=True)
+    x, w = ag.tensor(g.standard_normal((batch, 32))), ag.tensor(g.standard_normal((units, 32)))
+    _functional().linear(x, w, b).mean().backward()
+    return tuple(b.grad.shape)
+
+
+@one_answer("shape")
+def check_g8(shape) -> Result:
+    """``G8(shape=...)``: the shape of the bias gradient for a batch of 64, 128 units."""
+    if shape is None:
+        return Result(False, "Give your answer as G8(shape=(...)).", diagnosis="none")
+    right = g8_engine_shape()
+    given = _shape_of(shape)
+    if given is None:
+        return Result(False, f"{shape!r} is not a shape; write it as a tuple of sizes, e.g. "
+                             "(3, 4).", name="shape", diagnosis="type")
+    if given == right:
+        return Result(True, f"Right: {words.shape(right)}, one entry per unit; the batch axis is "
+                            "summed away because every example uses the same bias.", name="shape")
+    says = {
+        (64, 128): ("That is the shape of the layer's output (one row per example). The bias is "
+                    "shared by all 64 examples, so its gradient adds up their 64 rows.",
+                    "missing_broadcast_sum"),
+        (1, 128): ("Right values, but a gradient has exactly its parameter's shape: (128,), "
+                   "not (1, 128).", "reshape"),
+        (64,): ("That sums over the units instead of over the batch: there is one bias per "
+                "unit, so one gradient entry per unit.", "wrong_axis"),
+        (128, 64): ("That is the transpose of the output's shape; the bias has one entry per "
+                    "unit.", "shape"),
+    }
+    sentence, code = says.get(given, (f"The gradient has the shape of the bias, "
+                                      f"{words.shape(right)}.", "shape"))
+    return Result(False, f"You said {words.shape(given)}. {sentence}", name="shape",
+                  diagnosis=code)
+
+
+def _shape_of(value):
+    if isinstance(value, int | np.integer):
+        return (int(value),)
+    if isinstance(value, list | tuple) and all(isinstance(v, int | np.integer) for v in value):
+        return tuple(int(v) for v in value)
+    return None
+
+
+register(Exercise(
+    "G8", "Batch of 64, 128-unit layer: the shape of the bias gradient", "prediction",
+    {"shape": check_g8}, level="J",
+    question="A Linear layer with 128 units gets a batch of 64 examples. What is the shape of "
+             "the bias gradient, and why? G8(shape=...).",
+    hint="A gradient has the shape of its parameter. How many biases does the layer have?",
+    solution="(128,): the bias is added to every example (broadcast over the batch), so its "
+             "gradient sums the 64 per-example gradients.",
+))
+
+
+# -- G9: why a broadcast bias gets a summed gradient --------------------------------------------
+
+
+def g9_problem() -> Problem:
+    """z = x @ W.T + b for a batch of 5; G = dL/dz."""
+    g = rng(9)
+    return Problem("z = x @ W.T + b, with b (4,) broadcast over the batch of 5 rows; G = dL/dz "
+                   "(5, 4). Find db = dL/db.", x=g.standard_normal((5, 3)),
+                   W=g.standard_normal((4, 3)), b=g.standard_normal(4),
+                   G=g.standard_normal((5, 4)))
+
+
+def _g9_steps(p: Problem):
+    b = ag.tensor(p.b, requires_grad=True)
+    z = ag.tensor(p.x) @ ag.tensor(p.W).T + b  # an explicit add node shows the unbroadcast
+    for step in backward_steps(z, p.G):
+        for sent in step.sent:
+            if sent.target is b:
+                return sent, b
+    raise AssertionError("the bias received no gradient")  # pragma: no cover
+
+
+@one_answer("db")
+def check_g9(db) -> Result:
+    """``G9(db=...)`` for ``G9.problem()``."""
+    p = g9_problem()
+    sent, b = _g9_steps(p)
+    return check_gradient(db, b.grad, name="db", of="b", batch_size=p.x.shape[0])
+
+
+@one_answer("shape")
+def check_g9_unbroadcast(shape) -> Result:
+    """``G9.run("unbroadcast", shape=...)``: the shape the engine sums b's gradient down from."""
+    sent, _ = _g9_steps(g9_problem())
+    fact = Fact(tuple(sent.unbroadcast_from), "The add rule hands b a gradient with the shape "
+                f"of z, {words.shape(sent.unbroadcast_from)}; the engine sums it over the "
+                "broadcast axis back to b's shape (4,). The stepper shows this step.", "shape")
+    return check_predictions({"shape": shape} if shape is not None else {}, {"shape": fact})
+
+
+register(Exercise(
+    "G9", "Why a broadcast bias gets a gradient summed over the batch", "derivation",
+    {"db": check_g9, "unbroadcast": check_g9_unbroadcast}, level="M", problem=g9_problem,
+    question="The bias b is broadcast (copied) to every row of the batch. Compute db from "
+             "G9.problem() (G9(db=...)), then predict the shape the engine's add rule hands "
+             "back before it un-broadcasts: G9.run('unbroadcast', shape=...).",
+    hint="Each copy of b receives its own row of G; the copies are the same variable.",
+    solution="db = G.sum(axis=0): the backward of a copy is a sum. The add rule returns G "
+             "itself, shape (5, 4), and the engine sums it to (4,).",
+))
+
+
+# -- G14: batch norm ---------------------------------------------------------------------------
+
+
+def g14_problem() -> Problem:
+    """A batch of 6 with 3 features, γ, β and the upstream gradient G."""
+    g = rng(14)
+    return Problem("y = batch_norm(x) in training mode: x̂ = (x - mean) / sqrt(var + eps) with "
+                   "the batch's mean and (biased) variance per feature, y = gamma * x̂ + beta. "
+                   "G = dL/dy. Find dx.", x=g.standard_normal((6, 3)) * 2 + 1,
+                   gamma=g.standard_normal(3), beta=g.standard_normal(3),
+                   G=g.standard_normal((6, 3)), eps=1e-5)
+
+
+def _bn_dx(p: Problem, *, unbiased: bool = False) -> np.ndarray:
+    """The engine's dx: functional.batch_norm, or batch norm built from engine ops with
+    the unbiased variance (to recognise that mistake)."""
+    x = ag.tensor(p.x, requires_grad=True)
+    gamma, beta = ag.tensor(p.gamma), ag.tensor(p.beta)
+    if unbiased:
+        y = gamma * (x - x.mean(dim=0)) / ag.sqrt(x.var(dim=0, correction=1) + p.eps) + beta
+    else:
+        y = _functional().batch_norm(x, None, None, gamma, beta, training=True, eps=p.eps)
+    y.backward(p.G)
+    return x.grad.numpy()
+
+
+@one_answer("dx")
+def check_g14(dx) -> Result:
+    """``G14(dx=...)`` for ``G14.problem()``."""
+    p = g14_problem()
+    inv = 1 / np.sqrt(p.x.var(axis=0) + p.eps)
+    xhat = (p.x - p.x.mean(axis=0)) * inv
+    dxhat = p.G * p.gamma
+    mistakes = [
+        Mistake(inv * (dxhat - dxhat.mean(0)), "Your dx has the path through the mean but not "
+                "the one through the variance: the variance also depends on every input.",
+                "Add the term - x̂ · mean(dx̂ · x̂) inside the bracket.", "batchnorm_no_variance"),
+        Mistake(inv * (dxhat - xhat * (dxhat * xhat).mean(0)), "Your dx has the path through "
+                "the variance but not the one through the mean.", "Subtract mean(dx̂) inside "
+                "the bracket.", "batchnorm_no_mean"),
+        Mistake(inv * (p.G - p.G.mean(0) - xhat * (p.G * xhat).mean(0)), "Your dx forgets γ: "
+                "the gradient reaching x̂ is G * gamma.", "dx̂ = G * gamma.", "missing_gamma"),
+        Mistake(_bn_dx(p, unbiased=True), "Your dx normalises with the unbiased variance "
+                "(divided by N - 1); batch norm uses the biased one (divided by N).",
+                "Use x.var(axis=0) (NumPy's default ddof=0).", "unbiased_variance"),
+    ]
+    return check_gradient(dx, _bn_dx(p), name="dx", of="x", naive=dxhat * inv,
+                          batch_size=p.x.shape[0], mistakes=mistakes)
+
+
+def batch_dependence() -> Report:
+    """One sample, two different sets of batch-mates: its input gradient in training and in
+    evaluation mode (running statistics)."""
+    F = _functional()
+    g = rng(140)
+    sample = g.standard_normal((1, 3))
+    mates = [g.standard_normal((5, 3)), g.standard_normal((5, 3)) * 3 + 1]
+    weights = g.standard_normal((6, 3))  # loss = sum(y * weights): a fixed upstream gradient
+    rows, grads = [], {}
+    for training in (True, False):
+        row_grads = []
+        for others in mates:
+            x = ag.tensor(np.concatenate([sample, others]), requires_grad=True)
+            mean, var = ag.zeros(3), ag.ones(3)
+            y = F.batch_norm(x, mean, var, training=training)
+            (y * ag.tensor(weights)).sum().backward()
+            row_grads.append(x.grad.numpy()[0])
+        diff = float(np.max(np.abs(row_grads[0] - row_grads[1])))
+        mode = "training" if training else "evaluation"
+        grads[mode] = row_grads
+        rows.append((mode, diff, diff > 1e-9))
+    return Report("BatchNorm: the same sample with two different sets of batch-mates",
+                  "In training mode the sample's gradient changes with its batch-mates (they "
+                  "set the mean and variance); in evaluation mode (running statistics, "
+                  "constants) it does not.",
+                  ("mode", "max |dx₀(batch A) − dx₀(batch B)|", "depends on the batch"),
+                  rows, data=grads, supports=rows[0][2] and not rows[1][2])
+
+
+def check_g14_batch(**predictions) -> Result:
+    """``G14.run("batch", training=..., evaluation=...)``: does the gradient depend on the batch?"""
+    report = batch_dependence()
+    facts = {mode: Fact(depends, f"Measured: {report.summary}") for mode, _, depends in
+             report.rows}
+    return check_predictions(predictions, facts)
+
+
+register(Exercise(
+    "G14", "Why BatchNorm makes one sample's input gradient depend on the batch",
+    "derivation", {"dx": check_g14, "batch": check_g14_batch}, level="S", problem=g14_problem,
+    experiment=batch_dependence,
+    question="Derive batch norm's input gradient in training mode (G14(dx=...) on "
+             "G14.problem()), then predict whether one sample's gradient depends on its "
+             "batch-mates in each mode: G14.run('batch', training=..., evaluation=...).",
+    hint="The mean and the variance are computed from the whole batch, so each input reaches "
+         "the loss through x̂ directly, through the mean, and through the variance.",
+    solution="inv = 1 / np.sqrt(x.var(0) + eps); xhat = (x - x.mean(0)) * inv\n"
+             "dxhat = G * gamma\n"
+             "dx = inv * (dxhat - dxhat.mean(0) - xhat * (dxhat * xhat).mean(0))\n"
+             "Training: depends on the batch (True); evaluation: running statistics are "
+             "constants, so it does not (False).",
+))

@@ -1,0 +1,68 @@
+"""Running a learner's function and turning anything it raises into a sentence.
+
+A learner's fixed snippet or custom op may raise anything. The check must not
+show a traceback: it says which exception, its message, and the line of the
+learner's code it came from.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+
+from .result import Result
+
+_OURS = (str(Path(__file__).resolve().parent.parent.parent / "autograd_core"),
+         str(Path(__file__).resolve().parent))
+
+
+class LearnerCodeFailed(Exception):
+    """The learner's code raised; ``sentence`` says what and where, ``error`` is the original."""
+
+    def __init__(self, sentence: str, error: BaseException):
+        super().__init__(sentence)
+        self.sentence, self.error = sentence, error
+
+
+def where_it_failed(error: BaseException) -> str:
+    """'line 3 of your code: `return g * s`' for the innermost frame outside the engine."""
+    frames = traceback.extract_tb(error.__traceback__)
+    theirs = [f for f in frames if not f.filename.startswith(_OURS) and "numpy" not in
+              f.filename]
+    if not theirs:
+        return ""
+    f = theirs[-1]
+    code = f" `{f.line.strip()}`" if f.line else ""
+    return f" (in {f.name}, line {f.lineno}:{code})"
+
+
+def describe(error: BaseException) -> str:
+    """``TypeError: unsupported operand...`` on one line, at most 200 characters."""
+    message = str(error).splitlines()[0] if str(error) else ""
+    text = f"{type(error).__name__}: {message}" if message else type(error).__name__
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def call(fn: Callable, *args, what: str = "", **kwargs):
+    """``fn(*args, **kwargs)``, or ``LearnerCodeFailed`` with a sentence if it raises.
+    ``what`` names the function in the sentence (e.g. "grads")."""
+    what = f"your function `{what}`" if what else "your function"
+    if not callable(fn):
+        raise LearnerCodeFailed(f"{what} should be a function, but it is "
+                                f"{type(fn).__name__} ({fn!r:.40}).", TypeError())
+    try:
+        return fn(*args, **kwargs)
+    except NotImplementedError as error:
+        raise LearnerCodeFailed(f"{what} raised NotImplementedError: it is not written yet"
+                                f"{where_it_failed(error)}.", error) from None
+    except Exception as error:  # anything a learner's code raises becomes feedback
+        raise LearnerCodeFailed(f"{what} raised {describe(error)}{where_it_failed(error)}.",
+                                error) from None
+
+
+def failed(exc: LearnerCodeFailed, name: str = "", hint: str = "") -> Result:
+    """The Result for code that raised."""
+    return Result(False, exc.sentence[:1].upper() + exc.sentence[1:], name=name,
+                  diagnosis="raised", hint=hint or "Run your function on its own in a cell to "
+                                                   "see the full traceback.")

@@ -1,0 +1,133 @@
+"""Diagnosing an answer of the wrong shape: which transposition or reduction fixes it.
+
+A gradient always has the shape of the tensor it belongs to. When an answer does
+not, the cheapest useful feedback is the operation that would give the right
+shape *and* the right values: a transpose, summing the batch axis away (the
+backward of a broadcast), dropping a size-1 axis.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from autograd_core.engine import sum_to
+
+from . import words
+from .context import Context
+from .diagnosis import Diagnosis
+from .tolerance import close
+
+_SAME_SHAPE_HINT = ("A gradient always has exactly the shape of the tensor it is the gradient "
+                    "of: dL/dW has W's shape.")
+
+
+def diagnose_shape(answer: np.ndarray, expected: np.ndarray, ctx: Context) -> Diagnosis:
+    """Why ``answer`` has the wrong shape, and what would fix it (shapes differ)."""
+    name, tol = ctx.name, ctx.tol
+    want = words.shape(expected.shape)
+    got = words.shape(answer.shape)
+    whose = f"the shape of {ctx.of}" if ctx.of else "the shape of the tensor it belongs to"
+    if answer.ndim == 0:
+        return Diagnosis("scalar", f"{name} is a single number, but the gradient has shape "
+                                   f"{want} ({whose}): one entry per entry of that tensor.",
+                         _SAME_SHAPE_HINT)
+    if expected.ndim == 0:
+        if close(np.sum(answer), expected, tol):
+            return Diagnosis("missing_reduction",
+                             f"{name} has shape {got}, but the gradient is a single number; "
+                             "summing your array gives exactly the right value.",
+                             "The output was reduced to one number, so add up the entries.")
+        return Diagnosis("shape", f"{name} has shape {got}, but the gradient is a single "
+                                  "number.", _SAME_SHAPE_HINT)
+    found = (_permuted(answer, expected, ctx) or _reshaped(answer, expected, ctx)
+             or _reduced(answer, expected, ctx))
+    if found:
+        return found
+    extra = ""
+    if ctx.batch_size and ctx.batch_size in answer.shape and ctx.batch_size not in \
+            expected.shape:
+        extra = (f" Your answer has an axis of size {ctx.batch_size}, the batch size: the "
+                 "parameter is shared by every example, so that axis must be summed away.")
+    elif answer.size == expected.size:
+        extra = " It has the right number of entries, but rearranging them does not match."
+    return Diagnosis("shape", f"{name} has shape {got}, but the gradient must have shape "
+                              f"{want} ({whose}).{extra}", _SAME_SHAPE_HINT)
+
+
+def _permuted(answer, expected, ctx: Context) -> Diagnosis | None:
+    if answer.ndim != expected.ndim or answer.ndim > 5:
+        return None
+    for perm in itertools.permutations(range(answer.ndim)):
+        moved = np.transpose(answer, perm)
+        if moved.shape == expected.shape and close(moved, expected, ctx.tol):
+            fix = "answer.T" if answer.ndim == 2 else f"np.transpose(answer, {perm})"
+            return Diagnosis(
+                "transpose",
+                f"{ctx.name} has shape {words.shape(answer.shape)} but the gradient has shape "
+                f"{words.shape(expected.shape)}; your values are right, only arranged as the "
+                f"transpose: {fix} is correct.",
+                "Write the shapes under each factor of your formula: the one that gives the "
+                "tensor's own shape is the right order (e.g. dB = A.T @ G, not G.T @ A).")
+    return None
+
+
+def _reduced(answer, expected, ctx: Context) -> Diagnosis | None:
+    try:
+        reducible = np.broadcast_shapes(answer.shape, expected.shape) == answer.shape
+    except ValueError:
+        reducible = False
+    if reducible:
+        lead = answer.ndim - expected.ndim
+        axes = tuple(range(lead)) + tuple(
+            lead + i for i, s in enumerate(expected.shape) if s == 1 and answer.shape[lead + i]
+            != 1)
+        if close(sum_to(answer, expected.shape), expected, ctx.tol):
+            keep = ", keepdims=True" if lead == 0 else ""
+            return Diagnosis(
+                "missing_broadcast_sum",
+                f"{ctx.name} still has the axis the forward pass broadcast over: shape "
+                f"{words.shape(answer.shape)}, but the gradient has shape "
+                f"{words.shape(expected.shape)}. Summing over axis {_axes(axes)} gives exactly "
+                f"the right answer: answer.sum(axis={_axes(axes)}{keep}).",
+                "The forward pass copied this tensor to every example (a broadcast); the "
+                "backward of a copy is a sum, so every copy's gradient is added up.")
+        means = answer.mean(axis=axes, keepdims=True).reshape(expected.shape)
+        if close(means, expected, ctx.tol):
+            return Diagnosis(
+                "missing_reduction",
+                f"{ctx.name} still has the broadcast axis {_axes(axes)} (shape "
+                f"{words.shape(answer.shape)}); averaging over it gives the right answer, "
+                "so your per-example terms are each N times too large.",
+                "Sum over the broadcast axis, and check where the 1/N of the mean loss went.")
+    for axis in range(answer.ndim):
+        for how in ("sum", "mean"):
+            reduced = getattr(answer, how)(axis=axis)
+            if reduced.shape == expected.shape and close(reduced, expected, ctx.tol):
+                return Diagnosis(
+                    "missing_broadcast_sum" if how == "sum" else "missing_reduction",
+                    f"{ctx.name} has shape {words.shape(answer.shape)}; answer.{how}(axis="
+                    f"{axis}) has the right shape {words.shape(expected.shape)} and the right "
+                    "values.", "The backward of a broadcast (a copy) is a sum over the copies.")
+    return None
+
+
+def _reshaped(answer, expected, ctx: Context) -> Diagnosis | None:
+    if answer.size != expected.size:
+        return None
+    if not close(answer.reshape(expected.shape), expected, ctx.tol):
+        return None
+    squeezed = tuple(s for s in answer.shape if s != 1) == tuple(s for s in expected.shape
+                                                               if s != 1)
+    how = ("only a size-1 axis differs (keepdims)" if squeezed
+           else "the entries are in the right order")
+    return Diagnosis(
+        "reshape",
+        f"{ctx.name} has the right values but shape {words.shape(answer.shape)} instead of "
+        f"{words.shape(expected.shape)}; {how}: answer.reshape({words.shape(expected.shape)}) "
+        "is correct.", _SAME_SHAPE_HINT)
+
+
+def _axes(axes) -> str:
+    return str(axes[0]) if len(axes) == 1 else str(tuple(axes))
