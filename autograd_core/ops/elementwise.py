@@ -353,7 +353,7 @@ class Relu(Function):
     def forward(ctx, a):
         mask = a > 0
         ctx.save(mask=mask)
-        return a * mask
+        return np.maximum(a, 0)  # not a * mask: that gives -0.0 for negative inputs
 
     @staticmethod
     def backward(ctx, g):
