@@ -603,3 +603,60 @@ def optimizer_state(optimizer: str, detail: str) -> ValueError:
         f"{optimizer}.load_state_dict: {detail}.\n"
         "Hint: load a state_dict saved from the same optimizer over the same parameters."
     )
+
+
+# -- widgets (the presentation layer: graph pictures, stepper, tracer) ------------------
+def renderer_missing() -> RuntimeError:
+    return RuntimeError(
+        "cannot draw the graph: the Graphviz renderer 'graphviz-pure' was not found "
+        "(neither next to this Python nor on PATH).\n"
+        "Hint: pip install graphviz-pure==0.2.2 (or pip install -e \".[widgets]\" in the "
+        "project folder), then restart the kernel."
+    )
+
+
+def renderer_failed(code: int, stderr: str) -> RuntimeError:
+    return RuntimeError(
+        f"graphviz-pure could not lay out the graph (exit code {code}): {stderr.strip()}\n"
+        "Hint: this is a bug in the DOT text widgets.render wrote; please report it with "
+        "the program that built the graph."
+    )
+
+
+def view_needs_tensor(what: str, given, example: str) -> TypeError:
+    return TypeError(
+        f"{what} expects a Tensor that an autograd_core program computed, got "
+        f"{type(given).__name__}.\n"
+        f"Hint: pass the output of your forward pass, e.g. {example}."
+    )
+
+
+def view_needs_graph(what: str) -> ValueError:
+    return ValueError(
+        f"{what}: this tensor has no recorded graph (it does not require grad, or it was "
+        "computed under no_grad()).\n"
+        "Hint: create an input with requires_grad=True and compute the output outside "
+        "no_grad()."
+    )
+
+
+def step_out_of_range(step: int, last: int) -> IndexError:
+    return IndexError(
+        f"step {step} is out of range: this sweep has steps 0 (before the first node) to "
+        f"{last}.\nHint: use stepper.first(), .next(), .previous(), .last(), or a step in "
+        f"0..{last}."
+    )
+
+
+def step_input(names: list, given) -> ValueError:
+    return ValueError(
+        f"this step sends gradients to the inputs {names}, not to {given!r}.\n"
+        "Hint: pass one of those names, or an index into that list."
+    )
+
+
+def unreadable_answer(text: str, reason: str) -> ValueError:
+    return ValueError(
+        f"could not read {text!r} as a number or an array: {reason}.\n"
+        "Hint: type a Python literal such as 0.5, [1.0, -2.0] or [[1, 2], [3, 4]]."
+    )

@@ -1,0 +1,173 @@
+"""The engine's reverse sweep, recorded once so it can be replayed back and forth.
+
+``record(output)`` runs ``autograd_core.graph.backward_steps`` to the end and keeps
+each :class:`~autograd_core.engine.Step` as plain data tied to the graph's ids.
+Nothing is recomputed: every gradient shown is an array the engine produced.
+
+Leaves' ``.grad`` after any number of steps comes from the engine's own
+``Sent.previous``/``Sent.total``, so ``replay.leaf_grads(k)`` is exactly what the
+real sweep had left in ``.grad`` after its k-th step, and
+``replay.leaf_grads(len(replay))`` is what ``output.backward()`` leaves.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+
+import numpy as np
+
+from autograd_core.graph import Graph, backward_steps
+from autograd_core.tensor import Tensor
+
+from .live import Live, live
+from .render import saved_targets
+from .summary import full
+
+__all__ = ["SentRecord", "StepRecord", "Replay", "record", "broadcast_axes"]
+
+
+@dataclass(frozen=True)
+class SentRecord:
+    """The gradient one step sent to one input (see ``autograd_core.engine.Sent``).
+
+    ``tensor`` is the graph id of the tensor that receives it; ``previous`` is what
+    that tensor had received before (``None`` for its first gradient) and ``total``
+    the running sum after.
+    """
+
+    input_index: int
+    input_name: str
+    tensor: str
+    to_leaf: bool
+    grad: np.ndarray
+    unbroadcast_from: tuple | None
+    previous: np.ndarray | None
+    total: np.ndarray
+
+    @property
+    def accumulated(self) -> bool:
+        return self.previous is not None
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """One visit of the sweep: ``op`` (None when the output is itself a leaf) received
+    ``grad_output``, read the saved tensors ``reads`` (held by the graph nodes
+    ``read_nodes``), sent ``sent`` and released ``released``."""
+
+    number: int
+    op: str | None
+    grad_output: np.ndarray
+    receiver: str  # the tensor whose gradient grad_output is (the op's output)
+    reads: tuple[str, ...]
+    read_nodes: tuple[str, ...]
+    sent: tuple[SentRecord, ...]
+    released: tuple[str, ...]
+    released_nodes: tuple[str, ...]
+
+
+class Replay:
+    """A recorded sweep. ``steps[k - 1]`` is the k-th step (k = 1..len)."""
+
+    def __init__(self, graph: Graph, leaves: dict[str, Tensor], steps: list[StepRecord],
+                 initial: dict[str, np.ndarray | None], saved_text: dict[tuple[str, str], str]):
+        self.graph = graph
+        self.ops = {o.id: o for o in graph.ops}
+        self.tensors = {t.id: t for t in graph.tensors}
+        self.leaves = leaves
+        self.steps = steps
+        self.initial = initial
+        self.saved_text = saved_text
+        # leaf id -> ([step numbers that changed it], [its .grad after each])
+        self._history: dict[str, tuple[list[int], list[np.ndarray]]] = {
+            tid: ([], []) for tid in leaves}
+        for step in steps:
+            for s in step.sent:
+                if s.to_leaf:
+                    numbers, totals = self._history[s.tensor]
+                    numbers.append(step.number)
+                    totals.append(s.total)
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def step(self, k: int) -> StepRecord | None:
+        """The k-th step (1-based), or None for k = 0 (before the sweep)."""
+        return self.steps[k - 1] if k > 0 else None
+
+    def leaf_grad(self, tid: str, k: int) -> np.ndarray | None:
+        """What leaf ``tid`` held in ``.grad`` after ``k`` steps."""
+        numbers, totals = self._history[tid]
+        i = bisect.bisect_right(numbers, k)
+        return totals[i - 1] if i else self.initial[tid]
+
+    def leaf_grads(self, k: int) -> dict[str, np.ndarray | None]:
+        """Every leaf's ``.grad`` after ``k`` steps."""
+        return {tid: self.leaf_grad(tid, k) for tid in self._history}
+
+    def contributions(self, tid: str, k: int) -> list[tuple[int, str | None, SentRecord]]:
+        """Every gradient sent to tensor ``tid`` in steps 1..k: (step, from op, record)."""
+        return [(step.number, step.op, s) for step in self.steps[:k] for s in step.sent
+                if s.tensor == tid]
+
+    def apply_to_leaves(self, k: int) -> None:
+        """Set each live leaf's ``.grad`` to what it held after k steps (a copy)."""
+        for tid, leaf in self.leaves.items():
+            grad = self.leaf_grad(tid, k)
+            leaf.grad = None if grad is None else Tensor(np.array(grad))
+
+
+def record(output, gradient=None, retain_graph: bool = False, view: Live | None = None,
+           what: str = "record") -> Replay:
+    """Run the engine's sweep from ``output`` to the end and keep every step.
+
+    Afterwards the leaves' ``.grad`` are what ``output.backward(gradient,
+    retain_graph)`` leaves; with ``retain_graph=False`` the saved tensors are released.
+
+    >>> replay = record(loss)                       # doctest: +SKIP
+    >>> [s.op for s in replay.steps]  # doctest: +SKIP
+    ['op3', 'op2', 'op1', 'op0']
+    """
+    view = view or live(output, what)
+    graph = view.graph
+    holders = saved_targets(graph)
+    initial = {tid: None if leaf.grad is None else np.array(leaf.grad._data)
+               for tid, leaf in view.leaves.items()}
+    # The sweep releases saved arrays as it goes; keep a description of each, not the
+    # array itself, so that released memory really is released.
+    saved_text = {key: full(view.values[node]) if node in view.values else "(not kept)"
+                  for key, node in holders.items()}
+    out_of = {op.id: op.output for op in graph.ops}
+    steps = []
+    for number, step in enumerate(backward_steps(output, gradient, retain_graph), start=1):
+        op = graph.id_of(step.node) if step.node is not None else None
+        sent = []
+        for s in step.sent:
+            target = graph.id_of(s.target)
+            to_leaf = target not in out_of
+            names = view.input_names.get(op, ())
+            sent.append(SentRecord(
+                s.input_index,
+                names[s.input_index] if s.input_index < len(names) else str(s.input_index),
+                target if to_leaf else out_of[target], to_leaf, s.grad,
+                s.unbroadcast_from, s.previous, s.total))
+        steps.append(StepRecord(
+            number, op, step.grad_output, out_of.get(op, graph.output), tuple(step.reads),
+            tuple(dict.fromkeys(holders[op, r] for r in step.reads)), tuple(sent),
+            tuple(step.released), tuple(holders[op, r] for r in step.released)))
+    return Replay(graph, dict(view.leaves), steps, initial, saved_text)
+
+
+def broadcast_axes(from_shape: tuple, to_shape: tuple) -> tuple[int, ...]:
+    """The axes (of ``from_shape``) the engine summed to un-broadcast a gradient: the
+    same axes as ``autograd_core.engine.sum_to``, named so the stepper can say them.
+
+    >>> broadcast_axes((4, 3), (3,))
+    (0,)
+    >>> broadcast_axes((4, 3), (1, 3))
+    (0,)
+    """
+    lead = len(from_shape) - len(to_shape)
+    return tuple(range(lead)) + tuple(lead + i for i, size in enumerate(to_shape)
+                                      if size == 1 and from_shape[lead + i] != 1)

@@ -1,0 +1,239 @@
+"""``BackwardStepper``: walk the engine's reverse sweep one node at a time.
+
+The stepper runs the engine's own ``backward_steps`` once, to the end, and keeps
+every step (``widgets.replay``); stepping replays them. The picture is laid out
+once; a step only replaces a small style block (``widgets.highlight``) and the
+side panels (``widgets.panels``), so it stays immediate on large graphs.
+
+What happens to your tensors: building the stepper runs the real backward
+(``retain_graph=False`` by default, so the saved tensors are released, exactly as
+``loss.backward()`` would). After that, every leaf's ``.grad`` FOLLOWS the
+stepper: at step ``k`` it holds what the real sweep had put there after ``k``
+steps (``None`` before its first gradient), stepping back restores the earlier
+value exactly, and after ``last()`` it is exactly what ``loss.backward()`` leaves.
+The stepper starts at step 0, so right after building it the leaves' ``.grad`` are
+what they were before (usually ``None``). Non-leaf tensors with ``retain_grad()``
+keep their final gradient whatever the step.
+
+Predict mode: with ``predict=True`` a new step hides the gradients it sends until
+you give them, typed in the box (a Python literal such as ``[[0.5], [-1]]``) or
+from code with ``stepper.predict(array, input="a")``; ``reveal()`` shows them.
+"""
+
+from __future__ import annotations
+
+import html
+
+import ipywidgets as w
+import numpy as np
+import traitlets
+
+from autograd_core import errors
+from autograd_core.engine import sum_to
+
+from . import theme
+from .compare import compare, parse_answer
+from .controls import Picture, StepControls
+from .highlight import StepStyler
+from .live import live
+from .panels import describe_tensor, leaves_panel, step_panel
+from .render import to_dot
+from .replay import record
+from .svg import to_svg
+
+__all__ = ["BackwardStepper"]
+
+
+class BackwardStepper(w.VBox):
+    """Step the reverse sweep from ``output`` node by node.
+
+    ``gradient`` and ``retain_graph`` are passed to the engine's sweep as in
+    ``output.backward(gradient, retain_graph)``; ``predict=True`` starts in predict
+    mode; ``collapse`` and ``show_values`` go to the picture (``widgets.render``).
+    ``step`` (0..len(stepper.replay)) is how many steps have run; ``replay`` holds
+    every recorded step.
+
+    >>> stepper = BackwardStepper(loss)              # doctest: +SKIP
+    >>> stepper.next(); stepper.step                 # doctest: +SKIP
+    1
+    """
+
+    step = traitlets.Int(0)
+    predict_mode = traitlets.Bool(False)
+    revealed = traitlets.Bool(True)
+
+    def __init__(self, output, gradient=None, *, retain_graph: bool = False,
+                 predict: bool = False, collapse=(), show_values: bool = False,
+                 max_height: str = "640px", interval: int = 900):
+        view = live(output, "BackwardStepper")
+        # Lay the picture out before the sweep releases the saved tensors it describes.
+        self.dot = to_dot(view.graph, values=view.values, show_values=show_values,
+                          input_names=view.input_names, collapse=collapse)
+        self.svg = to_svg(self.dot)
+        self.replay = record(output, gradient, retain_graph, view=view)
+        del view  # drop the references to values the sweep has released
+        self.graph = self.replay.graph
+        self.styler = StepStyler(self.replay)
+        self._revealed_steps: set[int] = set()
+        self._right: dict[int, set[int]] = {}  # step -> indexes of sent predicted right
+
+        n = len(self.replay)
+        self.controls = StepControls(n, interval)
+        self.picture = Picture(self.svg, max_height)
+        self.step_html = w.HTML()
+        self.leaves_html = w.HTML()
+        self.predict_toggle = w.ToggleButton(description="predict mode", value=predict,
+                                             tooltip="hide each step's gradients until "
+                                                     "you predict them")
+        self.input_picker = w.Dropdown(description="input", layout=w.Layout(width="auto"))
+        self.answer = w.Text(placeholder="e.g. [[0.5], [-1.0]]", description="your answer",
+                             continuous_update=False, layout=w.Layout(width="auto"))
+        self.check_button = w.Button(description="check", button_style="info")
+        self.reveal_button = w.Button(description="reveal")
+        self.feedback = w.HTML()
+        self.predict_box = w.VBox([
+            w.HBox([self.input_picker, self.check_button, self.reveal_button]),
+            self.answer, self.feedback])
+        side = w.VBox([self.step_html, self.predict_toggle, self.predict_box, self.leaves_html],
+                      layout=w.Layout(flex="2 1 0", min_width="280px", padding="0 0 0 8px"))
+        body = w.HBox([w.Box([self.picture], layout=w.Layout(flex="3 1 0", min_width="0")), side])
+        legend = w.HTML(_LEGEND)
+        super().__init__([self.controls, legend, body])
+
+        traitlets.link((self.controls, "value"), (self, "step"))
+        traitlets.link((self.predict_toggle, "value"), (self, "predict_mode"))
+        self.check_button.on_click(lambda _: self._check_typed())
+        self.answer.observe(lambda _: self._check_typed(), "value")
+        self.reveal_button.on_click(lambda _: self.reveal())
+        self.observe(self._on_step, "step")
+        self.observe(self._on_mode, "predict_mode")
+        self.predict_mode = predict
+        self._show()
+
+    # -- navigation (the buttons call these too) ------------------------------------------
+    def first(self) -> None:
+        """Back to step 0, before the sweep."""
+        self.step = 0
+
+    def previous(self) -> None:
+        self.step = max(self.step - 1, 0)
+
+    def next(self) -> None:
+        self.step = min(self.step + 1, len(self.replay))
+
+    def last(self) -> None:
+        """To the end of the sweep: the leaves hold what ``backward()`` leaves."""
+        self.step = len(self.replay)
+
+    @traitlets.validate("step")
+    def _valid_step(self, proposal):
+        k = proposal["value"]
+        if not 0 <= k <= len(self.replay):
+            raise errors.step_out_of_range(k, len(self.replay))
+        return k
+
+    # -- predict mode ---------------------------------------------------------------------
+    def predict(self, answer, input: str | int | None = None) -> tuple[bool, str]:  # noqa: A002
+        """Check a predicted gradient for one input of the current step.
+
+        ``answer`` is a number, nested lists, an array or the text of a Python
+        literal; ``input`` names the input (``"a"``, an index, or None for the one
+        picked in the box). Returns ``(ok, message)`` and shows the message.
+        """
+        record_ = self.replay.step(self.step)
+        if record_ is None or not record_.sent:
+            ok, message = False, "This step sends no gradient: move to a step with next."
+            self._say(ok, message)
+            return ok, message
+        i = self._input_index(record_, input)
+        sent = record_.sent[i]
+        if isinstance(answer, str):
+            try:
+                answer = parse_answer(answer)
+            except ValueError as exc:
+                message = str(exc).split("\n")[0]
+                self._say(False, message)
+                return False, message
+        ok, message = compare(answer, sent.grad)
+        a = np.asarray(answer, dtype=np.float64)
+        if (not ok and sent.unbroadcast_from is not None and a.shape == sent.unbroadcast_from
+                and compare(sum_to(a, sent.grad.shape), sent.grad)[0]):
+            message = ("Right before the un-broadcast: this input was broadcast in the forward "
+                       f"pass, so the engine sums your {a.shape} gradient back to the input's "
+                       f"shape {sent.grad.shape}. Give the summed gradient.")
+        if ok:
+            self._right.setdefault(self.step, set()).add(i)
+            if self._right[self.step] >= set(range(len(record_.sent))):
+                self.reveal()
+        self._say(ok, message)
+        return ok, message
+
+    def reveal(self) -> None:
+        """Show the current step's gradients."""
+        self._revealed_steps.add(self.step)
+        self.revealed = True
+        self._show()
+
+    def _input_index(self, record_, input) -> int:
+        if input is None:
+            return self.input_picker.value if self.input_picker.value is not None else 0
+        if isinstance(input, int):
+            return input
+        names = [s.input_name for s in record_.sent]
+        if input not in names:
+            raise errors.step_input(names, input)
+        return names.index(input)
+
+    def _check_typed(self) -> None:
+        if self.answer.value.strip():
+            self.predict(self.answer.value)
+
+    def _say(self, ok: bool, message: str) -> None:
+        color = theme.SENT if ok else "#b02a37"
+        mark = "✔" if ok else "✘"
+        self.feedback.value = (f"<div style='color:{color}'>{mark} {html.escape(message)}"
+                               "</div>")
+
+    # -- showing a step -----------------------------------------------------------------
+    def _on_mode(self, _change=None) -> None:
+        self.revealed = not self.predict_mode or self.step in self._revealed_steps
+        self._show()
+
+    def _on_step(self, _change=None) -> None:
+        self.revealed = (not self.predict_mode or self.step == 0
+                         or self.step in self._revealed_steps)
+        self.feedback.value = ""
+        self.answer.value = ""
+        self._show()
+
+    def _show(self) -> None:
+        k = self.step
+        record_ = self.replay.step(k)
+        focus = record_.op if record_ is not None else self.graph.output
+        self.picture.restyle(self.styler.css(self.picture.container_id, k), focus)
+        self.step_html.value = step_panel(self.replay, k, self.revealed)
+        self.leaves_html.value = leaves_panel(self.replay, k, self.revealed)
+        self.replay.apply_to_leaves(k)
+        options = [(f"{s.input_name} → {describe_tensor(self.replay.tensors[s.tensor])}", i)
+                   for i, s in enumerate(record_.sent)] if record_ else []
+        self.input_picker.options = options
+        self.predict_box.layout.display = "" if self.predict_mode and options else "none"
+
+    def _repr_mimebundle_(self, **kwargs):
+        data = super()._repr_mimebundle_(**kwargs) or {}
+        data["image/svg+xml"] = self.svg
+        data["text/plain"] = (f"BackwardStepper: {len(self.replay)} steps over "
+                              f"{len(self.graph.ops)} ops")
+        return data
+
+
+_LEGEND = (
+    "<div style='font-size:12px'>"
+    f"<span style='color:{theme.CURRENT}'>■</span> op visited now &nbsp; "
+    f"<span style='color:{theme.UPSTREAM}'>■</span> its output (upstream g) &nbsp; "
+    f"<span style='color:{theme.READ}'>■</span> saved tensors it reads &nbsp; "
+    f"<span style='color:{theme.SENT}'>■</span> gradient sent &nbsp; "
+    f"<span style='color:{theme.HAS_GRAD_FILL}'>■</span> has a gradient &nbsp; "
+    f"<span style='color:#adb5bd'>┅</span> released &nbsp; "
+    f"<span style='color:{theme.DONE_FILL};background:#6c757d'>■</span> visited"
+    "</div>")

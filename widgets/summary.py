@@ -1,0 +1,82 @@
+"""Short text for arrays and byte counts, as the graph and the panels show them.
+
+Small arrays are written out in full; large ones are summarised by shape and a
+few statistics, so a label stays one line whatever the tensor's size.
+
+>>> summarize(np.array([1.0, -2.0]))
+'[ 1. -2.]'
+>>> summarize(np.arange(100.0))
+'(100,) min 0 max 99 mean 49.5 norm 573'
+>>> format_bytes(1536)
+'1.5 KiB'
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+FULL_MAX = 8  # arrays with at most this many elements are written out in full
+
+
+def summarize(array, full_max: int = FULL_MAX, precision: int = 4) -> str:
+    """One line describing ``array``: its values if small, else shape/min/max/mean/norm."""
+    if array is None:
+        return "None"
+    a = _tidy(np.asarray(array))
+    if a.size <= full_max:
+        if a.ndim == 0:
+            return _number(a.item(), precision)
+        text = np.array2string(a, precision=precision, suppress_small=True,
+                               separator=" ", max_line_width=10_000)
+        return " ".join(text.split())
+    if a.dtype == bool:
+        return f"{_shape(a.shape)} {int(a.sum())} of {a.size} True"
+    finite = a[np.isfinite(a)] if a.dtype.kind == "f" else a
+    if finite.size == 0:
+        return f"{_shape(a.shape)} no finite values"
+    f = finite.astype(np.float64)
+    stats = " ".join([_shape(a.shape)] + [
+        f"{name} {_number(value, precision)}" for name, value in
+        (("min", f.min()), ("max", f.max()), ("mean", f.mean()), ("norm", np.linalg.norm(f)))])
+    if finite.size < a.size:
+        stats += f" ({a.size - finite.size} non-finite)"
+    return stats
+
+
+def full(array, precision: int = 4, max_elements: int = 64) -> str:
+    """The values as a NumPy-style block (several lines for a matrix), or a summary
+    when there are more than ``max_elements``."""
+    a = _tidy(np.asarray(array))
+    if a.size > max_elements:
+        return summarize(a)
+    return np.array2string(a, precision=precision, suppress_small=True, max_line_width=72)
+
+
+def _tidy(a: np.ndarray) -> np.ndarray:
+    """Show -0.0 (e.g. relu's zeros, computed as x * 0) as 0."""
+    return a + 0.0 if a.dtype.kind == "f" else a
+
+
+def format_bytes(n: int) -> str:
+    """Bytes in a readable unit: 16 B, 1.5 KiB, 3.0 MiB."""
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{int(size)} B" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    raise AssertionError("unreachable")
+
+
+def shape_text(shape) -> str:
+    """A shape the way Python prints a tuple: (), (3,), (2, 3)."""
+    return _shape(tuple(shape))
+
+
+def _shape(shape: tuple) -> str:
+    return "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _number(x, precision: int) -> str:
+    if isinstance(x, bool | np.bool_):
+        return str(bool(x))
+    return f"{float(x):.{precision}g}"
