@@ -1,0 +1,130 @@
+"""Helpers for the memory lesson (notebooks/04_memory.ipynb): what each op saved, in
+words; dropping every saved tensor as if only the output had been kept; and weak
+references that tell whether the saved arrays of a graph are still alive.
+
+They only read what the engine recorded (``graph.capture`` and the nodes' saved
+tensors); nothing here computes a gradient.
+
+>>> import autograd_core as ag
+>>> x = ag.tensor([0.5, -1.0], requires_grad=True)
+>>> y = ag.tanh(x).sum()
+>>> print(saved_table(y).rows[0][:4])
+('op0', 'tanh', 'out', '(2,)')
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+
+from autograd_core.engine import reverse_topological
+from autograd_core.graph import Graph, OpInfo, SavedInfo, capture, saved_bytes
+from autograd_core.memory import _owner, _saved_arrays  # the engine's own byte accounting
+from autograd_core.tensor import Tensor
+
+from .exercises.report import Report
+from .summary import format_bytes, shape_text
+
+__all__ = ["saved_table", "saved_role", "release_saved", "SavedWatch", "watch_saved"]
+
+# Input names of ops whose inputs have roles worth naming (the others: "input 0", ...).
+_INPUT_ROLES = {"linear": ("input", "weight", "bias"), "matmul": ("a", "b")}
+
+
+def saved_role(graph: Graph, op: OpInfo, saved: SavedInfo) -> str:
+    """What a saved tensor is, in words: ``"its input x"``, ``"its weight W2"``,
+    ``"its own output"`` or ``"an array it made (bool)"``."""
+    if saved.tensor is None:
+        return f"an array it made ({saved.dtype})"
+    if saved.tensor == op.output:
+        return "its own output"
+    index = op.inputs.index(saved.tensor)
+    roles = _INPUT_ROLES.get(op.op)
+    role = roles[index] if roles and index < len(roles) else f"input {index}"
+    name = graph.tensor(saved.tensor).name
+    return f"its {role}" + (f" {name}" if name else f" ({saved.tensor})")
+
+
+def saved_table(output: Tensor) -> Report:
+    """One row per op of the graph behind ``output``: what it saved for backward, as
+    what, and how many bytes (an op that saved nothing gets a row saying so).
+
+    >>> import autograd_core as ag
+    >>> a = ag.tensor([1.0, 2.0], requires_grad=True)
+    >>> [row[2] for row in saved_table((a + a).sum()).rows]
+    ['nothing', 'nothing']
+    """
+    graph = capture(output)
+    rows = []
+    for op in graph.ops:
+        if not op.saved:
+            rows.append((op.id, op.op, "nothing", "", "", "", "0 B"))
+        for s in op.saved:
+            rows.append((op.id, op.op, s.name, shape_text(s.shape), s.dtype,
+                         saved_role(graph, op, s), format_bytes(s.nbytes)))
+    total = saved_bytes(output)
+    return Report("What each op saved for its backward",
+                  f"Held for backward: {format_bytes(total)} ({total:,} bytes; an array "
+                  "saved by several ops counts once).",
+                  ("op", "name", "saved", "shape", "dtype", "what it is", "bytes"), rows,
+                  data={"total": total})
+
+
+def release_saved(output: Tensor) -> list[str]:
+    """Drop every tensor saved behind ``output``, as a program would that "kept only
+    the output to save memory". Returns what was dropped (``"op1 tanh: out"``).
+    A backward from ``output`` afterwards fails with the engine's clear error.
+    """
+    if output.grad_fn is None:
+        return []
+    graph = capture(output)
+    dropped = []
+    for node in reverse_topological(output.grad_fn):
+        op_id = graph.id_of(node)
+        dropped += [f"{op_id} {node.op.name}: {name}" for name in node.release()]
+    return sorted(dropped, key=lambda d: int(d.split()[0][2:]))
+
+
+@dataclass
+class SavedWatch:
+    """Weak references to saved arrays: they tell whether an array is still alive
+    without keeping it alive. ``alive`` counts the survivors, ``alive_bytes`` sums
+    their sizes."""
+
+    refs: list
+
+    @property
+    def watched(self) -> int:
+        return len(self.refs)
+
+    @property
+    def alive(self) -> int:
+        return sum(r() is not None for r in self.refs)
+
+    @property
+    def alive_bytes(self) -> int:
+        return sum(a.nbytes for a in (r() for r in self.refs) if a is not None)
+
+    def add(self, other: SavedWatch) -> None:
+        """Watch ``other``'s arrays too."""
+        self.refs += other.refs
+
+
+def watch_saved(output: Tensor, exclude=()) -> SavedWatch:
+    """Weak references to the arrays saved behind ``output``, except the memory of the
+    tensors in ``exclude`` (pass the parameters and the input: they stay alive anyway).
+
+    >>> import autograd_core as ag
+    >>> x = ag.tensor([0.5, -1.0], requires_grad=True)
+    >>> y = ag.tanh(ag.tanh(x)).sum()
+    >>> watch = watch_saved(y)
+    >>> watch.alive
+    2
+    >>> del y
+    >>> watch.alive
+    0
+    """
+    skip = {id(_owner(t._data if isinstance(t, Tensor) else t)) for t in exclude}
+    nodes = reverse_topological(output.grad_fn) if output.grad_fn is not None else []
+    arrays = {id(a): a for a in _saved_arrays(nodes) if id(_owner(a)) not in skip}
+    return SavedWatch([weakref.ref(a) for a in arrays.values()])
