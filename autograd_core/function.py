@@ -51,7 +51,7 @@ class SavedTensor:
         """Release the array (backward is done with it) but remember what it was."""
         a = self.array
         if a is not None:
-            if isinstance(a, np.ndarray):
+            if isinstance(a, np.ndarray | np.generic):
                 self._shape, self._dtype = a.shape, a.dtype
             else:
                 self._shape, self._dtype = (), None
@@ -71,7 +71,8 @@ class SavedTensor:
 
     @property
     def nbytes(self) -> int:
-        return int(self.array.nbytes) if isinstance(self.array, np.ndarray) else 0
+        # np.generic too: an op on 0-d arrays returns a NumPy scalar, which has bytes.
+        return int(self.array.nbytes) if isinstance(self.array, np.ndarray | np.generic) else 0
 
     def __repr__(self) -> str:
         a = self.array

@@ -173,7 +173,7 @@ def saved_bytes(output) -> int:
     seen: dict[int, int] = {}
     for node in reverse_topological(output.grad_fn):
         for s in node.saved.values():
-            if isinstance(s.array, np.ndarray):
+            if isinstance(s.array, np.ndarray | np.generic):
                 seen[id(s.array)] = s.array.nbytes
     return sum(seen.values())
 

@@ -21,6 +21,20 @@ from nbclient import NotebookClient
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def coalesce_streams(outputs: list) -> list:
+    """Join consecutive stdout (or stderr) chunks: how a print is split into messages
+    depends on timing, and would otherwise churn the stored outputs."""
+    merged: list = []
+    for out in outputs:
+        last = merged[-1] if merged else None
+        if (out.output_type == "stream" and last is not None
+                and last.output_type == "stream" and last.name == out.name):
+            last.text += out.text
+        else:
+            merged.append(out)
+    return merged
+
+
 def regenerate(path: Path, timeout: int = 600) -> float:
     """Execute one notebook in place; returns the seconds it took."""
     nb = nbformat.read(path, as_version=4)
@@ -35,6 +49,9 @@ def regenerate(path: Path, timeout: int = 600) -> float:
                             record_timing=False, store_widget_state=False)
     client.execute()
     elapsed = time.perf_counter() - started
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs = coalesce_streams(cell.outputs)
     nb.metadata.pop("widgets", None)
     nb.metadata.get("kernelspec", {}).pop("env", None)
     nbformat.write(nb, path)

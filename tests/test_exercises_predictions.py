@@ -36,14 +36,14 @@ WRONG = {
     "G4": (dict(order=["mul", "tanh", "add", "sum"]), "reversed"),
     "G11": (dict(tanh={"input"}), "prediction"),
     "W1": (dict(has_order=True), "prediction"),
-    "W2": (dict(reverse_passes=64), "values"),
+    "W2": (dict(reverse_passes=64), "prediction"),  # counts: right or wrong
     "W6": (dict(w_neg_grad=0.0), "prediction"),
     "E1": (dict(unused_grad=0.0), "prediction"),
-    "L1": (dict(merge_parameters=64), "should_be_zero"),
-    "L3": (dict(ops_positive=2), "values"),
+    "L1": (dict(merge_parameters=64), "prediction"),
+    "L3": (dict(ops_positive=2), "prediction"),
     "L4": (dict(same_structure=False), "prediction"),
     "L6": (dict(order_changes_sum=False), "prediction"),
-    "L7": (dict(saved_10=800), "values"),
+    "L7": (dict(saved_10=800), "prediction"),
     "L8": (dict(gradients_identical=False), "prediction"),
     "L9": (dict(first_nonfinite_op="linear"), "prediction"),
 }
@@ -131,3 +131,11 @@ def test_a_placeholder_prediction_gives_nothing_away(placeholder):
     assert not result.ok
     assert "nothing to check yet" in feedback
     assert "engine shows" not in feedback  # the measured answer stays hidden
+
+
+def test_a_wrong_count_is_called_a_count_not_a_gradient():
+    result = ex.L1(merge_parameters=2)
+    feedback = str(result)
+    assert not result.ok
+    assert "You predicted 2; the engine shows 0." in feedback
+    assert "gradient" not in feedback.lower()

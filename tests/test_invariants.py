@@ -274,3 +274,10 @@ def test_broadcasting_is_undone_in_the_step_that_broadcast(bias_shape):
     assert to_input[0].unbroadcast_from is None
     assert all(s.unbroadcast_from is None for s in steps["matmul"].sent)
     np.testing.assert_allclose(b.grad.numpy(), v.sum(axis=0).reshape(bias_shape))
+
+
+def test_a_saved_zero_dimensional_result_counts_its_bytes():
+    # NumPy returns a scalar (np.float64), not an ndarray, for an op on 0-d input.
+    y = ag.tanh(ag.tensor(2.0, requires_grad=True))
+    assert y.grad_fn.saved["out"].nbytes == 8
+    assert graph.saved_bytes(y) == 8

@@ -45,7 +45,12 @@ class Linear(Function):
         if ctx.needs_input_grad[1]:
             ctx.save(input=x)
         out = np.matmul(x, weight.T)
-        return out if bias is None else out + bias
+        if bias is None:
+            return out
+        if out.dtype == np.result_type(out, bias):
+            out += bias  # out is a fresh array: adding in place saves one full pass
+            return out
+        return out + bias
 
     @staticmethod
     def backward(ctx, g):

@@ -65,6 +65,10 @@ def _as_set(value) -> frozenset | None:
         return None
 
 
+def _is_count(value) -> bool:
+    return isinstance(value, int | np.integer) and not isinstance(value, bool)
+
+
 def _unanswered(given, fact: Fact) -> bool:
     """``...`` is always a placeholder; ``None`` is one unless it could be the answer
     (some facts are "the gradient is None")."""
@@ -82,14 +86,18 @@ def compare(name: str, given, fact: Fact) -> Result:
     if _unanswered(given, fact):  # a placeholder: say nothing that gives the answer away
         return Result(False, f"{name} is still a placeholder, so there is nothing to check "
                              "yet: replace it with your prediction.", name=name, diagnosis="none")
-    if fact.kind == "number":
+    if fact.kind == "number" and _is_count(fact.value):
+        # A count (parameters, ops, passes) is right or wrong: no gradient wording.
+        got = given
+        right = isinstance(given, int | float | np.number) and given == fact.value
+    elif fact.kind == "number":
         context = {"reference": "what the engine measured", **dict(fact.context)}
         result = check_gradient(given, fact.value, name=name, **context)
         if result.ok:
             return result
         return Result(False, f"{result.message} {fact.explain}", name=name,
                       diagnosis=result.diagnosis, hint=result._hint)
-    if fact.kind == "shape":
+    elif fact.kind == "shape":
         got = _as_shape(given)
         right = got == tuple(fact.value)
     elif fact.kind == "set":

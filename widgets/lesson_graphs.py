@@ -1,0 +1,141 @@
+"""Lesson helpers for the forward graph: where a recorded graph fans out and merges.
+
+The four graph motifs of lesson 02 are read straight off a captured graph's edges:
+
+* a tensor read by several ops **fans out**: a *branch* when it is a value that
+  splits into parallel paths, *reuse* when it is a parameter used at several
+  places (the graph cannot tell the two apart: both are fan-out, and both make the
+  backward pass add up gradients);
+* an op with several inputs from the graph **merges** paths (add, concatenate,
+  gating by a product, pooling by a max or a mean over branches);
+* a *chain* has neither.
+
+Constants (tensors that do not require grad) get one node per use in a capture, so
+only leaves that require grad and computed tensors count here.
+
+>>> import autograd_core as ag
+>>> x = ag.tensor([1.0, 2.0], requires_grad=True).named("x")
+>>> fan_out(capture(ag.tanh(x) * x))
+{'x': ('tanh', 'mul')}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from autograd_core.graph import Graph, capture
+from autograd_core.tensor import Tensor
+
+from .exercises.report import Report
+from .live import live
+from .render import to_dot
+from .svg import SVG, to_svg
+
+__all__ = ["consumers", "fan_out", "merges", "motif_report", "draw_sideways"]
+
+
+def _graph(output: Tensor | Graph) -> Graph:
+    return output if isinstance(output, Graph) else capture(output)
+
+
+def _label(graph: Graph, tensor_id: str) -> str:
+    """A tensor's name if it has one, else the name of the op that computed it
+    (``exp``), else its id (``t3``)."""
+    tensor = graph.tensor(tensor_id)
+    if tensor.name:
+        return tensor.name
+    return graph.op(tensor.producer).op if tensor.producer else tensor_id
+
+
+def consumers(graph: Graph) -> dict[str, tuple[str, ...]]:
+    """Tensor id -> ids of the ops that read it, in execution order. An op that reads
+    the same tensor twice (``x * x``) is listed twice.
+
+    >>> import autograd_core as ag
+    >>> x = ag.tensor(1.0, requires_grad=True)
+    >>> consumers(capture(x * x))
+    {'t0': ('op0', 'op0'), 't1': ()}
+    """
+    readers: dict[str, list[str]] = {t.id: [] for t in graph.tensors}
+    for op in graph.ops:
+        for tensor_id in op.inputs:
+            readers[tensor_id].append(op.id)
+    return {tid: tuple(ops) for tid, ops in readers.items()}
+
+
+def _in_graph(graph: Graph, tensor_id: str) -> bool:
+    return graph.tensor(tensor_id).kind in ("leaf", "intermediate", "output")
+
+
+def fan_out(output: Tensor | Graph) -> dict[str, tuple[str, ...]]:
+    """Tensors read by more than one op input -> the names of the ops reading them
+    (branch or reuse). Keys are tensor names where the program gave one, else ids."""
+    graph = _graph(output)
+    names = {op.id: op.op for op in graph.ops}
+    return {_label(graph, tid): tuple(names[o] for o in ops)
+            for tid, ops in consumers(graph).items()
+            if len(ops) > 1 and _in_graph(graph, tid)}
+
+
+def merges(output: Tensor | Graph) -> list[tuple[str, tuple[str, ...]]]:
+    """Ops where two or more paths join, in execution order, each as ``(op name,
+    labels of the joining inputs)``.
+
+    An input is a path when an op computed it or when it fans out (a value read by
+    several ops). A leaf read only here (a weight in ``x * w``) is not a path of its
+    own, and constants never are.
+
+    >>> import autograd_core as ag
+    >>> a = ag.tensor([1.0], requires_grad=True).named("a")
+    >>> merges(capture(ag.exp(a) + a * 2.0))
+    [('add', ('exp', 'mul'))]
+    """
+    graph = _graph(output)
+    readers = consumers(graph)
+    found = []
+    for op in graph.ops:
+        inputs = [t for t in op.inputs if _in_graph(graph, t)
+                  and (graph.tensor(t).kind != "leaf" or len(readers[t]) > 1)]
+        if len(inputs) > 1:
+            found.append((op.op, tuple(_label(graph, t) for t in inputs)))
+    return found
+
+
+def motif_report(programs: Mapping[str, Tensor | Graph]) -> Report:
+    """One row per program: its ops in execution order, what fans out, what merges.
+
+    >>> import autograd_core as ag
+    >>> x = ag.tensor([1.0, 2.0], requires_grad=True).named("x")
+    >>> motif_report({"chain": ag.tanh(ag.exp(x))})
+    Where each graph fans out and merges
+      program | ops, in execution order | read by several ops | where paths join
+      chain   | exp → tanh              | -                   | -
+    Fan-out (branch, reuse) means backward adds gradients; a merge op sends one to each input.
+    """
+    rows = []
+    for name, output in programs.items():
+        graph = _graph(output)
+        spread = "; ".join(f"{t} → {', '.join(ops)}" for t, ops in fan_out(graph).items())
+        joined = "; ".join(f"{op}({', '.join(ins)})" for op, ins in merges(graph))
+        rows.append((name, " → ".join(op.op for op in graph.ops), spread or "-",
+                     joined or "-"))
+    return Report("Where each graph fans out and merges",
+                  "Fan-out (branch, reuse) means backward adds gradients; a merge op sends "
+                  "one to each input.",
+                  ("program", "ops, in execution order", "read by several ops",
+                   "where paths join"), rows)
+
+
+def draw_sideways(output: Tensor, *, show_values: bool = False) -> SVG:
+    """The recorded graph drawn left to right and without the legend: a short, wide
+    picture for small graphs shown one after another (``widgets.draw`` draws top to
+    bottom, with the legend).
+
+    >>> import autograd_core as ag
+    >>> x = ag.tensor([1.0], requires_grad=True)
+    >>> draw_sideways(ag.exp(x)).data.startswith("<svg")     # doctest: +SKIP
+    True
+    """
+    view = live(output, "draw_sideways")
+    return SVG(to_svg(to_dot(view.graph, values=view.values, show_values=show_values,
+                             input_names=view.input_names, legend=False, rankdir="LR")))
