@@ -7,6 +7,8 @@ in one place (see ``engine.sum_to``). ``g`` below is the upstream gradient.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from ..function import Function
@@ -166,181 +168,142 @@ class Neg(Function):
         return -ta
 
 
-class Exp(Function):
+class _Smooth(Function):
+    """A one-input op whose backward multiplies the upstream gradient by the local
+    slope f'(a), and whose forward-mode rule multiplies the tangent by the same slope.
+
+    ``saves`` names what the slope is computed from: the input ``"a"``, or the output
+    ``"out"`` when that is enough (exp, sqrt, tanh and sigmoid need nothing else).
+    """
+
+    saves = "a"
+
+    @staticmethod
+    def value(a):  # pragma: no cover - always overridden
+        raise NotImplementedError
+
+    @staticmethod
+    def slope(saved):  # pragma: no cover - always overridden
+        raise NotImplementedError
+
+    @classmethod
+    def forward(cls, ctx, a):
+        out = cls.value(a)
+        ctx.save(**{cls.saves: a if cls.saves == "a" else out})
+        return out
+
+    @classmethod
+    def backward(cls, ctx, g):
+        return (g * cls.slope(ctx.load(cls.saves)),)
+
+    def __init_subclass__(cls, **kwargs):
+        # The forward-mode rule multiplies by the same slope; its text is the backward
+        # rule's with the tangent in place of g, e.g. "dout = ta * (1 - out**2)".
+        super().__init_subclass__(**kwargs)
+
+        def jvp(ctx, ta):
+            return ta * cls.slope(ctx.load(cls.saves))
+
+        jvp.__doc__ = re.sub(r"\bg\b", "ta", cls.rule).replace("da =", "dout =")
+        cls.jvp = staticmethod(jvp)
+
+
+class Exp(_Smooth):
     """f(a) = exp(a); backward reuses the output."""
 
     name = "exp"
     rule = "da = g * out"
+    saves = "out"
+    value = staticmethod(np.exp)
 
     @staticmethod
-    def forward(ctx, a):
-        out = np.exp(a)
-        ctx.save(out=out)
+    def slope(out):
         return out
 
-    @staticmethod
-    def backward(ctx, g):
-        return (g * ctx.load("out"),)
 
-    @staticmethod
-    def jvp(ctx, ta):
-        """dout = ta * out"""
-        return ta * ctx.load("out")
-
-
-class Log(Function):
+class Log(_Smooth):
     """f(a) = log(a)"""
 
     name = "log"
     rule = "da = g / a"
+    value = staticmethod(np.log)
 
     @staticmethod
-    def forward(ctx, a):
-        ctx.save(a=a)
-        return np.log(a)
-
-    @staticmethod
-    def backward(ctx, g):
-        return (g / ctx.load("a"),)
-
-    @staticmethod
-    def jvp(ctx, ta):
-        """dout = ta / a"""
-        return ta / ctx.load("a")
+    def slope(a):
+        return 1 / a
 
 
-class Sqrt(Function):
+class Sqrt(_Smooth):
     """f(a) = sqrt(a); backward reuses the output."""
 
     name = "sqrt"
     rule = "da = g / (2 * out)"
+    saves = "out"
+    value = staticmethod(np.sqrt)
 
     @staticmethod
-    def forward(ctx, a):
-        out = np.sqrt(a)
-        ctx.save(out=out)
-        return out
-
-    @staticmethod
-    def backward(ctx, g):
-        return (g / (2 * ctx.load("out")),)
-
-    @staticmethod
-    def jvp(ctx, ta):
-        """dout = ta / (2 * out)"""
-        return ta / (2 * ctx.load("out"))
+    def slope(out):
+        return 0.5 / out
 
 
-class Abs(Function):
+class Abs(_Smooth):
     """f(a) = |a|; the gradient at 0 is 0."""
 
     name = "abs"
     rule = "da = g * sign(a)"
-
-    @staticmethod
-    def forward(ctx, a):
-        ctx.save(a=a)
-        return np.abs(a)
-
-    @staticmethod
-    def backward(ctx, g):
-        return (g * np.sign(ctx.load("a")),)
-
-    @staticmethod
-    def jvp(ctx, ta):
-        """dout = ta * sign(a)"""
-        return ta * np.sign(ctx.load("a"))
+    value = staticmethod(np.abs)
+    slope = staticmethod(np.sign)
 
 
-class Sin(Function):
+class Sin(_Smooth):
     """f(a) = sin(a)"""
 
     name = "sin"
     rule = "da = g * cos(a)"
-
-    @staticmethod
-    def forward(ctx, a):
-        ctx.save(a=a)
-        return np.sin(a)
-
-    @staticmethod
-    def backward(ctx, g):
-        return (g * np.cos(ctx.load("a")),)
-
-    @staticmethod
-    def jvp(ctx, ta):
-        """dout = ta * cos(a)"""
-        return ta * np.cos(ctx.load("a"))
+    value = staticmethod(np.sin)
+    slope = staticmethod(np.cos)
 
 
-class Cos(Function):
+class Cos(_Smooth):
     """f(a) = cos(a)"""
 
     name = "cos"
     rule = "da = -g * sin(a)"
+    value = staticmethod(np.cos)
 
     @staticmethod
-    def forward(ctx, a):
-        ctx.save(a=a)
-        return np.cos(a)
-
-    @staticmethod
-    def backward(ctx, g):
-        return (-g * np.sin(ctx.load("a")),)
-
-    @staticmethod
-    def jvp(ctx, ta):
-        """dout = -ta * sin(a)"""
-        return -ta * np.sin(ctx.load("a"))
+    def slope(a):
+        return -np.sin(a)
 
 
-class Tanh(Function):
+class Tanh(_Smooth):
     """f(a) = tanh(a); backward reads only the saved output."""
 
     name = "tanh"
     rule = "da = g * (1 - out**2)"
+    saves = "out"
+    value = staticmethod(np.tanh)
 
     @staticmethod
-    def forward(ctx, a):
-        out = np.tanh(a)
-        ctx.save(out=out)
-        return out
-
-    @staticmethod
-    def backward(ctx, g):
-        out = ctx.load("out")
-        return (g * (1 - out * out),)
-
-    @staticmethod
-    def jvp(ctx, ta):
-        """dout = ta * (1 - out**2)"""
-        out = ctx.load("out")
-        return ta * (1 - out * out)
+    def slope(out):
+        return 1 - out * out
 
 
-class Sigmoid(Function):
+class Sigmoid(_Smooth):
     """f(a) = 1 / (1 + exp(-a)); backward reads only the saved output: s' = s(1 - s)."""
 
     name = "sigmoid"
     rule = "da = g * out * (1 - out)"
+    saves = "out"
 
     @staticmethod
-    def forward(ctx, a):
+    def value(a):
         # 0.5 * (1 + tanh(a / 2)) equals the logistic function and never overflows.
-        out = 0.5 * (1 + np.tanh(0.5 * a))
-        ctx.save(out=out)
-        return out
+        return 0.5 * (1 + np.tanh(0.5 * a))
 
     @staticmethod
-    def backward(ctx, g):
-        out = ctx.load("out")
-        return (g * out * (1 - out),)
-
-    @staticmethod
-    def jvp(ctx, ta):
-        """dout = ta * out * (1 - out)"""
-        out = ctx.load("out")
-        return ta * out * (1 - out)
+    def slope(out):
+        return out * (1 - out)
 
 
 class Relu(Function):
