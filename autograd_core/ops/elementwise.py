@@ -286,7 +286,9 @@ class Tanh(_Smooth):
 
     @staticmethod
     def slope(out):
-        return 1 - out * out
+        slope = np.asarray(out * out)  # asarray: a 0-d product is a NumPy scalar
+        np.subtract(1, slope, out=slope)  # in place: one temporary fewer at the peak
+        return slope
 
 
 class Sigmoid(_Smooth):
@@ -303,7 +305,9 @@ class Sigmoid(_Smooth):
 
     @staticmethod
     def slope(out):
-        return out * (1 - out)
+        slope = np.asarray(1 - out)  # asarray: a 0-d difference is a NumPy scalar
+        slope *= out  # in place: one temporary fewer at the peak
+        return slope
 
 
 class Relu(Function):
