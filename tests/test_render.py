@@ -9,6 +9,7 @@ import re
 
 import numpy as np
 import pytest
+from sample_programs import broadcast_mask_fanout
 
 import autograd_core as ag
 from autograd_core import nn
@@ -24,13 +25,8 @@ from widgets.svg import SVG, to_svg
 
 
 def program(seed=0):
-    """x @ w + b -> relu -> (h * h) + tanh(h) * 2.0 -> sum: every kind of node."""
-    rng = np.random.default_rng(seed)
-    x = ag.tensor(rng.normal(size=(4, 3)), requires_grad=True, name="x")
-    w = ag.tensor(rng.normal(size=(3, 2)), requires_grad=True, name="w")
-    b = ag.tensor(rng.normal(size=(2,)), requires_grad=True, name="b")
-    h = (x @ w + b).relu().named("h")
-    y = (h * h + h.tanh() * 2.0).sum()
+    """The shared sample program, its leaves by name."""
+    y, x, w, b = broadcast_mask_fanout(seed)
     return y, {"x": x, "w": w, "b": b}
 
 

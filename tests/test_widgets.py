@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from sample_programs import broadcast_mask_fanout as program
 
 import autograd_core as ag
 from autograd_core import nn
@@ -21,17 +22,6 @@ from widgets.compare import compare
 from widgets.summary import format_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def program(seed=0):
-    """y = sum(h * h + tanh(h) * 2),  h = relu(x @ w + b): broadcast, a mask, fan-out."""
-    rng = np.random.default_rng(seed)
-    x = ag.tensor(rng.normal(size=(4, 3)), requires_grad=True, name="x")
-    w = ag.tensor(rng.normal(size=(3, 2)), requires_grad=True, name="w")
-    b = ag.tensor(rng.normal(size=(2,)), requires_grad=True, name="b")
-    h = (x @ w + b).relu().named("h")
-    y = (h * h + h.tanh() * 2.0).sum()
-    return y, x, w, b
 
 
 def by_hand(x, w, b):
