@@ -34,11 +34,28 @@ class MaxPool2d(Function):
         kh, kw = kernel_size
         lowest = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
         view = windows(pad(x, padding, lowest), kernel_size, stride, _NO_DILATION)
-        flat = view.reshape(*view.shape[:-2], kh * kw)  # copies the windows
-        argmax = np.argmax(flat, axis=-1)  # first maximum on ties, like PyTorch
-        # The window position of each maximum: a small integer, so a small dtype.
-        ctx.save(argmax=argmax.astype(np.min_scalar_type(kh * kw - 1)))
-        return np.take_along_axis(flat, argmax[..., None], axis=-1)[..., 0]
+        # A few passes per kernel offset (never a loop over pixels). First the
+        # maximum: np.maximum also lets a NaN through, as a max must.
+        n = kh * kw
+        best = view[..., 0, 0] if n > 1 else view[..., 0, 0].copy()
+        for k in range(1, n):
+            best = np.maximum(best, view[..., k // kw, k % kw])
+        # Then where it was: the number of leading window positions (row-major) that
+        # do not hold the maximum is the index of the FIRST maximum, so ties go to
+        # the first one, like PyTorch. A NaN counts as the maximum (the first NaN of a
+        # window; PyTorch's CPU kernel takes the last one when a window has two).
+        argmax = np.zeros(best.shape, dtype=np.min_scalar_type(n - 1))  # a small dtype
+        still_looking = np.ones(best.shape, dtype=bool)
+        has_nan = x.dtype.kind == "f" and bool(np.isnan(best).any())
+        for k in range(n - 1):
+            candidate = view[..., k // kw, k % kw]
+            hit = candidate == best
+            if has_nan:
+                hit |= np.isnan(candidate)
+            still_looking &= ~hit
+            argmax += still_looking
+        ctx.save(argmax=argmax)
+        return best
 
     @staticmethod
     def backward(ctx, g):
