@@ -170,23 +170,23 @@ class Node:
         return f"<{self.op.name} node #{self.seq}>"
 
 
+class _NoGrads(tuple):
+    """``needs_input_grad`` when nothing is recorded: False for every input."""
+
+    def __getitem__(self, i):
+        return False
+
+
 class _Unrecorded:
     """The context ops see when nothing is recorded: saving keeps nothing."""
 
     __slots__ = ()
-    needs_input_grad = None  # replaced below, once _NO_GRADS exists
+    needs_input_grad = _NoGrads()
 
     def save(self, **arrays) -> None:
         pass
 
 
-class _NoGrads(tuple):
-    def __getitem__(self, i):
-        return False
-
-
-_NO_GRADS = _NoGrads()
-_Unrecorded.needs_input_grad = _NO_GRADS
 _UNRECORDED = _Unrecorded()
 
 
@@ -200,9 +200,9 @@ class Function:
     def forward(ctx, *arrays, **params):  # pragma: no cover - always overridden
         raise NotImplementedError
 
-    @staticmethod
-    def backward(ctx, grad):
-        raise NotImplementedError
+    @classmethod
+    def backward(cls, ctx, grad):
+        raise errors.missing_backward(cls.name)
 
     @classmethod
     def apply(cls, *inputs, **params):

@@ -281,3 +281,18 @@ def test_a_saved_zero_dimensional_result_counts_its_bytes():
     y = ag.tanh(ag.tensor(2.0, requires_grad=True))
     assert y.grad_fn.saved["out"].nbytes == 8
     assert graph.saved_bytes(y) == 8
+
+
+def test_an_op_without_a_backward_rule_fails_with_its_name():
+    from autograd_core.function import Function
+
+    class NoRule(Function):
+        name = "no_rule"
+
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+    x = ag.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(NotImplementedError, match="'no_rule' defines no backward rule"):
+        NoRule.apply(x).sum().backward()
