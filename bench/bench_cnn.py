@@ -37,8 +37,6 @@ Run: ``python bench/bench_cnn.py [--rounds N]``.
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -49,8 +47,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # the repository root, for autograd_core
 sys.path.insert(0, str(HERE))
 import numpy_cnn  # noqa: E402
-from bench_conv import TorchWorker, interleaved_medians, wall_time  # noqa: E402
-from bench_engine import torch_available  # noqa: E402
+from timing import TorchWorker, interleaved_medians, torch_available, wall_time  # noqa: E402
 
 import autograd_core as ag  # noqa: E402
 from autograd_core import nn, optim  # noqa: E402
@@ -197,20 +194,16 @@ for line in sys.stdin:
 
 
 class CNNTorchWorker(TorchWorker):
-    """bench_conv's worker (``time(index, mkldnn)``) running this benchmark's step,
+    """The timing worker (``time(index, mkldnn)``) running this benchmark's step,
     plus ``check``: the loss, gradients and buffers after one step from the start."""
 
     def __init__(self, data_pattern: str):
-        source = TORCH_WORKER % {"data": data_pattern, "lr": LR}
+        super().__init__(TORCH_WORKER % {"data": data_pattern, "lr": LR})
         self.data_pattern = data_pattern
-        self.proc = subprocess.Popen([sys.executable, "-c", source], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True)
 
     def check(self, index: int, mkldnn: bool) -> dict:
         path = self.data_pattern.replace("%d", f"{index}_check_{int(mkldnn)}")
-        self.proc.stdin.write(json.dumps(["check", index, mkldnn, path]) + "\n")
-        self.proc.stdin.flush()
-        return dict(np.load(json.loads(self.proc.stdout.readline())))
+        return dict(np.load(self.request("check", index, mkldnn, path)))
 
 
 # ---------------------------------------------------------------------------- checking

@@ -30,17 +30,14 @@ Run: ``python bench/bench_conv.py [--rounds N]``.
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_engine import torch_available  # noqa: E402
+from timing import TorchWorker, interleaved_medians, torch_available, wall_time  # noqa: E402
 
 CASES = [  # (input shape, out_channels, kernel, padding)
     ((32, 1, 28, 28), 8, 3, 1),
@@ -130,50 +127,12 @@ for line in sys.stdin:
 """
 
 
-class TorchWorker:
-    """PyTorch in its own process, timing one conv step per request."""
-
-    def __init__(self):
-        source = TORCH_WORKER % {"here": str(Path(__file__).resolve().parent)}
-        self.proc = subprocess.Popen([sys.executable, "-c", source], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True)
-
-    def time(self, index: int, mkldnn: bool) -> float:
-        self.proc.stdin.write(json.dumps([index, mkldnn]) + "\n")
-        self.proc.stdin.flush()
-        return json.loads(self.proc.stdout.readline())
-
-    def close(self) -> None:
-        self.proc.stdin.close()
-        self.proc.wait()
-
-
 def check_agreement(index: int) -> None:
     """The engine and the hand-written step compute the same gradients."""
     engine = engine_step(index)()
     plain = numpy_step(index)()[1:]
     for ours, theirs in zip(engine, plain):
         np.testing.assert_allclose(ours.numpy(), theirs, rtol=1e-3, atol=1e-3)
-
-
-def interleaved_medians(timers: dict, rounds: int) -> dict:
-    """Each timer (a function returning seconds) once per round, interleaved; medians."""
-    samples = {name: [] for name in timers}
-    for _ in range(rounds):
-        for name, timer in timers.items():
-            samples[name].append(timer())
-    return {name: float(np.median(s)) for name, s in samples.items()}
-
-
-def wall_time(run):
-    run()  # warm-up
-
-    def timer() -> float:
-        start = time.perf_counter()
-        run()
-        return time.perf_counter() - start
-
-    return timer
 
 
 def main(argv=None) -> None:
@@ -184,7 +143,8 @@ def main(argv=None) -> None:
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(1)
-    worker = TorchWorker() if torch_available() else None
+    source = TORCH_WORKER % {"here": str(Path(__file__).resolve().parent)}
+    worker = TorchWorker(source) if torch_available() else None
     if worker is None:
         print("PyTorch is not installed: its columns are skipped.")
 

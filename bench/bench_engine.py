@@ -19,16 +19,14 @@ Run: ``python bench/bench_engine.py [--rounds N]``.
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository root
 from bench.memory_probe import can_reset_peak_rss, peak_rss_growth  # noqa: E402
+from bench.timing import TorchWorker, interleaved_medians, torch_available, wall_time  # noqa: E402
 
 CHAIN_SHAPES = [(1, 1), (4, 4), (64, 64)]
 CHAIN_LENGTH = 1000  # iterations; each is 1 or 2 ops (see chain_ops)
@@ -181,52 +179,12 @@ for line in sys.stdin:
 """
 
 
-class TorchWorker:
-    """PyTorch in its own process, timing one run per request."""
-
-    def __init__(self):
-        source = TORCH_WORKER % {"chain": CHAIN_LENGTH, "sizes": MLP_SIZES}
-        self.proc = subprocess.Popen([sys.executable, "-c", source], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True)
-
-    def time(self, kind, arg) -> float:
-        self.proc.stdin.write(json.dumps([kind, arg]) + "\n")
-        self.proc.stdin.flush()
-        return json.loads(self.proc.stdout.readline())
-
-    def close(self) -> None:
-        self.proc.stdin.close()
-        self.proc.wait()
-
-
-def torch_available() -> bool:
-    try:
-        import importlib.util
-
-        return importlib.util.find_spec("torch") is not None
-    except ValueError:
-        return False
-
-
 # ---------------------------------------------------------------------------- driver
-def interleaved_medians(variants: dict, rounds: int, worker=None, request=None) -> dict:
-    """Run every variant once per round, interleaved; the median seconds per variant.
-
-    With a ``worker``, a "torch" column is timed in the worker's process each round.
-    """
-    for run in variants.values():
-        run()  # warm-up
-    samples = {name: [] for name in variants}
+def _timers(engine_run, numpy_run, worker, request) -> dict:
+    timers = {"engine": wall_time(engine_run), "numpy": wall_time(numpy_run)}
     if worker is not None:
-        samples["torch"] = []
-    for _ in range(rounds):
-        for name, run in variants.items():
-            t = time.perf_counter()
-            run()
-            samples[name].append(time.perf_counter() - t)
-        if worker is not None:
-            samples["torch"].append(worker.time(*request))
-    return {name: float(np.median(s)) for name, s in samples.items()}
+        timers["torch"] = lambda: worker.time(*request)
+    return timers
 
 
 def main(argv=None) -> None:
@@ -237,7 +195,8 @@ def main(argv=None) -> None:
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(1)
-    worker = TorchWorker() if torch_available() else None
+    source = TORCH_WORKER % {"chain": CHAIN_LENGTH, "sizes": MLP_SIZES}
+    worker = TorchWorker(source) if torch_available() else None
     if worker is None:
         print("PyTorch is not installed: its columns are skipped.")
 
@@ -245,8 +204,8 @@ def main(argv=None) -> None:
     print(f"\n1. Chain of {n_ops} ops, forward+backward, float64 — microseconds per op")
     print(f"{'shape':>10} {'engine':>9} {'numpy fwd':>10} {'torch':>9} {'engine/torch':>13}")
     for shape in CHAIN_SHAPES:
-        t = interleaved_medians({"engine": engine_chain(shape), "numpy": numpy_chain(shape)},
-                                args.rounds, worker, ("chain", list(shape)))
+        t = interleaved_medians(_timers(engine_chain(shape), numpy_chain(shape), worker,
+                                        ("chain", list(shape))), args.rounds)
         per = {k: v / n_ops * 1e6 for k, v in t.items()}
         ratio = f"{per['engine'] / per['torch']:.2f}" if "torch" in per else "-"
         print(f"{str(shape):>10} {per['engine']:9.2f} {per['numpy']:10.2f} "
@@ -256,9 +215,8 @@ def main(argv=None) -> None:
     print(f"{'batch':>6} {'engine':>8} {'numpy':>8} {'torch':>8} {'engine/numpy':>13} "
           f"{'engine/torch':>13}")
     for batch in (64, 512):
-        t = interleaved_medians(
-            {"engine": engine_mlp_step(batch), "numpy": numpy_mlp_step(batch)},
-            args.rounds, worker, ("mlp", batch))
+        t = interleaved_medians(_timers(engine_mlp_step(batch), numpy_mlp_step(batch), worker,
+                                        ("mlp", batch)), args.rounds)
         ms = {k: v * 1e3 for k, v in t.items()}
         vs_torch = f"{ms['engine'] / ms['torch']:.2f}" if "torch" in ms else "-"
         print(f"{batch:>6} {ms['engine']:8.3f} {ms['numpy']:8.3f} "
