@@ -38,11 +38,11 @@ from .tensor import Tensor
 
 __all__ = ["MemoryBreakdown", "training_step_memory", "activation_bytes", "buffer_bytes",
            "SavedBytesTracker", "track_saved_bytes", "forward_peak_memory",
-           "what_keeps_the_graph_alive"]
+           "what_keeps_the_graph_alive", "owner", "saved_arrays"]
 
 
 # -- counting bytes -----------------------------------------------------------------------
-def _owner(a: np.ndarray) -> np.ndarray:
+def owner(a: np.ndarray) -> np.ndarray:
     """The array that owns ``a``'s memory (a view keeps its base alive)."""
     while isinstance(a.base, np.ndarray):
         a = a.base
@@ -57,12 +57,12 @@ def buffer_bytes(arrays: Iterable, exclude: Iterable = ()) -> int:
     >>> buffer_bytes([a, a[:10], a.reshape(10, 10)])   # one buffer, counted once
     800
     """
-    skip = {id(_owner(_array(x))) for x in exclude}
+    skip = {id(owner(_array(x))) for x in exclude}
     owners = {}
     for x in arrays:
         a = _array(x)
         if isinstance(a, np.ndarray):
-            o = _owner(a)
+            o = owner(a)
             if id(o) not in skip:
                 owners[id(o)] = o.nbytes
     return sum(owners.values())
@@ -72,7 +72,8 @@ def _array(x):
     return x._data if isinstance(x, Tensor) else x
 
 
-def _saved_arrays(nodes) -> Iterator[np.ndarray]:
+def saved_arrays(nodes) -> Iterator[np.ndarray]:
+    """Every array the given nodes still hold for their backward."""
     for node in nodes:
         for saved in node.saved.values():
             if isinstance(saved.array, np.ndarray):
@@ -85,7 +86,7 @@ def activation_bytes(output: Tensor, exclude: Iterable[Tensor] = ()) -> int:
     anyway)."""
     if output.grad_fn is None:
         return 0
-    return buffer_bytes(_saved_arrays(reverse_topological(output.grad_fn)), exclude)
+    return buffer_bytes(saved_arrays(reverse_topological(output.grad_fn)), exclude)
 
 
 # -- a training step ------------------------------------------------------------------------
@@ -160,7 +161,7 @@ class SavedBytesTracker(Observer):
     @property
     def current(self) -> int:
         live = [n for n in self.nodes if not n.released]
-        return buffer_bytes(_saved_arrays(live), self.exclude)
+        return buffer_bytes(saved_arrays(live), self.exclude)
 
     def _measure(self) -> None:
         self.peak = max(self.peak, self.current)
@@ -246,12 +247,12 @@ def what_keeps_the_graph_alive(model: Callable, inputs) -> dict[str, int]:
         "hold loss.detach()": lambda loss: loss.detach(),
     }
     # The parameters and the input are alive anyway: only the activations can go.
-    skip = {id(_owner(_array(t))) for t in [*_parameters(model), inputs]}
+    skip = {id(owner(_array(t))) for t in [*_parameters(model), inputs]}
     counts: dict[str, int] = {}
     for label, keep in keepers.items():
         loss = model(inputs).sum()
-        arrays = {id(a): a for a in _saved_arrays(reverse_topological(loss.grad_fn))
-                  if id(_owner(a)) not in skip}  # an array saved by two ops counts once
+        arrays = {id(a): a for a in saved_arrays(reverse_topological(loss.grad_fn))
+                  if id(owner(a)) not in skip}  # an array saved by two ops counts once
         refs = [weakref.ref(a) for a in arrays.values()]
         del arrays
         counts.setdefault("saved arrays", len(refs))

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from autograd_core.engine import reverse_topological
 from autograd_core.graph import Graph, OpInfo, SavedInfo, capture, saved_bytes
-from autograd_core.memory import _owner, _saved_arrays  # the engine's own byte accounting
+from autograd_core.memory import owner, saved_arrays  # the engine's own byte accounting
 from autograd_core.tensor import Tensor
 
 from .exercises.report import Report
@@ -124,7 +124,7 @@ def watch_saved(output: Tensor, exclude=()) -> SavedWatch:
     >>> watch.alive
     0
     """
-    skip = {id(_owner(t._data if isinstance(t, Tensor) else t)) for t in exclude}
+    skip = {id(owner(t._data if isinstance(t, Tensor) else t)) for t in exclude}
     nodes = reverse_topological(output.grad_fn) if output.grad_fn is not None else []
-    arrays = {id(a): a for a in _saved_arrays(nodes) if id(_owner(a)) not in skip}
+    arrays = {id(a): a for a in saved_arrays(nodes) if id(owner(a)) not in skip}
     return SavedWatch([weakref.ref(a) for a in arrays.values()])
