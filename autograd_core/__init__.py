@@ -24,7 +24,8 @@ from .creation import (
     zeros,
     zeros_like,
 )
-from .functions import (
+from .grad_mode import enable_grad, is_grad_enabled, no_grad
+from .op_functions import (
     abs,
     add,
     astype,
@@ -66,7 +67,6 @@ from .functions import (
     var,
     where,
 )
-from .grad_mode import enable_grad, is_grad_enabled, no_grad
 from .tensor import Tensor, tensor
 
 float32 = __import__("numpy").float32

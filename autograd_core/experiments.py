@@ -26,9 +26,9 @@ import numpy as np
 from . import creation, graph, nn
 from .counting import count_ops
 from .func import jacfwd, jacrev
-from .functions import tanh
 from .grad_mode import no_grad
 from .memory import track_saved_bytes
+from .op_functions import tanh
 from .tensor import Tensor, tensor
 from .utils.checkpoint import checkpoint_sequential, sqrt_segments
 

@@ -27,6 +27,7 @@ import numpy as np
 
 from . import errors
 from .grad_mode import state as _grad_mode
+from .tensor import Tensor
 
 _sequence = itertools.count()
 
@@ -324,4 +325,3 @@ class observing:
         observers.remove(self.observer)
 
 
-Tensor: Any = None  # set by tensor.py once the class exists (avoids an import cycle)

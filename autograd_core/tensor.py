@@ -12,8 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from . import errors, function
-from .engine import backward_steps
+from . import errors
 from .grad_mode import state as _grad_mode
 
 _FLOAT_KINDS = "f"
@@ -471,8 +470,6 @@ def _index_key(key):
     return _value(key)
 
 
-function.Tensor = Tensor
-
 
 def tensor(data: Any, requires_grad: bool = False, dtype=None, name: str | None = None) -> Tensor:
     """A new leaf tensor holding a copy of ``data`` (dtypes follow NumPy).
@@ -485,5 +482,9 @@ def tensor(data: Any, requires_grad: bool = False, dtype=None, name: str | None 
 
 __all__ = ["Tensor", "tensor"]
 
-from . import functions as F  # noqa: E402 - the functions module needs Tensor first
+# The sweep and the ops build on Tensor (they wrap their outputs in it), and Tensor's
+# methods call them: import them once the class exists, so each module can import
+# the names it needs at its top, with nothing assigned into another module.
+from . import op_functions as F  # noqa: E402
+from .engine import backward_steps  # noqa: E402
 from .ops import elementwise as _ew  # noqa: E402

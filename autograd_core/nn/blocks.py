@@ -11,7 +11,7 @@ from collections import OrderedDict
 import numpy as np
 
 from .. import creation, errors
-from .. import functions as ag
+from .. import op_functions as ag
 from ..tensor import Tensor
 from .layers import BatchNorm1d, BatchNorm2d, Conv2d, Linear, MaxPool2d, ReLU, Sequential
 from .module import Module

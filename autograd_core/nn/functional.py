@@ -25,8 +25,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import creation, errors
-from ..functions import log_softmax, relu, sigmoid, softmax, tanh
 from ..grad_mode import no_grad
+from ..op_functions import log_softmax, relu, sigmoid, softmax, tanh
 from ..ops import conv as _conv
 from ..ops import nn_ops, normalization, pooling
 from ..tensor import Tensor, tensor

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from .. import creation, errors
-from .. import functions as ag
+from .. import op_functions as ag
 from ..tensor import Tensor
 from . import functional as F
 from . import init
