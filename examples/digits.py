@@ -59,13 +59,14 @@ def load_data(test_fraction: float = 0.2, seed: int = 0, dtype=ag.float32) -> Di
                   ag.tensor(images[test]), ag.tensor(labels[test]))
 
 
-def make_cnn(channels: int = 16, generator: ag.Generator | None = None) -> nn.Module:
+def make_cnn(channels: int = 16, generator: ag.Generator | None = None,
+             dtype=ag.float32) -> nn.Module:
     """conv -> batch norm -> ReLU -> max pool -> residual block -> ReLU -> average pool
-    -> flatten -> linear: (N, 1, 8, 8) images to 10 class scores."""
-    kw = {"generator": generator}
+    -> flatten -> linear: (N, 1, 8, 8) images to 10 class scores, parameters of ``dtype``."""
+    kw = {"generator": generator, "dtype": dtype}
     return nn.Sequential(
         nn.Conv2d(1, channels, 3, padding=1, **kw),  # 8x8
-        nn.BatchNorm2d(channels),
+        nn.BatchNorm2d(channels, dtype=dtype),
         nn.ReLU(),
         nn.MaxPool2d(2),  # 4x4
         nn.ResidualBlock(channels, channels, **kw),

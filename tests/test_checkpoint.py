@@ -6,7 +6,7 @@
 * the checkpoint op saves exactly its inputs, so fewer bytes are held;
 * the extra work is counted as "recompute" and equals the checkpointed segments'
   forward work;
-* experiments.checkpoint_costs matches the saved-array counts derived by hand.
+* the lessons' checkpoint_costs matches the saved-array counts derived by hand.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ import pytest
 
 import autograd_core as ag
 from autograd_core import counting, graph, memory, nn
-from autograd_core.experiments import SwishBlock, checkpoint_costs
 from autograd_core.nn import functional as F
 from autograd_core.utils.checkpoint import checkpoint, checkpoint_sequential, sqrt_segments
+from widgets.lessons.checkpointing import SwishBlock, checkpoint_costs
 
 WIDTH, BATCH = 6, 4
 
@@ -242,8 +242,8 @@ def test_checkpoint_costs_match_the_counts_derived_by_hand():
                            "sqrt": (s - 2) + 3 * last}[r.strategy]
         assert r.segments == s
         assert r.peak_saved_bytes == expected_arrays * activation, r
-        assert r.forward_macs == d * block_macs + batch * width  # + the final sum
-        assert r.recompute_macs == (d - last) * block_macs
+        assert r.step.forward_macs == d * block_macs + batch * width  # + the final sum
+        assert r.step.recompute_macs == (d - last) * block_macs
         assert r.max_grad_difference == 0.0
     by = {(r.depth, r.strategy): r for r in rows}
     assert by[16, "sqrt"].peak_saved_bytes < by[16, "every"].peak_saved_bytes \

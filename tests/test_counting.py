@@ -15,9 +15,9 @@ import pytest
 
 import autograd_core as ag
 from autograd_core import counting
-from autograd_core.experiments import jacobian_costs, mode_costs
 from autograd_core.func import jvp
 from autograd_core.nn import functional as F
+from widgets.lessons.modes import jacobian_costs, mode_costs
 
 
 def _counted(program, *shapes, requires_grad=True):

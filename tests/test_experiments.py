@@ -1,4 +1,4 @@
-"""The lesson experiments (experiments.py, widgets/experiments_symbolic.py), and the
+"""The lesson experiments (widgets/lessons: modes, floats, graphs, symbolic), and the
 claims they stand for:
 
 * T5: finite differences are not autograd: their error against the exact gradient
@@ -23,8 +23,10 @@ from strategies import PROPERTY_SETTINGS, arrays
 from test_op_gradients import CASES, as_outputs, case_ids, run_engine
 
 import autograd_core as ag
-from autograd_core import experiments, graph, nn
+from autograd_core import graph, nn
 from autograd_core.graph import CycleError, topological_order
+from widgets.lessons import floats, modes
+from widgets.lessons.graphs import define_by_run
 
 
 # -- T5: finite differences ---------------------------------------------------------------------
@@ -35,7 +37,7 @@ def _exact_slope(x: float) -> float:
 
 
 def test_finite_difference_error_is_a_v_lower_and_further_left_in_float64():
-    result = experiments.finite_difference_errors()
+    result = modes.finite_difference_errors()
     h = result["h"]
     assert h[0] == pytest.approx(1e-1) and h[-1] == pytest.approx(1e-12)
     assert result["exact"] == pytest.approx(_exact_slope(0.7), rel=1e-14)
@@ -55,7 +57,7 @@ def test_finite_difference_error_is_a_v_lower_and_further_left_in_float64():
 @pytest.mark.parametrize("scheme, order", [("central", 2), ("forward", 1)])
 def test_truncation_arm_falls_with_the_order_of_the_scheme(scheme, order):
     hs = [1e-1, 1e-2]
-    err = experiments.finite_difference_errors(hs=hs, dtypes=(np.float64,),
+    err = modes.finite_difference_errors(hs=hs, dtypes=(np.float64,),
                                                scheme=scheme)["float64"]
     slope = math.log10(err[0] / err[1])  # decades of error per decade of h
     assert slope == pytest.approx(order, abs=0.15)
@@ -63,7 +65,7 @@ def test_truncation_arm_falls_with_the_order_of_the_scheme(scheme, order):
 
 # -- W6, L3: define-by-run ---------------------------------------------------------------------
 def test_python_control_flow_records_a_different_graph_per_input():
-    positive, negative = experiments.define_by_run((2.5, -0.5))
+    positive, negative = define_by_run((2.5, -0.5))
     assert positive.ops == ("mul", "tanh", "tanh")  # int(2.5) = 2 loop turns
     assert negative.ops == ("mul", "tanh")
     # the branch that did not run is not in the graph: no gradient at all (None, not 0)
@@ -77,7 +79,7 @@ def test_python_control_flow_records_a_different_graph_per_input():
 
 # -- L6, L4: reproducibility --------------------------------------------------------------------
 def test_summing_the_same_float32_numbers_in_another_order_changes_the_last_bits():
-    result = experiments.summation_order(n=10_000, seed=0)
+    result = floats.summation_order(n=10_000, seed=0)
     numbers = np.random.default_rng(0).standard_normal(10_000).astype(np.float32)
     by_hand = np.float32(0)
     for v in numbers:  # one float32 addition at a time
@@ -147,7 +149,7 @@ def test_every_recorded_graph_has_a_topological_order(case, data):
 @PROPERTY_SETTINGS
 @given(x=arrays((3,)), depth=st.integers(1, 6))
 def test_nested_programs_record_three_ops_per_level_in_execution_order(x, depth):
-    g = graph.capture(experiments.nested(ag.tensor(x, requires_grad=True), depth))
+    g = graph.capture(modes.nested(ag.tensor(x, requires_grad=True), depth))
     assert [o.op for o in g.ops] == ["mul", "add", "tanh"] * depth
     ids = [t.id for t in g.tensors] + [o.id for o in g.ops]
     assert [i for i in topological_order(ids, g.edges) if i.startswith("op")] == \
@@ -157,7 +159,7 @@ def test_nested_programs_record_three_ops_per_level_in_execution_order(x, depth)
 # -- T4, S3: symbolic vs automatic ---------------------------------------------------------------
 @pytest.mark.parametrize("kind", ["reuse", "chain"])
 def test_recorded_graph_grows_linearly_with_depth(kind):
-    sizes = experiments.recorded_graph_sizes([1, 2, 4, 8], kind)
+    sizes = modes.recorded_graph_sizes([1, 2, 4, 8], kind)
     assert sizes["ops"].tolist() == [3, 6, 12, 24]
     # reuse: a new tensor per op; chain: w and b are two shared leaves
     assert sizes["nodes"].tolist() == [2 * o + (1 if kind == "reuse" else 3)
@@ -166,13 +168,13 @@ def test_recorded_graph_grows_linearly_with_depth(kind):
 
 def test_nested_rejects_an_unknown_kind():
     with pytest.raises(ValueError, match="kind must be one of"):
-        experiments.nested(ag.tensor(1.0), 2, "loop")
+        modes.nested(ag.tensor(1.0), 2, "loop")
 
 
 def test_written_out_derivative_outgrows_the_graph_and_sharing_closes_the_gap():
     sympy = pytest.importorskip("sympy", reason="sympy is not installed: the symbolic "
                                 "side of T4 is skipped (pip install -e '.[test]')")
-    from widgets.experiments_symbolic import derivative, symbolic_vs_graph
+    from widgets.lessons.symbolic import derivative, symbolic_vs_graph
 
     depths = [1, 2, 3, 4, 5, 6, 7, 8]
     reuse = symbolic_vs_graph(depths, "reuse")
@@ -191,13 +193,13 @@ def test_written_out_derivative_outgrows_the_graph_and_sharing_closes_the_gap():
         expr = derivative(4, kind)
         numeric = sympy.lambdify((x, w, b), expr, modules=[{"tanh": np.tanh}, "numpy"])
         xt = ag.tensor(0.3, requires_grad=True)
-        experiments.nested(xt, 4, kind, w=0.5, b=0.1).backward()
+        modes.nested(xt, 4, kind, w=0.5, b=0.1).backward()
         assert numeric(0.3, 0.5, 0.1) == pytest.approx(xt.grad.item(), rel=1e-12)
 
 
 def test_expanding_only_makes_the_formula_bigger():
     pytest.importorskip("sympy", reason="sympy is not installed")
-    from widgets.experiments_symbolic import symbolic_vs_graph
+    from widgets.lessons.symbolic import symbolic_vs_graph
 
     plain = symbolic_vs_graph([2, 3], "chain")["symbolic_nodes"]
     expanded = symbolic_vs_graph([2, 3], "chain", expand=True)["symbolic_nodes"]

@@ -1,11 +1,11 @@
-"""widgets.lesson_capstone: the capstone lesson's digit grid and training curves."""
+"""widgets.lessons.capstone: the capstone lesson's digit grid and training curves."""
 
 import numpy as np
 import pytest
 
 pytest.importorskip("matplotlib", reason="the lesson pictures need matplotlib")
 
-from widgets.lesson_capstone import MISTAKE_COLOUR, digit_grid, training_curves  # noqa: E402
+from widgets.lessons.capstone import MISTAKE_COLOUR, digit_grid, training_curves  # noqa: E402
 
 
 def history(losses, train, test):

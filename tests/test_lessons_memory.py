@@ -1,4 +1,4 @@
-"""widgets.lesson_memory: the saved-tensor table, dropping saved tensors, weak watches.
+"""widgets.lessons.memory: the saved-tensor table, dropping saved tensors, weak watches.
 
 Expected values are written from each op's backward rule (what it must read) and from
 shapes and dtypes, not from the engine's own byte counts."""
@@ -10,7 +10,7 @@ import pytest
 
 import autograd_core as ag
 from autograd_core.nn import functional as F
-from widgets.lesson_memory import release_saved, saved_table, watch_saved
+from widgets.lessons.memory import release_saved, saved_table, watch_saved
 
 
 def small_block(input_requires_grad: bool):

@@ -10,6 +10,9 @@ The four graph motifs of lesson 02 are read straight off a captured graph's edge
   gating by a product, pooling by a max or a mean over branches);
 * a *chain* has neither.
 
+``define_by_run`` shows the other half of the lesson: Python control flow records a
+different graph per input, and the branch that did not run gets no gradient.
+
 Constants (tensors that do not require grad) get one node per use in a capture, so
 only leaves that require grad and computed tensors count here.
 
@@ -21,17 +24,20 @@ only leaves that require grad and computed tensors count here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
+import autograd_core as ag
 from autograd_core.graph import Graph, capture
 from autograd_core.tensor import Tensor
 
-from .exercises.report import Report
-from .live import live
-from .render import to_dot
-from .svg import SVG, to_svg
+from ..exercises.report import Report
+from ..live import live
+from ..render import to_dot
+from ..svg import SVG, to_svg
 
-__all__ = ["consumers", "fan_out", "merges", "motif_report", "draw_sideways"]
+__all__ = ["consumers", "fan_out", "merges", "motif_report", "draw_sideways", "define_by_run",
+           "DefineByRun", "branchy"]
 
 
 def _graph(output: Tensor | Graph) -> Graph:
@@ -139,3 +145,41 @@ def draw_sideways(output: Tensor, *, show_values: bool = False) -> SVG:
     view = live(output, "draw_sideways")
     return SVG(to_svg(to_dot(view.graph, values=view.values, show_values=show_values,
                              input_names=view.input_names, legend=False, rankdir="LR")))
+
+
+# -- define-by-run (W6, L3) --------------------------------------------------------------------
+@dataclass(frozen=True)
+class DefineByRun:
+    """One run of ``branchy``: the input, the ops recorded, and the weights' gradients
+    (``None`` for the weight of the branch that did not run)."""
+
+    x: float
+    ops: tuple[str, ...]
+    grad_w_pos: float | None
+    grad_w_neg: float | None
+
+
+def branchy(x: Tensor, w_pos: Tensor, w_neg: Tensor) -> Tensor:
+    """Ordinary Python deciding what runs: positive inputs are scaled by ``w_pos``,
+    the others by ``w_neg``; then tanh is applied once per whole unit of |x| (at
+    least once)."""
+    y = w_pos * x if x.item() > 0 else w_neg * x
+    for _ in range(max(1, int(abs(x.item())))):
+        y = y.tanh()
+    return y
+
+
+def define_by_run(xs: Sequence[float] = (2.5, -0.5)) -> list[DefineByRun]:
+    """Run ``branchy`` on each input with fresh weights, recording; return what was
+    recorded and which weights got a gradient."""
+    runs = []
+    for value in xs:
+        x = ag.tensor(float(value))
+        w_pos, w_neg = ag.tensor(1.5, requires_grad=True), ag.tensor(-2.0, requires_grad=True)
+        y = branchy(x, w_pos, w_neg)
+        ops = tuple(op.op for op in capture(y).ops)
+        y.backward()
+        runs.append(DefineByRun(float(value), ops,
+                                None if w_pos.grad is None else w_pos.grad.item(),
+                                None if w_neg.grad is None else w_neg.grad.item()))
+    return runs

@@ -1,9 +1,10 @@
-"""Symbolic differentiation vs the recorded graph (T4, S3), with sympy.
+"""Symbolic differentiation vs the recorded graph (lesson 09, items T4 and S3), with sympy.
 
-The same nested function (``autograd_core.experiments.nested``) is built twice: on
+The same nested function (:func:`.modes.nested`) is built twice: on
 sympy symbols, where ``sympy.diff`` gives its derivative as one formula, and on
 engine tensors, where the engine records a graph. Sizes compared, per depth d:
 
+* ``function_nodes``: nodes of the function itself, written out;
 * ``symbolic_nodes``: nodes of the derivative's expression tree *written out*
   (``sympy.preorder_traversal``: a subexpression that occurs twice counts twice, no
   sharing). This is "expand the whole nested function into one formula".
@@ -22,7 +23,7 @@ differentiation (``expand=True`` is there for small depths). ``tanh`` is a sympy
 tries rewriting rules on its argument, which walk the whole exponentially large
 tree (minutes at depth 5) without changing the derivative.
 
-sympy is a lesson/test dependency, not an engine one, so this lives in ``widgets``.
+sympy is a lesson dependency, not an engine one, so this lives with the lessons.
 """
 
 from __future__ import annotations
@@ -32,9 +33,9 @@ from collections.abc import Sequence
 import numpy as np
 import sympy
 
-from autograd_core.experiments import nested, recorded_graph_sizes
+from .modes import nested, recorded_graph_sizes
 
-__all__ = ["tanh", "derivative", "tree_size", "shared_size", "symbolic_vs_graph"]
+__all__ = ["tanh", "function", "derivative", "tree_size", "shared_size", "symbolic_vs_graph"]
 
 MAX_COUNTED = 100_000
 
@@ -46,14 +47,23 @@ class tanh(sympy.Function):  # noqa: N801 - reads like the math
         return 1 - tanh(self.args[0]) ** 2
 
 
+def function(depth: int, kind: str = "reuse") -> sympy.Expr:
+    """``nested(x, depth, kind)`` as one sympy formula (symbols x, w, b).
+
+    >>> function(2, "logistic")
+    16*x*(1 - x)*(-4*x*(1 - x) + 1)
+    """
+    x, w, b = sympy.symbols("x w b")
+    return nested(x, depth, kind, tanh=tanh, w=w, b=b)
+
+
 def derivative(depth: int, kind: str = "reuse", expand: bool = False) -> sympy.Expr:
     """d/dx of ``nested(x, depth, kind)`` as one sympy formula (symbols x, w, b).
 
     >>> derivative(1, "chain")
     w*(1 - tanh(b + w*x)**2)
     """
-    x, w, b = sympy.symbols("x w b")
-    d = sympy.diff(nested(x, depth, kind, tanh=tanh, w=w, b=b), x)
+    d = sympy.diff(function(depth, kind), sympy.Symbol("x"))
     return sympy.expand(d) if expand else d
 
 
@@ -75,14 +85,16 @@ def symbolic_vs_graph(depths: Sequence[int], kind: str = "reuse",
     >>> sizes["symbolic_nodes"].tolist(), sizes["graph_ops"].tolist()
     ([18, 67, 511, 15871], [3, 6, 12, 24])
     """
-    symbolic, ops, shared = [], [], []
+    functions, symbolic, ops, shared = [], [], [], []
     for d in depths:
+        functions.append(tree_size(function(d, kind)))
         expr = derivative(d, kind, expand)
         n = tree_size(expr)
         symbolic.append(n)
         ops.append(sympy.count_ops(expr) if n <= MAX_COUNTED else -1)
         shared.append(shared_size(expr))
     engine = recorded_graph_sizes(depths, kind)
-    return {"depth": np.asarray(depths), "symbolic_nodes": np.asarray(symbolic),
+    return {"depth": np.asarray(depths), "function_nodes": np.asarray(functions),
+            "symbolic_nodes": np.asarray(symbolic),
             "symbolic_ops": np.asarray(ops), "shared_nodes": np.asarray(shared),
             "graph_ops": engine["ops"], "graph_nodes": engine["nodes"]}

@@ -1,4 +1,4 @@
-"""widgets.lesson_routing: heatmap cells carry the right labels, windows are outlined."""
+"""widgets.lessons.routing: heatmap cells carry the right labels, windows are outlined."""
 
 import numpy as np
 import pytest
@@ -7,7 +7,7 @@ pytest.importorskip("matplotlib", reason="the routing lesson's plots need matplo
 
 from matplotlib.figure import Figure  # noqa: E402
 
-from widgets.lesson_routing import number_text, outline_windows, show_grid  # noqa: E402
+from widgets.lessons.routing import number_text, outline_windows, show_grid  # noqa: E402
 
 
 @pytest.mark.parametrize("value, text", [

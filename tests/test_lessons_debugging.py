@@ -1,8 +1,8 @@
-"""widgets.lesson_debugging.readable: notebook cell files named as such, nothing else."""
+"""widgets.lessons.debugging.readable: notebook cell files named as such, nothing else."""
 
 import pytest
 
-from widgets.lesson_debugging import is_notebook_cell, readable
+from widgets.lessons.debugging import is_notebook_cell, readable
 
 CELLS = {"/tmp/ipykernel_4242/3141592653.py", "/tmp/ipykernel_4242/271828.py"}
 

@@ -1,4 +1,4 @@
-"""widgets.lesson_graphs: fan-out and merges read off a captured graph.
+"""widgets.lessons.graphs: fan-out and merges read off a captured graph.
 
 Every expected value is written down from the program's structure (which op reads
 which value), not taken from the helper's own output.
@@ -12,7 +12,7 @@ import pytest
 import autograd_core as ag
 from autograd_core import nn
 from autograd_core.graph import capture
-from widgets.lesson_graphs import consumers, draw_sideways, fan_out, merges, motif_report
+from widgets.lessons.graphs import consumers, draw_sideways, fan_out, merges, motif_report
 
 
 def leaf(name, values=(0.5, -1.0, 2.0)):

@@ -1,4 +1,4 @@
-"""widgets.lesson_convolution.array_panels: what the convolution lesson's pictures show."""
+"""widgets.lessons.convolution.array_panels: what the convolution lesson's pictures show."""
 
 import numpy as np
 import pytest
@@ -7,7 +7,7 @@ pytest.importorskip("matplotlib", reason="the lesson pictures need matplotlib")
 
 from matplotlib.patches import Rectangle  # noqa: E402
 
-from widgets.lesson_convolution import array_panels  # noqa: E402
+from widgets.lessons.convolution import array_panels  # noqa: E402
 
 
 def cell_texts(ax) -> list[str]:

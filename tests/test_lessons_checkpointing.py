@@ -1,4 +1,4 @@
-"""widgets.lesson_checkpointing: the measurements lesson 10 plots, against byte and
+"""widgets.lessons.checkpointing: the measurements lesson 10 plots, against byte and
 multiply-add counts worked out from the shapes alone."""
 
 import numpy as np
@@ -7,7 +7,7 @@ import pytest
 from autograd_core import creation, no_grad, tensor
 from autograd_core.memory import track_saved_bytes
 from autograd_core.utils.checkpoint import checkpoint_sequential
-from widgets.lesson_checkpointing import checkpointed_step, swish_stack
+from widgets.lessons.checkpointing import checkpointed_step, swish_stack
 
 WIDTH, BATCH, FLOAT32 = 8, 4, 4
 ARRAY = BATCH * WIDTH * FLOAT32          # one activation array: (batch, width) float32
