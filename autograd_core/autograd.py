@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from . import errors
 from .errors import GradcheckError
 from .grad_mode import no_grad
 from .tensor import Tensor
@@ -79,13 +80,10 @@ def gradcheck(fn: Callable, inputs, eps: float = 1e-6, atol: float = 1e-5,
     inputs = tuple(inputs) if isinstance(inputs, tuple | list) else (inputs,)
     checked = [x for x in inputs if isinstance(x, Tensor) and x.requires_grad]
     if not checked:
-        raise ValueError("gradcheck: no input requires grad, so there is nothing to check.\n"
-                         "Hint: pass tensors created with requires_grad=True.")
+        raise errors.gradcheck_nothing()
     for x in checked:
         if x.dtype != np.float64:
-            raise ValueError(f"gradcheck: inputs should be float64, got {x.dtype}; finite "
-                             "differences are too inaccurate in lower precision.\n"
-                             "Hint: convert with tensor(data, dtype=float64).")
+            raise errors.gradcheck_dtype(x.dtype)
     analytic = analytic_jacobian(fn, inputs)
     numeric = numeric_jacobian(fn, inputs, eps)
     worst = None
@@ -102,12 +100,8 @@ def gradcheck(fn: Callable, inputs, eps: float = 1e-6, atol: float = 1e-5,
         return True
     _, o, i, (row, col), a, n = worst
     index = np.unravel_index(col, inputs[i].shape) if inputs[i].shape else ()
-    message = (f"Jacobian mismatch for output {o} with respect to input {i}, at input index "
-               f"{tuple(int(v) for v in index)} (output element {row}):\n"
-               f"  analytic (engine) = {a:.10g}\n  numeric (finite diff) = {n:.10g}\n"
-               "Hint: a backward rule is wrong for this op or input.")
     if raise_exception:
-        raise GradcheckError(message)
+        raise errors.gradcheck_mismatch(o, i, tuple(int(v) for v in index), row, a, n)
     return False
 
 from .anomaly import detect_anomaly  # noqa: E402 - re-exported, as torch.autograd.detect_anomaly

@@ -21,6 +21,7 @@ stepper can replay it; ``Tensor.backward`` simply runs it to the end.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from operator import attrgetter
 
 import numpy as np
@@ -29,24 +30,16 @@ from . import errors, function
 from .function import Node, observers
 
 
+@dataclass(slots=True, eq=False)
 class Sent:
-    """The gradient one step sent along one edge, and how it was accumulated.
+    """The gradient one step sent along one edge, and how it was accumulated."""
 
-    ``target`` is the input's node, or the leaf tensor. ``unbroadcast_from`` is the
-    shape the op's rule produced when it differed from the input's shape (the
-    engine summed it down). ``previous`` is what the target held before (``None``
-    if this was its first gradient) and ``total`` what it holds after.
-    """
-
-    __slots__ = ("input_index", "target", "grad", "unbroadcast_from", "previous", "total")
-
-    def __init__(self, input_index, target, grad, unbroadcast_from, previous, total):
-        self.input_index = input_index
-        self.target = target
-        self.grad = grad
-        self.unbroadcast_from = unbroadcast_from
-        self.previous = previous
-        self.total = total
+    input_index: int
+    target: object  # the input's Node, or the leaf Tensor
+    grad: np.ndarray
+    unbroadcast_from: tuple | None  # the rule's shape, when the engine summed it down
+    previous: np.ndarray | None  # what the target held before (None: its first gradient)
+    total: np.ndarray  # what the target holds after
 
     @property
     def accumulated(self) -> bool:
@@ -58,23 +51,34 @@ class Sent:
                 f"{', accumulated' if self.accumulated else ''})")
 
 
+@dataclass(slots=True, eq=False)
 class Step:
     """One visit of the reverse sweep."""
 
-    __slots__ = ("index", "node", "grad_output", "reads", "sent", "released")
-
-    def __init__(self, index, node, grad_output, reads, sent, released):
-        self.index = index
-        self.node = node
-        self.grad_output = grad_output
-        self.reads = reads
-        self.sent = sent
-        self.released = released
+    index: int
+    node: Node | None  # None when the output is itself a leaf
+    grad_output: np.ndarray  # the upstream gradient g
+    reads: list[str]  # names of the saved tensors the op's backward read
+    sent: list[Sent]
+    released: list[str]  # names of the saved tensors released after the step
 
     def __repr__(self) -> str:
         name = self.node.op.name if self.node is not None else "leaf"
         return (f"<Step {self.index}: {name}, reads {self.reads}, "
                 f"sends {len(self.sent)}, releases {self.released}>")
+
+
+def broadcast_axes(from_shape: tuple, to_shape: tuple) -> tuple[int, ...]:
+    """The axes of ``from_shape`` that broadcasting ``to_shape`` up to it added or
+    stretched: the axes ``sum_to`` sums over to undo it.
+
+    >>> broadcast_axes((4, 3), (3,)), broadcast_axes((4, 3), (1, 3))
+    ((0,), (0,))
+    """
+    lead = len(from_shape) - len(to_shape)
+    return tuple(range(lead)) + tuple(
+        lead + i for i, size in enumerate(to_shape) if size == 1 and from_shape[lead + i] != 1
+    )
 
 
 def sum_to(grad: np.ndarray, shape: tuple) -> np.ndarray:
@@ -85,11 +89,7 @@ def sum_to(grad: np.ndarray, shape: tuple) -> np.ndarray:
     """
     if grad.shape == shape:
         return grad
-    lead = grad.ndim - len(shape)
-    axes = tuple(range(lead)) + tuple(
-        lead + i for i, size in enumerate(shape) if size == 1 and grad.shape[lead + i] != 1
-    )
-    return grad.sum(axis=axes, keepdims=True).reshape(shape)
+    return grad.sum(axis=broadcast_axes(grad.shape, shape), keepdims=True).reshape(shape)
 
 
 def reverse_topological(root: Node) -> list[Node]:

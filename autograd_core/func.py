@@ -142,7 +142,7 @@ def jvp(func: Callable, primals, tangents, *, strict: bool = False, has_aux: boo
     3.0
     """
     if has_aux:
-        raise NotImplementedError("jvp: has_aux=True is not supported by this engine.")
+        raise errors.has_aux("jvp")
     primals, tangents = _as_tuple(primals), _as_tuple(tangents)
     if len(primals) != len(tangents):
         raise errors.primals_tangents("jvp", len(primals), len(tangents))
@@ -193,7 +193,7 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
     tensor([2., 4.])
     """
     if has_aux:
-        raise NotImplementedError("vjp: has_aux=True is not supported by this engine.")
+        raise errors.has_aux("vjp")
     leaves, outputs, single = _record(func, primals, [True] * len(primals), "vjp")
 
     def vjp_fn(cotangents):
@@ -220,7 +220,7 @@ def jacrev(func: Callable, argnums: int | tuple[int, ...] = 0, *, has_aux: bool 
             [0., 4.]])
     """
     if has_aux:
-        raise NotImplementedError("jacrev: has_aux=True is not supported by this engine.")
+        raise errors.has_aux("jacrev")
 
     @functools.wraps(func)
     def jacobian_fn(*args):
@@ -246,13 +246,15 @@ def jacfwd(func: Callable, argnums: int | tuple[int, ...] = 0, *, has_aux: bool 
     """A function computing the Jacobian of ``func`` w.r.t. ``argnums`` by forward mode:
     one JVP pass (a forward pass carrying a tangent) per input element.
 
+    For a scalar output the Jacobian is the gradient, built one column (one pass) at
+    a time:
+
     >>> import autograd_core as ag
-    >>> jacfwd(lambda t: t * t)(ag.tensor([1.0, 2.0]))
-    tensor([[2., 0.],
-            [0., 4.]])
+    >>> jacfwd(lambda t: (t * t).sum())(ag.tensor([1.0, 2.0]))
+    tensor([2., 4.])
     """
     if has_aux:
-        raise NotImplementedError("jacfwd: has_aux=True is not supported by this engine.")
+        raise errors.has_aux("jacfwd")
 
     @functools.wraps(func)
     def jacobian_fn(*args):
@@ -351,8 +353,7 @@ def _argnums(argnums, n_args: int) -> tuple[int, ...]:
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     for a in nums:
         if not -n_args <= a < n_args:
-            raise RuntimeError(f"argnums {a} is out of range for a function called with "
-                               f"{n_args} argument(s).")
+            raise errors.argnums_range(a, n_args)
     return tuple(a % n_args for a in nums)
 
 

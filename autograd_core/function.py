@@ -6,6 +6,19 @@ An op is a subclass of :class:`Function` with, side by side:
 * ``backward(ctx, grad)`` -> one gradient per positional input (or ``None``);
 * ``rule``: the gradient rule as short text, e.g. ``"da = g * b;  db = g * a"``.
 
+A rule is what a learner reads in the stepper, so it is also a small NumPy program
+that tests/test_rule_text.py runs on every op and compares with ``backward``:
+
+* ``g`` is the upstream gradient, ``out`` the output; inputs have the names of
+  ``forward``'s parameters (``a_i`` for the i-th of ``*arrays``), their gradients a
+  ``d`` in front; saved arrays and params have their own names; NumPy's functions
+  need no ``np.``. Statements are separated by ``;`` or a new line.
+* After two spaces, a note in parentheses explains a line and is not run.
+* Gradients may have the broadcast shape: the engine sums them to the input's shape.
+* In a reduction, ``g`` and ``out`` keep the reduced axes with size 1, and so do
+  ``sum(x, axis)`` and ``mean(x, axis)`` everywhere, so that they line up with the
+  input. In a loss, ``g`` is each element's share of the upstream gradient.
+
 Inside ``forward`` an op calls ``ctx.save(name=array)`` for exactly the arrays its
 backward reads, and ``backward`` reads them back with ``ctx.load("name")``. So the
 saved-tensor record is not a second list kept by hand: it *is* what the op asked to

@@ -16,8 +16,9 @@ as soon as the next layer has used it. ``forward_peak_memory`` shows it with
 shows that holding a tensor attached to the graph keeps every saved array alive,
 while holding ``.item()`` or a detached copy does not.
 
-Arrays are counted by the memory they keep alive: a view counts as its base array,
-and an array saved by several ops is counted once.
+Arrays are counted by the memory they keep alive, with the engine's one definition of
+saved bytes (``autograd_core.buffers``): a view counts as its base array's buffer, and
+a buffer saved by several ops, or seen through several views, counts once.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .buffers import buffer_bytes, owner, saved_arrays, saved_buffer_bytes
 from .engine import reverse_topological
 from .function import Observer, observing
 from .grad_mode import no_grad
@@ -41,52 +43,14 @@ __all__ = ["MemoryBreakdown", "training_step_memory", "activation_bytes", "buffe
            "what_keeps_the_graph_alive", "owner", "saved_arrays"]
 
 
-# -- counting bytes -----------------------------------------------------------------------
-def owner(a: np.ndarray) -> np.ndarray:
-    """The array that owns ``a``'s memory (a view keeps its base alive)."""
-    while isinstance(a.base, np.ndarray):
-        a = a.base
-    return a
-
-
-def buffer_bytes(arrays: Iterable, exclude: Iterable = ()) -> int:
-    """Bytes of the distinct memory buffers behind ``arrays`` (ndarrays or tensors),
-    skipping those behind ``exclude``.
-
-    >>> a = np.zeros(100)
-    >>> buffer_bytes([a, a[:10], a.reshape(10, 10)])   # one buffer, counted once
-    800
-    """
-    skip = {id(owner(_array(x))) for x in exclude}
-    owners = {}
-    for x in arrays:
-        a = _array(x)
-        if isinstance(a, np.ndarray):
-            o = owner(a)
-            if id(o) not in skip:
-                owners[id(o)] = o.nbytes
-    return sum(owners.values())
-
-
-def _array(x):
-    return x._data if isinstance(x, Tensor) else x
-
-
-def saved_arrays(nodes) -> Iterator[np.ndarray]:
-    """Every array the given nodes still hold for their backward."""
-    for node in nodes:
-        for saved in node.saved.values():
-            if isinstance(saved.array, np.ndarray):
-                yield saved.array
-
-
+# -- counting bytes (the definition lives in .buffers) ---------------------------------
 def activation_bytes(output: Tensor, exclude: Iterable[Tensor] = ()) -> int:
     """Bytes the graph behind ``output`` keeps for backward, not counting the
     buffers of ``exclude`` (pass the parameters and the input batch: they are alive
     anyway)."""
     if output.grad_fn is None:
         return 0
-    return buffer_bytes(saved_arrays(reverse_topological(output.grad_fn)), exclude)
+    return saved_buffer_bytes(reverse_topological(output.grad_fn), exclude)
 
 
 # -- a training step ------------------------------------------------------------------------
@@ -161,7 +125,7 @@ class SavedBytesTracker(Observer):
     @property
     def current(self) -> int:
         live = [n for n in self.nodes if not n.released]
-        return buffer_bytes(saved_arrays(live), self.exclude)
+        return saved_buffer_bytes(live, self.exclude)
 
     def _measure(self) -> None:
         self.peak = max(self.peak, self.current)
@@ -247,7 +211,7 @@ def what_keeps_the_graph_alive(model: Callable, inputs) -> dict[str, int]:
         "hold loss.detach()": lambda loss: loss.detach(),
     }
     # The parameters and the input are alive anyway: only the activations can go.
-    skip = {id(owner(_array(t))) for t in [*_parameters(model), inputs]}
+    skip = {id(owner(t)) for t in [*_parameters(model), inputs]}
     counts: dict[str, int] = {}
     for label, keep in keepers.items():
         loss = model(inputs).sum()

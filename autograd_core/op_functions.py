@@ -31,7 +31,7 @@ __all__ = [
     "sigmoid", "relu", "maximum", "minimum", "where", "clip", "clamp", "sum", "mean", "max",
     "min", "var", "reshape", "flatten", "transpose", "permute", "squeeze", "unsqueeze",
     "expand", "cat", "stack", "split", "softmax", "log_softmax", "logsumexp", "getitem",
-    "astype",
+    "astype", "clone",
 ]
 
 
@@ -43,128 +43,63 @@ def _check_operand(op: str, x):
     raise errors.not_a_tensor(op, x)
 
 
-def _binary(op_class, a, b):
-    name = op_class.name
-    return op_class.apply(_check_operand(name, a), _check_operand(name, b))
+def _as_tensor(name: str, a) -> Tensor:
+    """``a`` as a Tensor if it is tensor-like (an array, a number, nested lists), else a
+    sentence naming the op (for a dict, a string, None) instead of a NumPy error from
+    deep inside the op."""
+    a = _check_operand(name, a)
+    return a if isinstance(a, Tensor) else Tensor._wrap(np.asarray(a))
 
 
 def _one_tensor(fn):
-    """Let ``fn(a, ...)`` take anything tensor-like as ``a`` (a Tensor, an array, a
-    number, nested lists) and fail with a sentence naming the op for anything else
-    (a dict, a string, None) instead of a NumPy error from deep inside the op."""
+    """Let ``fn(a, ...)`` take anything tensor-like as ``a`` (see ``_as_tensor``)."""
     name = fn.__name__
 
     @wraps(fn)
     def checked(a, *args, **kwargs):
         if a.__class__ is not Tensor:
-            a = _check_operand(name, a)
-            if not isinstance(a, Tensor):
-                a = Tensor._wrap(np.asarray(a))
+            a = _as_tensor(name, a)
         return fn(a, *args, **kwargs)
 
     return checked
 
 
-# -- arithmetic --------------------------------------------------------------------
-def add(a, b) -> Tensor:
-    """a + b, broadcasting."""
-    return _binary(ew.Add, a, b)
+def _unary(op_class):
+    """The function ``f(a)`` that applies the one-input op ``op_class`` to ``a``."""
+    name = op_class.name
+
+    def function(a) -> Tensor:
+        if a.__class__ is not Tensor:
+            a = _as_tensor(name, a)
+        return op_class.apply(a)
+
+    return _named_after(op_class, function)
 
 
-def sub(a, b) -> Tensor:
-    """a - b, broadcasting."""
-    return _binary(ew.Sub, a, b)
+def _binary(op_class):
+    """The function ``f(a, b)`` that applies the two-input op ``op_class``."""
+    name = op_class.name
+
+    def function(a, b) -> Tensor:
+        return op_class.apply(_check_operand(name, a), _check_operand(name, b))
+
+    return _named_after(op_class, function)
 
 
-def mul(a, b) -> Tensor:
-    """a * b, broadcasting."""
-    return _binary(ew.Mul, a, b)
+def _named_after(op_class, function):
+    """``function`` named like its op and documented by the op's formula."""
+    function.__name__ = function.__qualname__ = op_class.name
+    function.__doc__ = op_class.__doc__
+    return function
 
 
-def div(a, b) -> Tensor:
-    """a / b, broadcasting."""
-    return _binary(ew.Div, a, b)
-
-
-def pow(a, b) -> Tensor:  # noqa: A001 - PyTorch's name
-    """a ** b, broadcasting."""
-    return _binary(ew.Pow, a, b)
-
-
-@_one_tensor
-def neg(a) -> Tensor:
-    """-a."""
-    return ew.Neg.apply(a)
-
-
-def matmul(a, b) -> Tensor:
-    """a @ b for 1-D, 2-D and batched operands: ``matmul(x, w.T)``."""
-    return _binary(mm.MatMul, a, b)
-
-
-# -- elementwise functions ------------------------------------------------------------
-@_one_tensor
-def exp(a) -> Tensor:
-    """e ** a."""
-    return ew.Exp.apply(a)
-
-
-@_one_tensor
-def log(a) -> Tensor:
-    """Natural logarithm."""
-    return ew.Log.apply(a)
-
-
-@_one_tensor
-def sqrt(a) -> Tensor:
-    """Square root."""
-    return ew.Sqrt.apply(a)
-
-
-@_one_tensor
-def abs(a) -> Tensor:  # noqa: A001 - PyTorch's name
-    """|a| (gradient 0 at 0)."""
-    return ew.Abs.apply(a)
-
-
-@_one_tensor
-def sin(a) -> Tensor:
-    """Sine (radians)."""
-    return ew.Sin.apply(a)
-
-
-@_one_tensor
-def cos(a) -> Tensor:
-    """Cosine (radians)."""
-    return ew.Cos.apply(a)
-
-
-@_one_tensor
-def tanh(a) -> Tensor:
-    """Hyperbolic tangent."""
-    return ew.Tanh.apply(a)
-
-
-@_one_tensor
-def sigmoid(a) -> Tensor:
-    """The logistic function 1 / (1 + e^-a)."""
-    return ew.Sigmoid.apply(a)
-
-
-@_one_tensor
-def relu(a) -> Tensor:
-    """max(a, 0) (gradient 0 at 0)."""
-    return ew.Relu.apply(a)
-
-
-def maximum(a, b) -> Tensor:
-    """Elementwise max; ties split the gradient equally."""
-    return _binary(ew.Maximum, a, b)
-
-
-def minimum(a, b) -> Tensor:
-    """Elementwise min; ties split the gradient equally."""
-    return _binary(ew.Minimum, a, b)
+# -- arithmetic and elementwise functions: each applies one op -----------------------------
+add, sub, mul, div, pow, matmul, maximum, minimum = (  # noqa: A001 - PyTorch's names
+    _binary(op) for op in (ew.Add, ew.Sub, ew.Mul, ew.Div, ew.Pow, mm.MatMul, ew.Maximum,
+                           ew.Minimum))
+neg, exp, log, sqrt, abs, sin, cos, tanh, sigmoid, relu = (  # noqa: A001 - as above
+    _unary(op) for op in (ew.Neg, ew.Exp, ew.Log, ew.Sqrt, ew.Abs, ew.Sin, ew.Cos, ew.Tanh,
+                          ew.Sigmoid, ew.Relu))
 
 
 def where(condition, a, b) -> Tensor:
@@ -177,7 +112,7 @@ def where(condition, a, b) -> Tensor:
 def clip(a, min=None, max=None) -> Tensor:  # noqa: A002 - PyTorch's names
     """Clamp into [min, max]; the gradient passes where min <= a <= max."""
     if min is None and max is None:
-        raise ValueError("clip: at least one of min and max must be given")
+        raise errors.clip_bounds()
     return ew.Clip.apply(a, low=min, high=max)
 
 
@@ -188,6 +123,12 @@ clamp = clip
 def astype(a, dtype) -> Tensor:
     """A copy with another dtype; the gradient is cast back to a's dtype."""
     return ew.Cast.apply(a, dtype=np.dtype(dtype))
+
+
+@_one_tensor
+def clone(a) -> Tensor:
+    """A copy with its own memory that stays in the graph, as a ``clone`` node."""
+    return ew.Clone.apply(a, dtype=a.dtype)
 
 
 # -- reductions -----------------------------------------------------------------------
@@ -282,8 +223,7 @@ def permute(a, *dims) -> Tensor:
     dims = _shape_arg(dims)
     axes = tuple(normalize_dim(d, a.ndim) for d in dims)
     if sorted(axes) != list(range(a.ndim)):
-        raise RuntimeError(f"permute: dims {dims} are not a permutation of the {a.ndim} "
-                           "dimensions of the input.\nHint: name every dimension exactly once.")
+        raise errors.not_a_permutation(dims, a.ndim)
     return sh.Permute.apply(a, axes=axes)
 
 
@@ -346,7 +286,7 @@ def getitem(a, key) -> Tensor:
 def _tensors(op: str, tensors) -> list:
     tensors = list(tensors)
     if not tensors:
-        raise ValueError(f"{op}: expected a non-empty sequence of tensors")
+        raise errors.empty_sequence(op)
     return [_check_operand(op, t) for t in tensors]
 
 
@@ -358,8 +298,7 @@ def cat(tensors, dim: int = 0) -> Tensor:
         return joining.Cat.apply(*tensors, dim=normalize_dim(dim, ndim))
     except ValueError as exc:
         shapes = [np.shape(t._data if isinstance(t, Tensor) else t) for t in tensors]
-        raise RuntimeError(f"cat: shapes {shapes} do not match outside dim {dim} ({exc}).\n"
-                           "Hint: every size except the one along dim must agree.") from None
+        raise errors.cat_shapes(shapes, dim, exc) from None
 
 
 def stack(tensors, dim: int = 0) -> Tensor:
@@ -370,8 +309,7 @@ def stack(tensors, dim: int = 0) -> Tensor:
         return joining.Stack.apply(*tensors, dim=normalize_new_dim(dim, ndim))
     except ValueError:
         shapes = [np.shape(t._data if isinstance(t, Tensor) else t) for t in tensors]
-        raise RuntimeError(f"stack expects each tensor to be equal size, but got {shapes}.")\
-            from None
+        raise errors.stack_shapes(shapes) from None
 
 
 @_one_tensor
@@ -382,16 +320,15 @@ def split(a, split_size_or_sections, dim: int = 0) -> tuple:
     if isinstance(split_size_or_sections, int):
         step = split_size_or_sections
         if step <= 0:
-            raise ValueError(f"split: split_size must be positive, got {step}")
+            raise errors.split_size(step)
         # (this module's ``min`` is the tensor reduction, so no builtin min here)
         sizes = [step] * (total // step) + ([total % step] if total % step else [])
     else:
         sizes = [int(s) for s in split_size_or_sections]
         if np.sum(sizes) != total:
-            raise RuntimeError(f"split: sizes {sizes} must sum to the size of dim {dim} "
-                               f"({total}).")
-    starts = np.cumsum([0] + sizes[:-1])
-    return tuple(indexing.Narrow.apply(a, dim=d, start=int(s), length=n)
+            raise errors.split_sections(sizes, dim, total)
+    starts = [int(s) for s in np.cumsum([0] + sizes[:-1])]
+    return tuple(indexing.Narrow.apply(a, key=(slice(None),) * d + (slice(s, s + n),))
                  for s, n in zip(starts, sizes, strict=True))
 
 

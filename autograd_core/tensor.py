@@ -127,8 +127,7 @@ class Tensor:
         """Call ``hook(grad)`` when this tensor's gradient is computed; a returned
         tensor replaces the gradient. Returns a handle whose ``remove()`` undoes it."""
         if not self._requires_grad:
-            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
-                               "gradient.\nHint: set requires_grad=True first.")
+            raise errors.hook_needs_grad()
         if self.grad_fn is not None:
             if self.grad_fn.hooks is None:
                 self.grad_fn.hooks = []
@@ -178,7 +177,7 @@ class Tensor:
 
     def __len__(self) -> int:
         if self._data.ndim == 0:
-            raise TypeError("len() of a 0-d tensor")
+            raise errors.len_of_scalar()
         return len(self._data)
 
     def numpy(self) -> np.ndarray:
@@ -212,7 +211,7 @@ class Tensor:
 
     def __index__(self) -> int:
         if self._data.dtype.kind not in "iu":
-            raise TypeError("only integer tensors of a single element can be used as an index")
+            raise errors.not_an_index()
         return int(self.item())
 
     def __array__(self, dtype=None, copy=None):
@@ -411,8 +410,8 @@ class Tensor:
         return F.astype(self, np.float64)
 
     def clone(self):
-        """A copy with its own memory that stays in the graph."""
-        return F.astype(self, self.dtype)
+        """A copy with its own memory that stays in the graph (a ``clone`` node)."""
+        return F.clone(self)
 
     # -- in-place updates (no recording; for optimizers and data edits) -------------
     def _inplace(self, compute) -> Tensor:

@@ -2,8 +2,7 @@
 
 For graphs of about 50, 200 and 1000 nodes (a deep tanh MLP: eight nodes per
 layer) and for a graph whose one leaf is used all along a long chain (the
-slowest shape for Graphviz: every long edge is routed through every rank it
-crosses), it measures:
+slowest shape for Graphviz; both from ``bench/graph_shapes.py``), it measures:
 
 * DOT: capture + ``to_dot`` (ms);
 * layout: graphviz-pure DOT -> SVG, cache cleared (ms), and the SVG's size;
@@ -25,31 +24,11 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository root
-import autograd_core as ag  # noqa: E402
+from bench.graph_shapes import mlp, shared_weight  # noqa: E402
 from widgets.live import live  # noqa: E402
 from widgets.render import to_dot  # noqa: E402
 from widgets.svg import to_svg  # noqa: E402
-
-
-def mlp(layers: int):
-    rng = np.random.default_rng(0)
-    h = ag.tensor(rng.normal(size=(16, 32)), name="x")
-    for i in range(layers):
-        w = ag.tensor(rng.normal(size=(32, 32)) * 0.2, requires_grad=True, name=f"W{i}")
-        b = ag.tensor(np.zeros(32), requires_grad=True, name=f"b{i}")
-        h = (h @ w + b).tanh()
-    return h.sum()
-
-
-def shared_weight(uses: int):
-    x = ag.tensor(np.linspace(-1, 1, 8), requires_grad=True, name="x")
-    h = x
-    for i in range(2 * uses):
-        h = (h * 0.5).tanh() if i % 2 else h + x
-    return h.sum()
 
 
 def ms(seconds: float, digits: int = 1) -> str:

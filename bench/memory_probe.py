@@ -36,45 +36,43 @@ step()
 print(json.dumps({{"base": base, "peak": status("VmHWM")}}))
 """
 
+# Each engine's way to make float32 arrays; the model and the step are then the same text.
 _ENGINES = {
     "autograd_core": """
 import numpy as np
-import autograd_core as ag
-g = ag.Generator(0)
-params = []
-for _ in range({depth}):
-    params.append((ag.randn({width}, {width}, generator=g, dtype=np.float32)
-                   * {width} ** -0.5).detach().requires_grad_())
-    params.append(ag.zeros({width}, dtype=np.float32, requires_grad=True))
-x = ag.randn({batch}, {width}, generator=g, dtype=np.float32)
+import autograd_core as lib
+g = lib.Generator(0)
 
-def step():
-    h = x
-    for i in range(0, len(params), 2):
-        h = ag.tanh(h @ params[i] + params[i + 1])
-    loss = h.sum()
-    if {backward}:
-        loss.backward()
+def randn(*shape):
+    return lib.randn(*shape, generator=g, dtype=np.float32)
 
-def clear_grads():
-    for p in params:
-        p.grad = None
+def zeros(*shape):
+    return lib.zeros(*shape, dtype=np.float32)
 """,
     "torch": """
-import torch
-torch.set_num_threads(1)
-g = torch.Generator().manual_seed(0)
+import torch as lib
+lib.set_num_threads(1)
+g = lib.Generator().manual_seed(0)
+
+def randn(*shape):
+    return lib.randn(*shape, generator=g)
+
+def zeros(*shape):
+    return lib.zeros(*shape)
+""",
+}
+
+_MLP = """
 params = []
 for _ in range({depth}):
-    params.append((torch.randn({width}, {width}, generator=g) * {width} ** -0.5)
-                  .requires_grad_())
-    params.append(torch.zeros({width}, requires_grad=True))
-x = torch.randn({batch}, {width}, generator=g)
+    params.append((randn({width}, {width}) * {width} ** -0.5).requires_grad_())
+    params.append(zeros({width}).requires_grad_())
+x = randn({batch}, {width})
 
 def step():
     h = x
     for i in range(0, len(params), 2):
-        h = torch.tanh(h @ params[i] + params[i + 1])
+        h = lib.tanh(h @ params[i] + params[i + 1])
     loss = h.sum()
     if {backward}:
         loss.backward()
@@ -82,8 +80,7 @@ def step():
 def clear_grads():
     for p in params:
         p.grad = None
-""",
-}
+"""
 
 
 def peak_rss_growth(engine: str, depth: int = 30, width: int = 512, batch: int = 256,
@@ -111,8 +108,8 @@ def peak_rss_growth(engine: str, depth: int = 30, width: int = 512, batch: int =
     >>> peak_rss_growth("autograd_core", depth=4, width=64, batch=8)  # doctest: +SKIP
     {'base': ..., 'peak': ..., 'growth': ...}
     """
-    setup = textwrap.dedent(_ENGINES[engine]).format(depth=depth, width=width, batch=batch,
-                                                          backward=backward)
+    setup = textwrap.dedent(_ENGINES[engine]) + _MLP.format(
+        depth=depth, width=width, batch=batch, backward=backward)
     code = _MEASURE.format(root=str(ROOT), setup=setup)
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
                MKL_NUM_THREADS="1", MALLOC_MMAP_THRESHOLD_="65536")
@@ -123,8 +120,6 @@ def peak_rss_growth(engine: str, depth: int = 30, width: int = 512, batch: int =
     result = json.loads(done.stdout.strip().splitlines()[-1])
     result["growth"] = result["peak"] - result["base"]
     return result
-
-
 
 
 def can_reset_peak_rss() -> bool:

@@ -241,13 +241,13 @@ def test_checkpoint_costs_match_the_counts_derived_by_hand():
         expected_arrays = {"none": 3 * d - 1, "every": d + 1,
                            "sqrt": (s - 2) + 3 * last}[r.strategy]
         assert r.segments == s
-        assert r.peak_saved_bytes == expected_arrays * activation, r
-        assert r.step.forward_macs == d * block_macs + batch * width  # + the final sum
-        assert r.step.recompute_macs == (d - last) * block_macs
+        assert r.peak == expected_arrays * activation, r
+        assert r.forward_macs == d * block_macs + batch * width  # + the final sum
+        assert r.recompute_macs == (d - last) * block_macs
         assert r.max_grad_difference == 0.0
     by = {(r.depth, r.strategy): r for r in rows}
-    assert by[16, "sqrt"].peak_saved_bytes < by[16, "every"].peak_saved_bytes \
-        < by[16, "none"].peak_saved_bytes
+    assert by[16, "sqrt"].peak < by[16, "every"].peak \
+        < by[16, "none"].peak
 
 
 def test_swish_block_saves_three_activations():

@@ -13,6 +13,8 @@ A second, shorter table lists the near-misses that must keep working (a
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
@@ -20,6 +22,9 @@ import pytest
 
 import autograd_core as ag
 from autograd_core import no_grad, tensor
+from autograd_core.autograd import gradcheck
+from autograd_core.func import jacrev, jvp
+from autograd_core.graph import CycleError, topological_order
 
 
 class Case(NamedTuple):
@@ -291,6 +296,68 @@ def key_phrase_cases():
     ]
 
 
+def _module_with_child():
+    model = ag.nn.Sequential()
+    model.fc = ag.nn.Linear(1, 1)
+    model.fc = 3
+
+
+def routed_cases():
+    """Errors whose message the engine once built inline at the raise."""
+    gain = ag.nn.init.calculate_gain
+    return [
+        # tensors
+        Case("hook-without-grad", lambda: tensor([1.0]).register_hook(lambda g: g),
+             RuntimeError, ("cannot register a hook on a tensor that doesn't require "
+                            "gradient", "requires_grad=True"), True),
+        Case("len-of-0-d", lambda: len(tensor(1.0)), TypeError, ("len() of a 0-d tensor",),
+             None),
+        Case("index-with-float-tensor", lambda: [1, 2][tensor(1.0)], TypeError,
+             ("only integer tensors of a single element can be used as an index",), None),
+        # ops
+        Case("clip-without-bounds", lambda: ag.clip(x3()), ValueError,
+             ("clip: at least one of min and max must be given",), False),
+        Case("sum-repeated-dim", lambda: m23().sum(dim=(0, -2)), RuntimeError,
+             ("appears multiple times in the list of dims",), None),
+        Case("permute-repeated-dim", lambda: m23().permute(0, 0), RuntimeError,
+             ("permute:", "(0, 0)", "not a permutation of the 2 dimensions"), True),
+        Case("cat-nothing", lambda: ag.cat([]), ValueError,
+             ("cat: expected a non-empty sequence of tensors",), False),
+        Case("split-size-zero", lambda: x3().split(0), ValueError,
+             ("split: split_size must be positive, got 0",), False),
+        Case("split-sections-sum", lambda: x3().split([1, 1]), RuntimeError,
+             ("split: sizes [1, 1] must sum to the size of dim 0 (3)",), False),
+        # modules, init, optimizers
+        Case("module-without-forward", lambda: ag.nn.Module()(x3()), NotImplementedError,
+             ("Module defines no forward method",), True),
+        Case("module-buffer-not-tensor", lambda: ag.nn.Module().register_buffer("b", 1.0),
+             TypeError, ("cannot assign 'float' as buffer 'b'",), None),
+        Case("module-add-non-module", lambda: ag.nn.Module().add_module("c", 1), TypeError,
+             ("int is not a Module subclass",), None),
+        Case("module-child-set-to-int", _module_with_child, TypeError,
+             ("cannot assign 'int' as child module 'fc'",), None),
+        Case("init-fan-of-vector",
+             lambda: ag.nn.init.calculate_fan_in_and_fan_out((3,)), ValueError,
+             ("fan in and fan out need a weight with at least 2 dimensions", "(3,)"), False),
+        Case("init-unknown-gain", lambda: gain("swish"), ValueError,
+             ("unsupported nonlinearity 'swish'",), None),
+        Case("optimizer-of-floats", lambda: ag.optim.SGD([1.0], lr=0.1), TypeError,
+             ("SGD expects tensors to optimize, got float",), False),
+        # transforms and checks
+        Case("jvp-has-aux", lambda: jvp(ag.exp, (x3(),), (x3(),), has_aux=True),
+             NotImplementedError, ("jvp: has_aux=True is not supported",), False),
+        Case("jacrev-argnums", lambda: jacrev(ag.exp, argnums=3)(x3()), RuntimeError,
+             ("argnums 3 is out of range for a function called with 1 argument(s)",), False),
+        Case("gradcheck-nothing-to-check", lambda: gradcheck(ag.exp, (tensor([1.0]),)),
+             ValueError, ("gradcheck: no input requires grad",), True),
+        Case("gradcheck-float32",
+             lambda: gradcheck(ag.exp, (ag.ones(2, dtype=np.float32, requires_grad=True),)),
+             ValueError, ("gradcheck: inputs should be float64", "float32"), True),
+        Case("graph-cycle", lambda: topological_order("ab", [("a", "b"), ("b", "a")]),
+             CycleError, ("the graph has a cycle:", "a -> b"), False),
+    ]
+
+
 # Known gaps: the fix is in a file this test's author does not own (tensor.py) or
 # would change an existing template's text; each reason says what to change.
 EXTRA_CASES = [
@@ -300,7 +367,43 @@ EXTRA_CASES = [
          ("Boolean value of Tensor with no values is ambiguous",), True),
 ]
 
-CASES = key_phrase_cases()
+def stepper_at(step: int):
+    from widgets.stepper import BackwardStepper
+
+    stepper = BackwardStepper((x3() * x3()).sum())
+    stepper.step = step
+    return stepper
+
+
+def parse_typed_answer(text: str):
+    from widgets.exercises.inputs import parse_answer
+
+    return parse_answer(text)
+
+
+def live_view_of(value):
+    from widgets.live import live
+
+    return live(value)
+
+
+def widget_cases():
+    """The presentation layer's messages (widgets/messages.py), built the same way."""
+    from widgets.exercises.inputs import AnswerProblem
+
+    return [
+        Case("stepper-step-out-of-range", lambda: stepper_at(99), IndexError,
+             ("step 99 is out of range", "to 2"), True),
+        Case("stepper-unknown-input", lambda: stepper_at(1).predict(1.0, input="nope"),
+             ValueError, ("this step sends gradients to the inputs", "'nope'"), True),
+        Case("view-of-a-number", lambda: live_view_of(3), TypeError,
+             ("live expects a Tensor", "got int"), True),
+        Case("typed-answer-unreadable", lambda: parse_typed_answer("[1,"), AnswerProblem,
+             ("could not read '[1,' as a number or an array",), None),
+    ]
+
+
+CASES = key_phrase_cases() + routed_cases() + widget_cases()
 IDS = [c.id for c in CASES]
 assert len(set(IDS)) == len(IDS), "case ids must be unique"
 
@@ -333,6 +436,18 @@ def test_error_message_is_sentences_with_a_hint(case: Case):
     else:
         assert "Hint:" not in message
     assert "ufunc" not in message and "numpy." not in message, message  # no NumPy internals
+
+
+def test_engine_builds_every_message_in_the_errors_package():
+    """The convention: a raise in the engine names a builder of ``autograd_core.errors``
+    (or re-raises), so no message is written inline where it is raised."""
+    root = Path(ag.__file__).parent
+    inline = re.compile(r"raise [A-Z]\w*\((\s*f?[\"']|$)")
+    offenders = [f"{path.relative_to(root)}:{number}"
+                 for path in sorted(root.rglob("*.py")) if "errors" not in path.parts
+                 for number, line in enumerate(path.read_text().splitlines(), 1)
+                 if inline.search(line)]
+    assert not offenders, f"messages written at the raise: {offenders}"
 
 
 # -- what must keep working --------------------------------------------------------------

@@ -212,22 +212,24 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("exercise_id", CASES)
-def test_right_answer_passes(exercise_id):
+def run_case(exercise_id, variant):
+    """The exercise called with the answers ``CASES`` builds; (result, expected codes)."""
     build, extra = CASES[exercise_id]
     exercise = ex.registry()[exercise_id]
-    answers, _ = build(exercise.problem(), "right")
-    result = exercise(**answers, **extra)
+    answers, codes = build(exercise.problem(), variant)
+    return exercise(**answers, **extra), codes
+
+
+@pytest.mark.parametrize("exercise_id", CASES)
+def test_right_answer_passes(exercise_id):
+    result, _ = run_case(exercise_id, "right")
     assert result.ok, repr(result)
     assert "✘" not in repr(result)
 
 
 @pytest.mark.parametrize("exercise_id", CASES)
 def test_each_mistake_is_named(exercise_id):
-    build, extra = CASES[exercise_id]
-    exercise = ex.registry()[exercise_id]
-    answers, codes = build(exercise.problem(), "wrong")
-    result = exercise(**answers, **extra)
+    result, codes = run_case(exercise_id, "wrong")
     assert not result.ok
     parts = result.parts or (result,)
     got = {p.name: p.diagnosis for p in parts}

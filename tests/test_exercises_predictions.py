@@ -49,28 +49,14 @@ WRONG = {
 }
 
 
-# Engine modules an item's experiment needs (the others need only the core engine and nn).
-REQUIRES = {"W2": "autograd_core.experiments", "W6": "autograd_core.experiments",
-            "L3": "autograd_core.experiments", "L6": "autograd_core.experiments",
-            "L7": "autograd_core.memory", "L8": "autograd_core.experiments",
-            "L9": "autograd_core.instrument"}
-
-
-def require(exercise_id):
-    if exercise_id in REQUIRES:
-        pytest.importorskip(REQUIRES[exercise_id], reason=f"{exercise_id}'s experiment")
-
-
 @pytest.mark.parametrize("exercise_id", RIGHT)
 def test_right_predictions_pass(exercise_id):
-    require(exercise_id)
     result = ex.registry()[exercise_id](**RIGHT[exercise_id])
     assert result.ok, repr(result)
 
 
 @pytest.mark.parametrize("exercise_id", WRONG)
 def test_a_wrong_prediction_is_explained(exercise_id):
-    require(exercise_id)
     given, code = WRONG[exercise_id]
     result = ex.registry()[exercise_id](**given)
     assert not result.ok and result.diagnosis == code, repr(result)
@@ -79,7 +65,6 @@ def test_a_wrong_prediction_is_explained(exercise_id):
 
 @pytest.mark.parametrize("exercise_id", RIGHT)
 def test_unknown_prediction_name(exercise_id):
-    require(exercise_id)
     result = ex.registry()[exercise_id](no_such_prediction=1)
     assert result.diagnosis == "unknown_name"
 
@@ -119,7 +104,6 @@ def test_g1_experiment_reports_memory_on_request():
 
 @pytest.mark.parametrize("exercise_id", ["G1", "G4", "W5", "W6", "L7", "L8", "L9"])
 def test_experiment_reprs_are_deterministic(exercise_id):
-    require(exercise_id)
     exercise = ex.registry()[exercise_id]
     assert repr(exercise.experiment()) == repr(exercise.experiment())
 

@@ -44,8 +44,10 @@ from strategies import (
 )
 
 import autograd_core as ag
+from autograd_core import op_functions as F
 from autograd_core.autograd import GradcheckError, gradcheck
-from autograd_core.function import Function
+from autograd_core.graph import capture
+from autograd_core.ops.elementwise import Mul
 
 CONTIGUOUS = Layout("contiguous")
 
@@ -531,22 +533,17 @@ def test_gradcheck_small_programs(fn, inputs):
     assert gradcheck(fn, inputs)
 
 
-class _MulWrongAtOneElement(Function):
+class _MulWrongAtOneElement(Mul):
     """a * b whose backward overstates db at one element: a deliberately wrong op."""
 
     name = "wrong_mul"
-    rule = "da = g * b\ndb = g * a (but 3x too big at [1, 0])"
-
-    @staticmethod
-    def forward(ctx, a, b):
-        ctx.save(a=a, b=b)
-        return a * b
+    rule = "da = g * b\ndb = g * a   (but 3x too big at [1, 0])"
 
     @staticmethod
     def backward(ctx, g):
-        db = g * ctx.load("a")
+        da, db = Mul.backward(ctx, g)
         db[1, 0] *= 3  # db is a fresh array, so scaling it in place is safe here
-        return g * ctx.load("b"), db
+        return da, db
 
 
 def test_gradcheck_fails_on_a_wrong_backward_and_names_the_element():
@@ -563,3 +560,20 @@ def test_gradcheck_fails_on_a_wrong_backward_and_names_the_element():
     assert gradcheck(lambda x, y: _MulWrongAtOneElement.apply(x, y), (a, b),
                      raise_exception=False) is False
     assert gradcheck(lambda x, y: x * y, (a, b))  # the correct op passes at the same point
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_clone_records_a_clone_node_with_its_own_memory(dtype):
+    x = ag.tensor([1.0, 2.0], requires_grad=True, dtype=dtype)
+    y = x.clone()
+    assert [op.op for op in capture(y).ops] == ["clone"]  # what the learner wrote
+    assert y.dtype == dtype and not np.shares_memory(y.numpy(), x.numpy())
+    (y * ag.tensor([3.0, 4.0], dtype=dtype)).sum().backward()
+    assert x.grad.tolist() == [3.0, 4.0]
+
+
+def test_each_op_function_is_named_as_it_is_called():
+    """The functions built from the op table carry the name they are imported by,
+    which is also the op's name in the graph and in error messages."""
+    for name in F.__all__:
+        assert getattr(F, name).__name__ == ("clip" if name == "clamp" else name)

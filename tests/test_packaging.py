@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import yaml
+from packaging.markers import Marker
 
 try:
     import tomllib
@@ -23,6 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PROJECT = "autograd-lessons"
 LEARNER_EXTRAS = ("widgets", "lessons")
 NOT_PACKAGES = {"python", "pip"}  # conda-side entries that are not project dependencies
+ENVIRONMENT_PYTHON = "3.11"  # environment.yml's python: markers for others do not apply
 ENGINE_MAY_IMPORT = set(sys.stdlib_module_names) | {"numpy", "autograd_core"}
 
 
@@ -42,7 +44,9 @@ def pyproject_deps() -> dict[str, str]:
     for extra in LEARNER_EXTRAS:
         todo += extras[extra]
     while todo:
-        spec = todo.pop()
+        spec, _, marker = todo.pop().partition(";")
+        if marker and not Marker(marker).evaluate({"python_version": ENVIRONMENT_PYTHON}):
+            continue
         name, version = parse(spec)
         if name == PROJECT:
             for extra in re.search(r"\[(.*?)\]", spec).group(1).split(","):

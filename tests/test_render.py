@@ -6,6 +6,8 @@ involved, which op saves what by its definition), never from the DOT text.
 
 import dataclasses
 import re
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,10 +20,14 @@ from autograd_core.ops.elementwise import Mul, Relu, Tanh
 from autograd_core.ops.matmul import MatMul
 from widgets import svg as svg_module
 from widgets import theme
+from widgets.graph_ids import saved_node_id
 from widgets.live import live
-from widgets.render import saved_node_id, to_dot
+from widgets.render import to_dot
 from widgets.summary import format_bytes, summarize
 from widgets.svg import SVG, to_svg
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository root
+from bench.graph_shapes import mlp, shared_weight  # noqa: E402
 
 
 def program(seed=0):
@@ -288,29 +294,9 @@ def test_a_leaf_output_alone_is_drawn():
     assert set(nodes) == {"t0", "legend"}
 
 
-def mlp(layers, seed=0):
-    """A deep tanh MLP: four nodes per layer (matmul, add, tanh and their tensors)."""
-    rng = np.random.default_rng(seed)
-    h = ag.tensor(rng.normal(size=(4, 8)), name="x")
-    for i in range(layers):
-        w = ag.tensor(rng.normal(size=(8, 8)) * 0.3, requires_grad=True, name=f"W{i}")
-        b = ag.tensor(np.zeros(8), requires_grad=True, name=f"b{i}")
-        h = (h @ w + b).tanh()
-    return h.sum()
-
-
-def shared_weight(uses):
-    """One leaf used again and again along a long chain (an unrolled loop)."""
-    x = ag.tensor(np.linspace(-1, 1, 4), requires_grad=True, name="x")
-    h = x
-    for i in range(2 * uses):
-        h = (h * 0.5).tanh() if i % 2 else h + x
-    return h.sum()
-
-
 @pytest.mark.parametrize("output, min_nodes", [
-    (mlp(125), 1000),
-    (shared_weight(60), 400),  # long edges: the cheaper layout settings kick in
+    (mlp(125, width=8, batch=4), 1000),
+    (shared_weight(60, size=4), 400),  # long edges: the cheaper layout settings kick in
 ])
 def test_large_graphs_render(output, min_nodes):
     g = capture(output)

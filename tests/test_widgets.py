@@ -18,7 +18,7 @@ from autograd_core import nn
 from autograd_core.graph import saved_bytes
 from autograd_core.ops.elementwise import Mul
 from widgets import BackwardStepper, ForwardTracer, GraphView, MemoryView, draw, theme
-from widgets.compare import compare
+from widgets.exercises.feedback import check_predicted_gradient
 from widgets.summary import format_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -252,20 +252,20 @@ def test_predict_mode_hides_the_sent_gradient_until_it_is_predicted():
     assert not stepper.revealed and "<b>?</b>" in stepper.step_html.value
     assert stepper.predict_box.layout.display != "none"
     ok, message = stepper.predict(hand["x"], input="a")
-    assert ok and message.startswith("Right") and not stepper.revealed  # w is still hidden
+    assert ok and message.startswith("Correct") and not stepper.revealed  # w is still hidden
     ok, _ = stepper.predict(hand["w"], input="b")
     assert ok and stepper.revealed and "<b>?</b>" not in stepper.step_html.value
     assert "✔" in stepper.feedback.value
 
 
 @pytest.mark.parametrize("mistake, phrase", [
-    (lambda g: -g, "Wrong sign"),
+    (lambda g: -g, "wrong sign"),
     (lambda g: 4 * g, "4 times too large"),
     (lambda g: g / 2, "2 times too small"),
     (lambda g: g.T, "transpose"),
-    (lambda g: g[:2], "Wrong shape: expected (4, 3), got (2, 3)"),
-    (lambda g: g.sum(), "You gave one number"),
-    (lambda g: g + np.eye(4, 3), "entries differ"),
+    (lambda g: g[:2], "shape (2, 3), but the gradient must have shape (4, 3)"),
+    (lambda g: g.sum(), "is a single number"),
+    (lambda g: g + np.eye(4, 3), "differs from the engine's gradient in 3 of 12 entries"),
 ])
 def test_wrong_predictions_are_named(mistake, phrase):
     stepper, hand = at_matmul()
@@ -281,7 +281,7 @@ def test_a_typed_answer_is_parsed_safely_and_checked():
     assert "✔" in stepper.feedback.value
     stepper.answer.value = "__import__('os').system('echo unsafe')"
     stepper.check_button.click()
-    assert "could not read" in stepper.feedback.value
+    assert "Could not read" in stepper.feedback.value
 
 
 def test_predicting_the_broadcast_shape_is_explained():
@@ -289,7 +289,7 @@ def test_predicting_the_broadcast_shape_is_explained():
     stepper = BackwardStepper(y, predict=True)
     stepper.step = step_of(stepper, "add", nth=1)
     ok, message = stepper.predict(by_hand(x, w, b)["dz"], input="b")  # (4, 2), not (2,)
-    assert not ok and "before the un-broadcast" in message
+    assert not ok and "the forward pass broadcast over" in message and "axis 0" in message
 
 
 def test_reveal_and_leaving_predict_mode_show_the_gradients():
@@ -307,27 +307,39 @@ def test_reveal_and_leaving_predict_mode_show_the_gradients():
     assert stepper.revealed and stepper.predict_box.layout.display == "none"
 
 
-@pytest.mark.parametrize("answer, expected, ok, phrase", [
-    ([1.0, 2.0], [1.0, 2.0], True, "Right"),
-    ("[1.0, 2.0]", [1.0, 2.0], True, "Right"),
-    ("np.array([1.0, 2.0])", [1.0, 2.0], True, "Right"),
-    ([0.333], [1 / 3], True, "Right"),  # three significant digits are enough
-    ([0.33], [1 / 3], False, "differ"),
-    ([-1.0, -2.0], [1.0, 2.0], False, "Wrong sign"),
-    ([[1.0, 3.0], [2.0, 4.0]], [[1.0, 2.0], [3.0, 4.0]], False, "Transposed"),
-    ([[1.0, 2.0, 3.0]], [[1.0], [2.0], [3.0]], False, "transpose of the gradient"),
-    ([1.0, 2.0, 3.0, 4.0], [[1.0, 2.0], [3.0, 4.0]], False, "reshape"),
-    ([0.0, 0.0], [1.0, 2.0], False, "all zeros"),
-    ([3.0, 6.0], [1.0, 2.0], False, "3 times too large"),
-    ([float("nan"), 1.0], [1.0, 2.0], False, "NaN"),
-    ("[1, 2", [1.0, 2.0], False, "could not read"),
-    ("[[1, 2], [3]]", [1.0, 2.0], False, "could not read"),
-    ("open('x')", [1.0, 2.0], False, "could not read"),
-    ([[1.0, 2.0]] * 4, [1.0, 2.0], False, "broadcast shape"),
+# What the predict box accepts and how it names a mistake; every diagnosis the stepper
+# relies on, read through the one feedback module the exercises use too.
+@pytest.mark.parametrize("answer, expected, code", [
+    ([1.0, 2.0], [1.0, 2.0], "correct"),
+    ("[1.0, 2.0]", [1.0, 2.0], "correct"),
+    ("np.array([1.0, 2.0])", [1.0, 2.0], "correct"),
+    ([0.333], [1 / 3], "correct"),  # three significant digits are enough
+    ([0.33], [1 / 3], "values"),
+    ([-1.0, -2.0], [1.0, 2.0], "sign"),
+    ([[1.0, 3.0], [2.0, 4.0]], [[1.0, 2.0], [3.0, 4.0]], "transpose"),
+    ([[1.0, 2.0, 3.0]], [[1.0], [2.0], [3.0]], "transpose"),
+    ([1.0, 2.0, 3.0, 4.0], [[1.0, 2.0], [3.0, 4.0]], "reshape"),
+    ([0.0, 0.0], [1.0, 2.0], "zeros"),
+    ([3.0, 6.0], [1.0, 2.0], "scale"),
+    (6.0, 2.0, "scale"),  # a whole factor is named even for a single number
+    (2.5, 2.0, "values"),  # ... any other factor between two numbers is not
+    ([float("nan"), 1.0], [1.0, 2.0], "nonfinite"),
+    ([[1.0, 2.0]] * 4, [4.0, 8.0], "missing_broadcast_sum"),
+    ([[1.0, 2.0]] * 4, [1.0, 2.0], "missing_reduction"),
+    ([[1.0, 2.0], [0.0, 1.0]], [5.0, 7.0], "shape"),
+    ("[1, 2", [1.0, 2.0], "unreadable"),
+    ("[[1, 2], [3]]", [1.0, 2.0], "unreadable"),
+    ("open('x')", [1.0, 2.0], "unreadable"),
 ])
-def test_compare(answer, expected, ok, phrase):
-    got_ok, message = compare(answer, np.array(expected))
-    assert got_ok is ok and phrase in message, message
+def test_check_prediction_names_the_mistake(answer, expected, code):
+    result = check_predicted_gradient(answer, np.array(expected))
+    assert result.diagnosis == code, result
+    assert result.ok == (code == "correct")
+
+
+def test_an_answer_with_the_broadcast_shape_is_told_to_un_broadcast():
+    result = check_predicted_gradient([[1.0, 2.0], [0.0, 1.0]], np.array([5.0, 7.0]))
+    assert "broadcast shape" in result.message and "un-broadcast" in result.message
 
 
 # -- the other views ------------------------------------------------------------------------
@@ -439,9 +451,10 @@ def test_predicting_for_an_input_the_step_does_not_have_names_the_inputs():
         stepper.predict(hand["x"], input="c")
 
 
-def test_importing_widgets_does_not_import_the_exercises():
+def test_importing_widgets_does_not_load_the_question_bank():
+    # The stepper's predict mode uses the exercises' feedback module, and only that.
     code = ("import sys, widgets; widgets.GraphView; widgets.BackwardStepper; "
-            "print('widgets.exercises' in sys.modules, 'ipywidgets' in sys.modules)")
+            "print('widgets.exercises.exercise' in sys.modules, 'ipywidgets' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                          text=True, check=True).stdout.split()
     assert out == ["False", "True"]

@@ -27,7 +27,6 @@ _EXPORTS = {
     "BackwardStepper": "widgets.stepper",
     "ForwardTracer": "widgets.tracer",
     "MemoryView": "widgets.memory",
-    "compare": "widgets.compare",
 }
 
 __all__ = list(_EXPORTS)

@@ -5,6 +5,7 @@ as an HTML widget with its own scoped style block.
 IntSlider, all tied to one integer trait ``value``. ``Picture`` shows an SVG laid
 out once, inside a container with a unique id, and a separate small HTML widget
 holding the ``<style>`` block that highlights it (see ``widgets.highlight``).
+``with_static_picture`` adds the picture a stored notebook shows without a kernel.
 """
 
 from __future__ import annotations
@@ -13,6 +14,16 @@ import uuid
 
 import ipywidgets as w
 import traitlets
+
+
+def with_static_picture(bundle: dict | None, mime: str, picture, text: str) -> dict:
+    """A widget's display bundle plus a static picture (``mime`` is ``"image/svg+xml"``
+    or ``"image/png"``) and a one-line text, so a stored notebook read without a
+    kernel (GitHub, nbviewer) still shows the view."""
+    data = dict(bundle or {})
+    data[mime] = picture
+    data["text/plain"] = text
+    return data
 
 
 class StepControls(w.HBox):

@@ -14,7 +14,7 @@ import traitlets
 
 from autograd_core.graph import Graph
 
-from .controls import Picture
+from .controls import Picture, with_static_picture
 from .live import live
 from .render import to_dot
 from .svg import SVG, to_svg
@@ -71,8 +71,6 @@ class GraphView(w.VBox):
         self.picture.set_svg(self.svg)
 
     def _repr_mimebundle_(self, **kwargs):
-        data = super()._repr_mimebundle_(**kwargs) or {}
-        data["image/svg+xml"] = self.svg
-        data["text/plain"] = (f"GraphView: {len(self.graph.ops)} ops, "
-                              f"{len(self.graph.tensors)} tensors")
-        return data
+        return with_static_picture(
+            super()._repr_mimebundle_(**kwargs), "image/svg+xml", self.svg,
+            f"GraphView: {len(self.graph.ops)} ops, {len(self.graph.tensors)} tensors")

@@ -11,10 +11,11 @@ thousand nodes. Every function here is pure: (ids) -> CSS text.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping
 
 from . import theme
-from .render import edge_id, saved_node_id
+from .graph_ids import edge_id, holder_id
 from .replay import Replay
 
 __all__ = ["css_block", "StepStyler"]
@@ -56,7 +57,7 @@ class StepStyler:
     def __init__(self, replay: Replay):
         self.replay = replay
         graph = replay.graph
-        own = {saved_node_id(s.op, s.name) for s in graph.saved if s.tensor is None}
+        own = {holder_id(s) for s in graph.saved if s.tensor is None}
         self.first_grad: dict[str, int] = {
             tid: 0 for tid, g in replay.initial.items() if g is not None}
         holders: dict[str, list[int]] = {}  # node -> step at which each holder released
@@ -65,10 +66,7 @@ class StepStyler:
                 self.first_grad.setdefault(s.tensor, step.number)
             for node in step.released_nodes:
                 holders.setdefault(node, []).append(step.number)
-        held_by = {}
-        for s in graph.saved:
-            node = s.tensor if s.tensor is not None else saved_node_id(s.op, s.name)
-            held_by[node] = held_by.get(node, 0) + 1
+        held_by = Counter(holder_id(s) for s in graph.saved)
         # A node shows as released once every op that saved it has let it go.
         self.released_at = {n: max(steps) for n, steps in holders.items()
                             if len(steps) >= held_by.get(n, 0)}

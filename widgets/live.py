@@ -15,13 +15,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from autograd_core import errors
 from autograd_core.engine import reverse_topological
 from autograd_core.function import Node
 from autograd_core.graph import Graph, capture
 from autograd_core.tensor import Tensor
 
-from .render import saved_node_id
+from . import messages
+from .graph_ids import holder_id
 
 __all__ = ["Live", "live", "input_names"]
 
@@ -52,7 +52,7 @@ def live(output, what: str = "live") -> Live:
     (2, 3)
     """
     if not isinstance(output, Tensor):
-        raise errors.view_needs_tensor(what, output, f"{what}(loss)")
+        raise messages.view_needs_tensor(what, output, f"{what}(loss)")
     graph = capture(output)
     nodes: dict[str, Node] = {}
     leaves: dict[str, Tensor] = {}
@@ -76,8 +76,7 @@ def live(output, what: str = "live") -> Live:
             values[op.output] = out._data
         for info, saved in zip(op.saved, node.saved.values()):
             if isinstance(saved.array, np.ndarray) or np.isscalar(saved.array):
-                key = info.tensor if info.tensor is not None else saved_node_id(op.id, info.name)
-                values.setdefault(key, np.asarray(saved.array))
+                values.setdefault(holder_id(info), np.asarray(saved.array))
     return Live(output, graph, nodes, leaves, values, names)
 
 

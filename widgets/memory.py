@@ -25,6 +25,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
+from .controls import with_static_picture
 from .replay import Replay, record
 from .summary import format_bytes
 from .timeline import Timeline, saved_per_op, timeline
@@ -78,8 +79,9 @@ def memory_table(replay: Replay) -> str:
     total = tl.forward[-1] if tl.forward else 0
     return ("<table><tr><th>op</th><th></th><th style='text-align:left'>saved</th>"
             "<th style='text-align:right'>bytes</th></tr>" + rows
-            + f"<tr><td colspan=3><b>held for backward after the forward pass</b> (an array "
-            f"saved by several ops counts once)</td><td style='text-align:right'><b>"
+            + f"<tr><td colspan=3><b>held for backward after the forward pass</b> (each "
+            f"buffer counts once, however many ops or views saved it)</td>"
+            f"<td style='text-align:right'><b>"
             f"{format_bytes(total)}</b></td></tr></table>")
 
 
@@ -112,8 +114,6 @@ class MemoryView(w.VBox):
         self.image.value = self.png
 
     def _repr_mimebundle_(self, **kwargs):
-        data = super()._repr_mimebundle_(**kwargs) or {}
-        data["image/png"] = base64.b64encode(self.png).decode()
-        data["text/plain"] = (f"MemoryView: peak {format_bytes(self.timeline.peak)} held for "
-                              "backward")
-        return data
+        return with_static_picture(
+            super()._repr_mimebundle_(**kwargs), "image/png", base64.b64encode(self.png).decode(),
+            f"MemoryView: peak {format_bytes(self.timeline.peak)} held for backward")

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import html
 
-from autograd_core.graph import TensorInfo
+from autograd_core.engine import broadcast_axes
 
 from . import theme
-from .replay import Replay, SentRecord, StepRecord, broadcast_axes
-from .summary import format_bytes, full, shape_text
+from .replay import Replay, SentRecord, StepRecord
+from .summary import describe_tensor, format_bytes, full, shape_text
 
-__all__ = ["step_panel", "leaves_panel", "describe_tensor"]
+__all__ = ["step_panel", "leaves_panel"]
 
 
 def _pre(text: str) -> str:
@@ -27,14 +27,6 @@ def _pre(text: str) -> str:
 
 def _arr(array) -> str:
     return _pre(full(array))
-
-
-def describe_tensor(t: TensorInfo) -> str:
-    """``t5 'h' (2, 1)``: id, name if any, shape."""
-    if t.label is not None:
-        return f"{t.id} constant {t.label}"
-    name = f" '{t.name}'" if t.name else ""
-    return f"{t.id}{name} {shape_text(t.shape)}"
 
 
 def _h(text: str) -> str:

@@ -24,46 +24,20 @@ text, and the same text always gives the same picture (``widgets.svg.to_svg``).
 from __future__ import annotations
 
 import html
-import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from autograd_core.graph import Graph, OpInfo, SavedInfo, TensorInfo
+from autograd_core.graph import Graph, OpInfo, SavedInfo, TensorInfo, held_bytes
 
 from . import theme
-from .summary import format_bytes, shape_text, summarize
+from .graph_ids import edge_id, module_node_id, output_edge_id, saved_edge_id, saved_node_id
+from .summary import describe_tensor, format_bytes, shape_text, summarize
 
 # Above these sizes the layout trades a little polish for time (see _layout_limits);
 # measured with graphviz-pure in bench/bench_widgets.py.
 LARGE_GRAPH = 400  # nodes
 LONG_EDGES = 1500  # total ops skipped by edges (a proxy for dot's hidden nodes)
 
-__all__ = ["to_dot", "saved_node_id", "module_node_id", "edge_id", "output_edge_id"]
-
-
-def saved_node_id(op_id: str, name: str) -> str:
-    """The id of the note node for an array ``op_id`` made itself and saved as ``name``."""
-    return f"{op_id}_{name}"
-
-
-def module_node_id(path: str) -> str:
-    """The id of a module's cluster (or of its box, when collapsed)."""
-    return "m_" + re.sub(r"\W", "_", path)
-
-
-def edge_id(op_id: str, index: int) -> str:
-    """The id of the edge that carries input ``index`` into ``op_id``."""
-    return f"e_{op_id}_{index}"
-
-
-def output_edge_id(op_id: str) -> str:
-    return f"e_{op_id}_out"
-
-
-def saved_targets(graph: Graph) -> dict[tuple[str, str], str]:
-    """(op id, saved name) -> the node that holds it: the tensor's own node when the op
-    saved one of its inputs or its output, else the op's own saved-note node."""
-    return {(s.op, s.name): s.tensor if s.tensor is not None else saved_node_id(s.op, s.name)
-            for s in graph.saved}
+__all__ = ["to_dot"]
 
 
 def to_dot(
@@ -276,8 +250,7 @@ class _DotWriter:
         label = (f'<<font point-size="9"><b>{_h(s.name)}</b> {_h(shape_text(s.shape))} '
                  f"{_h(s.dtype)}<br/>saved by {s.op} ({size})</font>>")
         tip = [f"{s.name}: made and saved by {s.op} ({self.ops[s.op].op}) for its backward",
-               f"shape {shape_text(s.shape)}, {s.dtype}, "
-               + ("released by backward" if s.released else format_bytes(s.nbytes))]
+               f"shape {shape_text(s.shape)}, {s.dtype}, {_saved_size(s)}"]
         if node in self.values:
             tip.append(f"value: {summarize(self.values[node])}")
         return (f'  {node} [id="{node}", class="saved_own", shape=note, style=filled, '
@@ -286,7 +259,7 @@ class _DotWriter:
 
     def _box(self, root: str) -> str:
         inside = [o for o in self.g.ops if self.collapsed.get(o.id) == root]
-        nbytes = sum(s.nbytes for o in inside for s in o.saved)
+        nbytes = held_bytes(s for o in inside for s in o.saved)
         mid = module_node_id(root)
         ops = f"{len(inside)} op" + ("s" if len(inside) != 1 else "")
         label = f"<<b>{_h(root)}</b><br/>{ops}, saves {format_bytes(nbytes)}>"
@@ -323,7 +296,7 @@ class _DotWriter:
                 add(t, o.id, edge_id(o.id, i), attrs)
             for s in o.saved:
                 if s.tensor is None:
-                    add(o.id, saved_node_id(o.id, s.name), f"e_{o.id}_{s.name}",
+                    add(o.id, saved_node_id(o.id, s.name), saved_edge_id(o.id, s.name),
                         f', style=dashed, color="{theme.SAVED}", arrowhead=none')
             add(o.id, o.output, output_edge_id(o.id), ", weight=8")
         return out
@@ -335,39 +308,42 @@ class _DotWriter:
                  "gradient rule:"] + ["  " + r for r in o.rule.splitlines()]
         lines.append("inputs:")
         for name, t in zip(names, o.inputs):
-            lines.append(f"  {name} = {self._describe(self.tensors[t])}")
-        lines.append(f"output: {self._describe(self.tensors[o.output])}")
+            lines.append(f"  {name} = {describe_tensor(self.tensors[t], dtype=True)}")
+        lines.append(f"output: {describe_tensor(self.tensors[o.output], dtype=True)}")
         if o.saved:
-            lines.append(f"saved for backward ({format_bytes(sum(s.nbytes for s in o.saved))}):")
+            lines.append(f"saved for backward ({format_bytes(held_bytes(o.saved))}):")
             for s in o.saved:
                 what = s.tensor if s.tensor is not None else "made by this op"
                 lines.append(f"  {s.name}: {what}, {shape_text(s.shape)} {s.dtype}, "
-                             f"{format_bytes(s.nbytes)}")
+                             f"{_saved_size(s)}")
         else:
             lines.append("saves nothing for backward")
         return "\n".join(lines)
 
     def _tensor_tooltip(self, t: TensorInfo) -> str:
-        lines = [self._describe(t), theme.KIND_TEXT[t.kind]]
+        lines = [describe_tensor(t, dtype=True), theme.KIND_TEXT[t.kind]]
         if t.producer:
             lines.append(f"made by {t.producer} ({self.ops[t.producer].op})")
         if self.consumers[t.id]:
             lines.append("used by " + ", ".join(self.consumers[t.id]))
         for s in self.saved_by.get(t.id, []):
-            size = "released by backward" if s.released else format_bytes(s.nbytes)
-            lines.append(f"saved by {s.op} as {s.name!r} ({size})")
+            lines.append(f"saved by {s.op} as {s.name!r} ({_saved_size(s)})")
         if t.id in self.values:
             lines.append(f"value: {summarize(self.values[t.id])}")
         if t.id in self.grads:
             lines.append(f"grad: {summarize(self.grads[t.id])}")
         return "\n".join(lines)
 
-    @staticmethod
-    def _describe(t: TensorInfo) -> str:
-        if t.label is not None:
-            return f"{t.id} constant {t.label}"
-        name = f" {t.name!r}" if t.name else ""
-        return f"{t.id}{name} {shape_text(t.shape)} {t.dtype}"
+
+def _saved_size(s: SavedInfo) -> str:
+    """A saved tensor's size for a tooltip; a view names the larger buffer it keeps
+    alive (what saving it costs, see ``autograd_core.buffers``)."""
+    if s.released:
+        return "released by backward"
+    if s.buffer_nbytes > s.nbytes:
+        return f"{format_bytes(s.nbytes)}, a view keeping its {format_bytes(s.buffer_nbytes)} " \
+               "buffer alive"
+    return format_bytes(s.nbytes)
 
 
 def _legend() -> str:

@@ -20,11 +20,11 @@ import numpy as np
 from autograd_core.graph import Graph, backward_steps
 from autograd_core.tensor import Tensor
 
+from .graph_ids import saved_targets
 from .live import Live, live
-from .render import saved_targets
 from .summary import full
 
-__all__ = ["SentRecord", "StepRecord", "Replay", "record", "broadcast_axes"]
+__all__ = ["SentRecord", "StepRecord", "Replay", "record"]
 
 
 @dataclass(frozen=True)
@@ -157,17 +157,3 @@ def record(output, gradient=None, retain_graph: bool = False, view: Live | None 
             tuple(dict.fromkeys(holders[op, r] for r in step.reads)), tuple(sent),
             tuple(step.released), tuple(holders[op, r] for r in step.released)))
     return Replay(graph, dict(view.leaves), steps, initial, saved_text)
-
-
-def broadcast_axes(from_shape: tuple, to_shape: tuple) -> tuple[int, ...]:
-    """The axes (of ``from_shape``) the engine summed to un-broadcast a gradient: the
-    same axes as ``autograd_core.engine.sum_to``, named so the stepper can say them.
-
-    >>> broadcast_axes((4, 3), (3,))
-    (0,)
-    >>> broadcast_axes((4, 3), (1, 3))
-    (0,)
-    """
-    lead = len(from_shape) - len(to_shape)
-    return tuple(range(lead)) + tuple(lead + i for i, size in enumerate(to_shape)
-                                      if size == 1 and from_shape[lead + i] != 1)

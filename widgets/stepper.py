@@ -25,20 +25,17 @@ from __future__ import annotations
 import html
 
 import ipywidgets as w
-import numpy as np
 import traitlets
 
-from autograd_core import errors
-from autograd_core.engine import sum_to
-
-from . import theme
-from .compare import compare, parse_answer
-from .controls import Picture, StepControls
+from . import messages, theme
+from .controls import Picture, StepControls, with_static_picture
+from .exercises.feedback import check_predicted_gradient
 from .highlight import StepStyler
 from .live import live
-from .panels import describe_tensor, leaves_panel, step_panel
+from .panels import leaves_panel, step_panel
 from .render import to_dot
 from .replay import record
+from .summary import describe_tensor
 from .svg import to_svg
 
 __all__ = ["BackwardStepper"]
@@ -129,7 +126,7 @@ class BackwardStepper(w.VBox):
     def _valid_step(self, proposal):
         k = proposal["value"]
         if not 0 <= k <= len(self.replay):
-            raise errors.step_out_of_range(k, len(self.replay))
+            raise messages.step_out_of_range(k, len(self.replay))
         return k
 
     # -- predict mode ---------------------------------------------------------------------
@@ -146,21 +143,8 @@ class BackwardStepper(w.VBox):
             self._say(ok, message)
             return ok, message
         i = self._input_index(record_, input)
-        sent = record_.sent[i]
-        if isinstance(answer, str):
-            try:
-                answer = parse_answer(answer)
-            except ValueError as exc:
-                message = str(exc).split("\n")[0]
-                self._say(False, message)
-                return False, message
-        ok, message = compare(answer, sent.grad)
-        a = np.asarray(answer, dtype=np.float64)
-        if (not ok and sent.unbroadcast_from is not None and a.shape == sent.unbroadcast_from
-                and compare(sum_to(a, sent.grad.shape), sent.grad)[0]):
-            message = ("Right before the un-broadcast: this input was broadcast in the forward "
-                       f"pass, so the engine sums your {a.shape} gradient back to the input's "
-                       f"shape {sent.grad.shape}. Give the summed gradient.")
+        result = check_predicted_gradient(answer, record_.sent[i].grad)
+        ok, message = result.ok, result.message
         if ok:
             self._right.setdefault(self.step, set()).add(i)
             if self._right[self.step] >= set(range(len(record_.sent))):
@@ -181,7 +165,7 @@ class BackwardStepper(w.VBox):
             return input
         names = [s.input_name for s in record_.sent]
         if input not in names:
-            raise errors.step_input(names, input)
+            raise messages.step_input(names, input)
         return names.index(input)
 
     def _check_typed(self) -> None:
@@ -220,11 +204,9 @@ class BackwardStepper(w.VBox):
         self.predict_box.layout.display = "" if self.predict_mode and options else "none"
 
     def _repr_mimebundle_(self, **kwargs):
-        data = super()._repr_mimebundle_(**kwargs) or {}
-        data["image/svg+xml"] = self.svg
-        data["text/plain"] = (f"BackwardStepper: {len(self.replay)} steps over "
-                              f"{len(self.graph.ops)} ops")
-        return data
+        return with_static_picture(
+            super()._repr_mimebundle_(**kwargs), "image/svg+xml", self.svg,
+            f"BackwardStepper: {len(self.replay)} steps over {len(self.graph.ops)} ops")
 
 
 _LEGEND = (

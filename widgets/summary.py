@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from autograd_core.graph import TensorInfo
+
 FULL_MAX = 8  # arrays with at most this many elements are written out in full
 
 
@@ -65,6 +67,16 @@ def format_bytes(n: int) -> str:
             return f"{int(size)} B" if unit == "B" else f"{size:.1f} {unit}"
         size /= 1024
     raise AssertionError("unreachable")
+
+
+def describe_tensor(t: TensorInfo, dtype: bool = False) -> str:
+    """A graph tensor (``autograd_core.graph.TensorInfo``) in a few words: ``t5 'h'
+    (2, 1)`` (id, name if any, shape, and with ``dtype=True`` its dtype), or
+    ``t2 constant 2.0`` for a number the program wrote."""
+    if t.label is not None:
+        return f"{t.id} constant {t.label}"
+    name = f" '{t.name}'" if t.name else ""
+    return f"{t.id}{name} {shape_text(t.shape)}" + (f" {t.dtype}" if dtype else "")
 
 
 def shape_text(shape) -> str:

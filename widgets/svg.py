@@ -19,7 +19,7 @@ import shutil
 import subprocess
 import sysconfig
 
-from autograd_core import errors
+from . import messages
 
 __all__ = ["SVG", "to_svg", "renderer"]
 
@@ -30,7 +30,7 @@ def renderer() -> str:
     """Path of the graphviz-pure binary (this environment's first, then PATH)."""
     exe = shutil.which(_RENDERER, path=sysconfig.get_path("scripts")) or shutil.which(_RENDERER)
     if exe is None:
-        raise errors.renderer_missing()
+        raise messages.renderer_missing()
     return exe
 
 
@@ -39,7 +39,7 @@ def to_svg(dot: str) -> str:
     """The SVG picture of ``dot`` (a string starting with ``<svg``)."""
     done = subprocess.run([renderer(), "-Tsvg"], input=dot.encode(), capture_output=True)
     if done.returncode != 0:
-        raise errors.renderer_failed(done.returncode, done.stderr.decode(errors="replace"))
+        raise messages.renderer_failed(done.returncode, done.stderr.decode(errors="replace"))
     return _tidy(done.stdout.decode())
 
 

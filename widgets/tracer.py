@@ -20,19 +20,18 @@ from dataclasses import dataclass
 import ipywidgets as w
 import numpy as np
 
-from autograd_core import errors
 from autograd_core.function import Observer, observing
 from autograd_core.grad_mode import no_grad
 from autograd_core.graph import saved_bytes
 from autograd_core.tensor import Tensor
 
-from . import theme
-from .controls import Picture, StepControls
+from . import messages, theme
+from .controls import Picture, StepControls, with_static_picture
+from .graph_ids import saved_targets
 from .highlight import css_block
 from .live import Live, live
-from .panels import describe_tensor
-from .render import saved_targets, to_dot
-from .summary import format_bytes, full, summarize
+from .render import to_dot
+from .summary import describe_tensor, format_bytes, full, summarize
 from .svg import to_svg
 from .timeline import forward_held
 
@@ -98,7 +97,7 @@ def compare_runs(fn, *args, **kwargs) -> tuple[Tensor, dict, dict[int, np.ndarra
         plain = fn(*args, **kwargs)
     for out in (recorded, plain):
         if not isinstance(out, Tensor):
-            raise errors.view_needs_tensor("ForwardTracer's function", out,
+            raise messages.view_needs_tensor("ForwardTracer's function", out,
                                       "ForwardTracer(lambda: model(x)), returning the output")
     diff = (float(np.max(np.abs(recorded._data - plain._data), initial=0.0))
             if recorded.shape == plain.shape else float("nan"))
@@ -122,10 +121,10 @@ class ForwardTracer(w.VBox):
         elif callable(fn_or_output):
             output, self.comparison, kept = compare_runs(fn_or_output, *args, **kwargs)
         else:
-            raise errors.view_needs_tensor("ForwardTracer", fn_or_output, "ForwardTracer(loss)")
+            raise messages.view_needs_tensor("ForwardTracer", fn_or_output, "ForwardTracer(loss)")
         view = live(output, "ForwardTracer")
         if not view.graph.ops:
-            raise errors.view_needs_graph("ForwardTracer")
+            raise messages.view_needs_graph("ForwardTracer")
         for seq, op_id in view.graph.node_ids.items():
             if seq in kept:
                 view.values.setdefault(view.graph.op(op_id).output, kept[seq])
@@ -182,10 +181,8 @@ class ForwardTracer(w.VBox):
             "to run the first op.")
 
     def _repr_mimebundle_(self, **kwargs):
-        data = super()._repr_mimebundle_(**kwargs) or {}
-        data["image/svg+xml"] = self.svg
-        data["text/plain"] = f"ForwardTracer: {len(self.rows)} ops"
-        return data
+        return with_static_picture(super()._repr_mimebundle_(**kwargs), "image/svg+xml",
+                                   self.svg, f"ForwardTracer: {len(self.rows)} ops")
 
 
 def _row_html(row: TraceRow, n: int) -> str:

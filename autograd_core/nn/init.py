@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from .. import creation
+from .. import creation, errors
 from ..grad_mode import no_grad
 from ..tensor import Tensor
 
@@ -33,8 +33,7 @@ def calculate_fan_in_and_fan_out(shape: tuple) -> tuple[int, int]:
     (75, 200)
     """
     if len(shape) < 2:
-        raise ValueError(f"fan in and fan out need a weight with at least 2 dimensions, "
-                         f"got shape {tuple(shape)}.")
+        raise errors.fan_needs_matrix(shape)
     receptive = math.prod(shape[2:])
     return shape[1] * receptive, shape[0] * receptive
 
@@ -51,7 +50,7 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
     if nonlinearity == "leaky_relu":
         slope = 0.01 if param is None else param
         return math.sqrt(2.0 / (1 + slope ** 2))
-    raise ValueError(f"unsupported nonlinearity {nonlinearity!r}")
+    raise errors.unknown_nonlinearity(nonlinearity)
 
 
 def _fill(tensor: Tensor, values) -> Tensor:

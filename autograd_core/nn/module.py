@@ -139,8 +139,7 @@ class Module:
         set_(self, "_forward_pre_hooks", OrderedDict())
 
     def forward(self, *args, **kwargs):
-        raise NotImplementedError(f"{type(self).__name__} defines no forward method.\n"
-                                  "Hint: write def forward(self, x): ... in your module.")
+        raise errors.no_forward(type(self).__name__)
 
     # -- registration ---------------------------------------------------------------
     def _check_initialised(self, cls: str, name: str) -> None:
@@ -154,34 +153,26 @@ class Module:
 
     def register_parameter(self, name: str, param: Parameter | None) -> None:
         """Register ``param`` as ``name`` (what ``self.name = param`` does)."""
-        self._check_initialised(type(self).__name__, name)
-        _check_name("parameter", name)
-        if param is not None and not isinstance(param, Parameter):
-            raise errors.not_a_parameter(name, param)
-        self._forget(name)
-        self._parameters[name] = param
-        self._name_members()
+        self._register("parameter", name, param, Parameter, errors.not_a_parameter)
 
     def register_buffer(self, name: str, tensor: Tensor | None) -> None:
         """Register state that is saved and restored with the module but not learned
         (e.g. batch norm's ``running_mean``); it is reached as ``self.name``."""
-        self._check_initialised(type(self).__name__, name)
-        _check_name("buffer", name)
-        if tensor is not None and not isinstance(tensor, Tensor):
-            raise TypeError(f"cannot assign '{type(tensor).__name__}' as buffer {name!r} "
-                            "(a Tensor or None expected)")
-        self._forget(name)
-        self._buffers[name] = tensor
-        self._name_members()
+        self._register("buffer", name, tensor, Tensor, errors.not_a_buffer)
 
     def add_module(self, name: str, module: Module | None) -> None:
         """Register ``module`` as the child ``name`` (what ``self.name = module`` does)."""
+        self._register("module", name, module, Module, lambda _, m: errors.not_a_module(m))
+
+    def _register(self, kind: str, name: str, value, expected: type, wrong_type) -> None:
+        """Store ``value`` (an ``expected`` or None) as the ``kind`` member ``name``,
+        replacing any member of that name; ``wrong_type(name, value)`` is the error."""
         self._check_initialised(type(self).__name__, name)
-        _check_name("module", name)
-        if module is not None and not isinstance(module, Module):
-            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        _check_name(kind, name)
+        if value is not None and not isinstance(value, expected):
+            raise wrong_type(name, value)
         self._forget(name)
-        self._modules[name] = module
+        getattr(self, f"_{kind}s")[name] = value
         self._name_members()
 
     def _name_members(self) -> None:
@@ -206,8 +197,7 @@ class Module:
             d["_parameters"][name] = None
         elif "_modules" in d and name in d["_modules"]:
             if value is not None:
-                raise TypeError(f"cannot assign '{type(value).__name__}' as child module "
-                                f"{name!r} (Module or None expected)")
+                raise errors.not_a_child_module(name, value)
             d["_modules"][name] = None
         elif "_buffers" in d and name in d["_buffers"]:
             self.register_buffer(name, value)
@@ -277,20 +267,18 @@ class Module:
         """(path, parameter) pairs, each parameter once, in registration order."""
         return self._named_members("_parameters", prefix, recurse)
 
-    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
-        """Every parameter (what an optimizer updates), each once."""
-        for _, param in self.named_parameters(recurse=recurse):
-            yield param
-
     def named_buffers(self, prefix: str = "", recurse: bool = True) \
             -> Iterator[tuple[str, Tensor]]:
         """(path, buffer) pairs, each buffer once."""
         return self._named_members("_buffers", prefix, recurse)
 
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        """Every parameter (what an optimizer updates), each once."""
+        return (param for _, param in self.named_parameters(recurse=recurse))
+
     def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
         """Every buffer (running statistics and other saved, unlearned state)."""
-        for _, buffer in self.named_buffers(recurse=recurse):
-            yield buffer
+        return (buffer for _, buffer in self.named_buffers(recurse=recurse))
 
     # -- modes and gradients ------------------------------------------------------------
     def train(self, mode: bool = True) -> Module:

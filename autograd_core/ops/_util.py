@@ -31,7 +31,7 @@ def normalize_axes(dim, ndim: int):
         dim = (dim,)
     axes = tuple(sorted(normalize_dim(int(d), ndim) for d in dim))
     if len(set(axes)) != len(axes):
-        raise RuntimeError(f"dim {tuple(dim)} appears multiple times in the list of dims")
+        raise errors.repeated_dim(tuple(dim))
     return axes if ndim else ()
 
 

@@ -110,14 +110,14 @@ class Conv2d(Function):
             "dbias = Σ g over batch and pixels")
 
     @staticmethod
-    def forward(ctx, x, weight, bias=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1),
+    def forward(ctx, input, weight, bias=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1),
                 groups=1):
         if ctx.needs_input_grad[0]:
             ctx.save(weight=weight)
         if ctx.needs_input_grad[1]:
-            ctx.save(input=x)
+            ctx.save(input=input)
         o, _, kh, kw = weight.shape
-        columns = unfold(x, (kh, kw), stride, padding, dilation)
+        columns = unfold(input, (kh, kw), stride, padding, dilation)
         *lead, c, _, _, oh, ow = columns.shape
         columns = columns.reshape(*lead, groups, c // groups * kh * kw, oh * ow)
         w_flat = weight.reshape(groups, o // groups, -1)

@@ -168,12 +168,14 @@ class Neg(Function):
         return -ta
 
 
-class _Smooth(Function):
-    """A one-input op whose backward multiplies the upstream gradient by the local
-    slope f'(a), and whose forward-mode rule multiplies the tangent by the same slope.
+class _UnaryBySlope(Function):
+    """A one-input op whose backward and forward mode both multiply by the local
+    slope f'(a): backward sends ``g * slope``, forward mode carries ``ta * slope``.
 
-    ``saves`` names what the slope is computed from: the input ``"a"``, or the output
-    ``"out"`` when that is enough (exp, sqrt, tanh and sigmoid need nothing else).
+    Where f has a kink the op picks the slope it uses there (abs: sign(a), 0 at 0).
+    ``saves`` names what the slope is computed from: the input ``"a"``, the output
+    ``"out"`` when that is enough (exp, sqrt, tanh and sigmoid need nothing else), or
+    a ``"mask"`` that the op's own forward saves (see ``_UnaryByMask``).
     """
 
     saves = "a"
@@ -208,7 +210,7 @@ class _Smooth(Function):
         cls.jvp = staticmethod(jvp)
 
 
-class Exp(_Smooth):
+class Exp(_UnaryBySlope):
     """f(a) = exp(a); backward reuses the output."""
 
     name = "exp"
@@ -221,7 +223,7 @@ class Exp(_Smooth):
         return out
 
 
-class Log(_Smooth):
+class Log(_UnaryBySlope):
     """f(a) = log(a)"""
 
     name = "log"
@@ -233,7 +235,7 @@ class Log(_Smooth):
         return 1 / a
 
 
-class Sqrt(_Smooth):
+class Sqrt(_UnaryBySlope):
     """f(a) = sqrt(a); backward reuses the output."""
 
     name = "sqrt"
@@ -246,7 +248,7 @@ class Sqrt(_Smooth):
         return 0.5 / out
 
 
-class Abs(_Smooth):
+class Abs(_UnaryBySlope):
     """f(a) = |a|; the gradient at 0 is 0."""
 
     name = "abs"
@@ -255,7 +257,7 @@ class Abs(_Smooth):
     slope = staticmethod(np.sign)
 
 
-class Sin(_Smooth):
+class Sin(_UnaryBySlope):
     """f(a) = sin(a)"""
 
     name = "sin"
@@ -264,7 +266,7 @@ class Sin(_Smooth):
     slope = staticmethod(np.cos)
 
 
-class Cos(_Smooth):
+class Cos(_UnaryBySlope):
     """f(a) = cos(a)"""
 
     name = "cos"
@@ -276,7 +278,7 @@ class Cos(_Smooth):
         return -np.sin(a)
 
 
-class Tanh(_Smooth):
+class Tanh(_UnaryBySlope):
     """f(a) = tanh(a); backward reads only the saved output."""
 
     name = "tanh"
@@ -291,7 +293,7 @@ class Tanh(_Smooth):
         return slope
 
 
-class Sigmoid(_Smooth):
+class Sigmoid(_UnaryBySlope):
     """f(a) = 1 / (1 + exp(-a)); backward reads only the saved output: s' = s(1 - s)."""
 
     name = "sigmoid"
@@ -310,7 +312,18 @@ class Sigmoid(_Smooth):
         return slope
 
 
-class Relu(Function):
+class _UnaryByMask(_UnaryBySlope):
+    """A one-input op whose slope is 1 or 0 (relu, clip): its forward saves the 0/1
+    ``mask`` of where the slope is 1, and that mask is the slope."""
+
+    saves = "mask"
+
+    @staticmethod
+    def slope(mask):
+        return mask
+
+
+class Relu(_UnaryByMask):
     """f(a) = max(a, 0); backward reads only a 0/1 mask (the gradient at 0 is 0)."""
 
     name = "relu"
@@ -318,25 +331,15 @@ class Relu(Function):
 
     @staticmethod
     def forward(ctx, a):
-        mask = a > 0
-        ctx.save(mask=mask)
+        ctx.save(mask=a > 0)
         return np.maximum(a, 0)  # not a * mask: that gives -0.0 for negative inputs
-
-    @staticmethod
-    def backward(ctx, g):
-        return (g * ctx.load("mask"),)
-
-    @staticmethod
-    def jvp(ctx, ta):
-        """dout = ta * (a > 0)"""
-        return ta * ctx.load("mask")
 
 
 class Maximum(Function):
     """f(a, b) = max(a, b) elementwise; on a tie each side gets half the gradient."""
 
     name = "maximum"
-    rule = "da = g * ([a > b] + 0.5 [a == b])\ndb = g * ([b > a] + 0.5 [a == b])"
+    rule = "da = g * ((a > b) + 0.5 * (a == b))\ndb = g * ((b > a) + 0.5 * (a == b))"
     _pick = staticmethod(np.greater)
 
     @classmethod
@@ -369,7 +372,7 @@ class Minimum(Maximum):
     """f(a, b) = min(a, b) elementwise; on a tie each side gets half the gradient."""
 
     name = "minimum"
-    rule = "da = g * ([a < b] + 0.5 [a == b])\ndb = g * ([b < a] + 0.5 [a == b])"
+    rule = "da = g * ((a < b) + 0.5 * (a == b))\ndb = g * ((b < a) + 0.5 * (a == b))"
     _pick = staticmethod(np.less)
 
 
@@ -409,11 +412,11 @@ class Where(Function):
         return np.where(ctx.load("cond"), zero if ta is None else ta, zero if tb is None else tb)
 
 
-class Clip(Function):
+class Clip(_UnaryByMask):
     """f(a) = min(max(a, low), high); gradient passes where low <= a <= high."""
 
     name = "clip"
-    rule = "da = g * (low <= a <= high)"
+    rule = "da = g * (low <= a) * (a <= high)"
 
     @staticmethod
     def forward(ctx, a, low=None, high=None):
@@ -425,21 +428,12 @@ class Clip(Function):
         ctx.save(mask=inside)
         return np.clip(a, low, high)
 
-    @staticmethod
-    def backward(ctx, g):
-        return (g * ctx.load("mask"),)
-
-    @staticmethod
-    def jvp(ctx, ta):
-        """dout = ta * (low <= a <= high)"""
-        return ta * ctx.load("mask")
-
 
 class Cast(Function):
     """f(a) = a converted to another dtype; the engine casts the gradient back."""
 
     name = "cast"
-    rule = "da = g (cast to a's dtype)"
+    rule = "da = g   (the engine casts it back to a's dtype)"
 
     @staticmethod
     def forward(ctx, a, dtype=None):
@@ -453,3 +447,11 @@ class Cast(Function):
     def jvp(ctx, ta):
         """dout = ta (cast to the output's dtype)"""
         return ta.astype(ctx.params["dtype"])
+
+
+class Clone(Cast):
+    """f(a) = a copy of a with its own memory: a cast to a's own dtype, named for what
+    the learner wrote (``x.clone()``)."""
+
+    name = "clone"
+    rule = "da = g"

@@ -23,7 +23,7 @@ class GetItem(Function):
     """f(a) = a[key]"""
 
     name = "getitem"
-    rule = "da = zeros_like(a);  da[key] += g"
+    rule = "da = zeros_like(a);  add.at(da, key, g)   (repeated indices add up)"
 
     @staticmethod
     def forward(ctx, a, key=None):
@@ -45,26 +45,9 @@ class GetItem(Function):
         return ta[ctx.params["key"]]
 
 
-class Narrow(Function):
-    """f(a) = the slice start:start+length of a along dim (one piece of ``split``)"""
+class Narrow(GetItem):
+    """f(a) = one piece of ``split``: a[key], key = (:, ..., start:start+length) along
+    dim. A getitem named for what the learner wrote; a slice picks no element twice."""
 
     name = "split"
-    rule = "da = zeros_like(a);  da[piece] = g"
-
-    @staticmethod
-    def forward(ctx, a, dim=0, start=0, length=0):
-        index = (slice(None),) * dim + (slice(start, start + length),)
-        return a[index]
-
-    @staticmethod
-    def backward(ctx, g):
-        p = ctx.params
-        da = np.zeros(ctx.input_shapes[0], dtype=g.dtype)
-        da[(slice(None),) * p["dim"] + (slice(p["start"], p["start"] + p["length"]),)] = g
-        return (da,)
-
-    @staticmethod
-    def jvp(ctx, ta):
-        """dout = the same slice of ta"""
-        p = ctx.params
-        return ta[(slice(None),) * p["dim"] + (slice(p["start"], p["start"] + p["length"]),)]
+    rule = "da = zeros_like(a);  da[key] = g"

@@ -8,15 +8,26 @@ import numpy as np
 from ..function import Function
 
 
-class Cat(Function):
+class _Joining(Function):
+    """Cat and stack: forward joins the inputs, forward mode joins their tangents the
+    same way, backward hands each input its own part of g."""
+
+    @classmethod
+    def forward(cls, ctx, *arrays, dim=0):
+        return cls.join(arrays, axis=dim)
+
+    @classmethod
+    def jvp(cls, ctx, *tangents):
+        """dout = the tangents joined the same way (zeros for inputs without one)"""
+        return cls.join(_filled(ctx, tangents), axis=ctx.params["dim"])
+
+
+class Cat(_Joining):
     """f(a1, ..., an) = the inputs concatenated along dim"""
 
     name = "cat"
     rule = "da_i = g[the rows of a_i along dim]"
-
-    @staticmethod
-    def forward(ctx, *arrays, dim=0):
-        return np.concatenate(arrays, axis=dim)
+    join = staticmethod(np.concatenate)
 
     @staticmethod
     def backward(ctx, g):
@@ -24,31 +35,17 @@ class Cat(Function):
         sizes = [shape[dim] for shape in ctx.input_shapes]
         return tuple(np.split(g, np.cumsum(sizes)[:-1], axis=dim))
 
-    @staticmethod
-    def jvp(ctx, *tangents):
-        """dout = the tangents concatenated (zeros for inputs without one)"""
-        return np.concatenate(_filled(ctx, tangents), axis=ctx.params["dim"])
 
-
-class Stack(Function):
+class Stack(_Joining):
     """f(a1, ..., an) = the inputs stacked along a new axis dim"""
 
     name = "stack"
     rule = "da_i = g.take(i, axis=dim)"
-
-    @staticmethod
-    def forward(ctx, *arrays, dim=0):
-        return np.stack(arrays, axis=dim)
+    join = staticmethod(np.stack)
 
     @staticmethod
     def backward(ctx, g):
-        dim = ctx.params["dim"]
-        return tuple(np.take(g, i, axis=dim) for i in range(len(ctx.input_shapes)))
-
-    @staticmethod
-    def jvp(ctx, *tangents):
-        """dout = the tangents stacked (zeros for inputs without one)"""
-        return np.stack(_filled(ctx, tangents), axis=ctx.params["dim"])
+        return tuple(np.moveaxis(g, ctx.params["dim"], 0))  # each g.take(i, axis=dim)
 
 
 def _filled(ctx, tangents) -> list:

@@ -24,8 +24,7 @@ class MatMul(Function):
     @staticmethod
     def forward(ctx, a, b):
         if np.ndim(a) == 0 or np.ndim(b) == 0:
-            raise RuntimeError("matmul: both arguments must be at least 1-D, got shapes "
-                               f"{np.shape(a)} and {np.shape(b)}.\nHint: use * for scalars.")
+            raise errors.matmul_scalar(np.shape(a), np.shape(b))
         if ctx.needs_input_grad[0]:
             ctx.save(b=b)
         if ctx.needs_input_grad[1]:

@@ -35,16 +35,16 @@ class Linear(Function):
 
     name = "linear"
     rule = ("dinput = g @ weight\n"
-            "dweight = gᵀ @ input   (summed over the batch)\n"
-            "dbias = g   (the engine sums it over the batch: unbroadcast)")
+            "dweight = g.T @ input   (any batch axes flattened into rows)\n"
+            "dbias = g   (the engine sums it over the batch)")
 
     @staticmethod
-    def forward(ctx, x, weight, bias=None):
+    def forward(ctx, input, weight, bias=None):
         if ctx.needs_input_grad[0]:
             ctx.save(weight=weight)
         if ctx.needs_input_grad[1]:
-            ctx.save(input=x)
-        out = np.matmul(x, weight.T)
+            ctx.save(input=input)
+        out = np.matmul(input, weight.T)
         if bias is None:
             return out
         if out.dtype == np.result_type(out, bias):
@@ -74,15 +74,15 @@ class Dropout(Function):
     """out = input · mask / (1 - p), mask[i] = 1 with probability 1 - p."""
 
     name = "dropout"
-    rule = "dinput = g · mask / (1 - p)"
+    rule = "dinput = g * mask / (1 - p)"
 
     @staticmethod
-    def forward(ctx, x, p=0.5, generator=None):
-        # Drawn in float64 whatever x's dtype, so a seed gives the same mask in
-        # float32 and float64.
-        mask = generator.numpy.random(x.shape) >= p
+    def forward(ctx, input, p=0.5, generator=None):
+        # Drawn in float64 whatever the input's dtype, so a seed gives the same mask
+        # in float32 and float64.
+        mask = generator.numpy.random(input.shape) >= p
         ctx.save(mask=mask)
-        return x * mask * _keep_scale(p)
+        return input * mask * _keep_scale(p)
 
     @staticmethod
     def backward(ctx, g):
@@ -103,7 +103,7 @@ class Embedding(Function):
     """out = weight[indices]: one row of the table per index."""
 
     name = "embedding"
-    rule = "dweight = zeros;  dweight[indices] += g   (repeated indices accumulate)"
+    rule = "dweight = zeros_like(weight);  add.at(dweight, indices, g)   (repeats add up)"
 
     @staticmethod
     def forward(ctx, indices, weight):
@@ -131,7 +131,8 @@ class NLLLoss(Function):
     """loss = -log_probs[n, target[n]], reduced; class axis 1."""
 
     name = "nll_loss"
-    rule = "dlog_probs[n, target[n]] = -g[n]   (0 elsewhere; g / N for 'mean')"
+    rule = ("dlog_probs = zeros_like(log_probs)\n"
+            "dlog_probs[arange(len(target)), target] = -g   (g per sample: / N for 'mean')")
 
     @staticmethod
     def forward(ctx, log_probs, target, reduction="mean"):
@@ -158,11 +159,11 @@ class MSELoss(Function):
     """loss = (input - target)², reduced."""
 
     name = "mse_loss"
-    rule = "dinput = 2 · (input - target) · g   (g / n for 'mean')\ndtarget = -dinput"
+    rule = "dinput = 2 * (input - target) * g   (g per element: / n for 'mean')\ndtarget = -dinput"
 
     @staticmethod
-    def forward(ctx, x, target, reduction="mean"):
-        diff = x - target
+    def forward(ctx, input, target, reduction="mean"):
+        diff = input - target
         ctx.save(diff=diff)
         return reduce(diff * diff, reduction)
 
@@ -184,12 +185,14 @@ class BCEWithLogits(Function):
     as max(x, 0) - x·t + log(1 + exp(-|x|)); reduced."""
 
     name = "binary_cross_entropy_with_logits"
-    rule = "dinput = (σ(input) - target) · g   (g / n for 'mean')\ndtarget = -input · g"
+    rule = ("s = 1 / (1 + exp(-input))   (σ(input))\n"
+            "dinput = (s - target) * g   (g per element: / n for 'mean')\n"
+            "dtarget = -input * g")
 
     @staticmethod
-    def forward(ctx, x, target, reduction="mean"):
-        ctx.save(input=x, target=target)
-        loss = np.maximum(x, 0) - x * target + np.log1p(np.exp(-np.abs(x)))
+    def forward(ctx, input, target, reduction="mean"):
+        ctx.save(input=input, target=target)
+        loss = np.maximum(input, 0) - input * target + np.log1p(np.exp(-np.abs(input)))
         return reduce(loss, reduction)
 
     @staticmethod

@@ -30,10 +30,10 @@ class MaxPool2d(Function):
             "in row-major order; overlapping windows add up)")
 
     @staticmethod
-    def forward(ctx, x, kernel_size=(2, 2), stride=(2, 2), padding=(0, 0)):
+    def forward(ctx, input, kernel_size=(2, 2), stride=(2, 2), padding=(0, 0)):
         kh, kw = kernel_size
-        lowest = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
-        view = windows(pad(x, padding, lowest), kernel_size, stride, _NO_DILATION)
+        lowest = -np.inf if input.dtype.kind == "f" else np.iinfo(input.dtype).min
+        view = windows(pad(input, padding, lowest), kernel_size, stride, _NO_DILATION)
         # A few passes per kernel offset (never a loop over pixels). First the
         # maximum: np.maximum also lets a NaN through, as a max must.
         n = kh * kw
@@ -46,7 +46,7 @@ class MaxPool2d(Function):
         # window; PyTorch's CPU kernel takes the last one when a window has two).
         argmax = np.zeros(best.shape, dtype=np.min_scalar_type(n - 1))  # a small dtype
         still_looking = np.ones(best.shape, dtype=bool)
-        has_nan = x.dtype.kind == "f" and bool(np.isnan(best).any())
+        has_nan = input.dtype.kind == "f" and bool(np.isnan(best).any())
         for k in range(n - 1):
             candidate = view[..., k // kw, k % kw]
             hit = candidate == best
@@ -85,8 +85,8 @@ class AvgPool2d(Function):
     rule = "dinput = fold(g / (kh·kw) copied to every input of its window)"
 
     @staticmethod
-    def forward(ctx, x, kernel_size=(2, 2), stride=(2, 2), padding=(0, 0)):
-        view = windows(pad(x, padding), kernel_size, stride, _NO_DILATION)
+    def forward(ctx, input, kernel_size=(2, 2), stride=(2, 2), padding=(0, 0)):
+        view = windows(pad(input, padding), kernel_size, stride, _NO_DILATION)
         return view.mean(axis=(-2, -1))
 
     @staticmethod

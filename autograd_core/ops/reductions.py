@@ -1,9 +1,10 @@
 """Reductions: sum, mean, max, min, var over ``axis`` (None = all axes).
 
-The backward of a reduction is a copy: the upstream gradient, which has the
-reduced shape, is broadcast back over the axes that were summed away. ``max`` and
-``min`` send it only to the elements that won; when several elements tie for the
-maximum they share it equally (the same convention as ``torch.amax``).
+The backward of a reduction is a copy, scaled: the upstream gradient, which has the
+reduced shape, is broadcast back over the axes that were summed away and multiplied
+by each value's local slope (1 for sum, 1/n for mean). ``max`` and ``min`` send it
+only to the elements that won; when several elements tie for the maximum they share
+it equally (the same convention as ``torch.amax``).
 """
 
 from __future__ import annotations
@@ -30,52 +31,55 @@ def _expand(g, ctx):
     return g.reshape(keepdims_shape(shape, ctx.params["axis"]))
 
 
-class Sum(Function):
+class _Reduction(Function):
+    """A reduction whose output is a sum-like combination of its inputs. Each input
+    value a_i has a local slope d out / d a_i (1 for a sum, 1/n for a mean, ...):
+    backward sends g times that slope (g broadcast back over the reduced axes), and
+    forward mode sums ta times the same slope."""
+
+    @classmethod
+    def backward(cls, ctx, g):
+        return (np.broadcast_to(_expand(g, ctx) * cls.slope(ctx), ctx.input_shapes[0]),)
+
+    @classmethod
+    def jvp(cls, ctx, ta):
+        """dout = sum of ta * slope over axis"""
+        return _reduce_sum(ta * cls.slope(ctx), ctx)
+
+
+class Sum(_Reduction):
     """f(a) = sum of a over axis"""
 
     name = "sum"
-    rule = "da = broadcast(g) over the summed axes"
+    rule = "da = broadcast_to(g, a.shape)   (g keeps the summed axes, size 1)"
+    _reduce = staticmethod(np.sum)
+
+    @classmethod
+    def forward(cls, ctx, a, axis=None, keepdims=False):
+        return cls._reduce(a, axis=axis, keepdims=keepdims)
 
     @staticmethod
-    def forward(ctx, a, axis=None, keepdims=False):
-        return np.sum(a, axis=axis, keepdims=keepdims)
-
-    @staticmethod
-    def backward(ctx, g):
-        return (np.broadcast_to(_expand(g, ctx), ctx.input_shapes[0]),)
-
-    @staticmethod
-    def jvp(ctx, ta):
-        """dout = sum of ta over axis"""
-        return _reduce_sum(ta, ctx)
+    def slope(ctx):
+        return 1  # every value counts once
 
 
-class Mean(Function):
-    """f(a) = mean of a over axis"""
+class Mean(Sum):
+    """f(a) = mean of a over axis: the sum of n values, divided by n"""
 
     name = "mean"
-    rule = "da = broadcast(g) / n   (n = number of elements averaged)"
+    rule = "n = a.size // g.size;  da = broadcast_to(g / n, a.shape)"
+    _reduce = staticmethod(np.mean)
 
     @staticmethod
-    def forward(ctx, a, axis=None, keepdims=False):
-        return np.mean(a, axis=axis, keepdims=keepdims)
-
-    @staticmethod
-    def backward(ctx, g):
-        shape = ctx.input_shapes[0]
-        return (np.broadcast_to(_expand(g, ctx) / _count(shape, ctx.params["axis"]), shape),)
-
-    @staticmethod
-    def jvp(ctx, ta):
-        """dout = mean of ta over axis"""
-        return np.mean(ta, axis=ctx.params["axis"], keepdims=ctx.params["keepdims"])
+    def slope(ctx):
+        return 1 / _count(ctx.input_shapes[0], ctx.params["axis"])
 
 
-class Max(Function):
+class Max(_Reduction):
     """f(a) = max of a over axis; the winners share the gradient."""
 
     name = "max"
-    rule = "da = g * [a == max] / (number of ties)"
+    rule = "da = g * (a == out) / sum(a == out, axis)   (tied winners share g)"
     _reduce = staticmethod(np.max)
 
     @classmethod
@@ -85,32 +89,24 @@ class Max(Function):
         return out if keepdims else np.squeeze(out, axis=axis)
 
     @staticmethod
-    def backward(ctx, g):
+    def slope(ctx):
+        """1 / (number of ties) for the winners, 0 for the rest"""
         mask = ctx.load("mask")
-        ties = mask.sum(axis=ctx.params["axis"], keepdims=True)
-        return (mask * (_expand(g, ctx) / ties),)
-
-    @staticmethod
-    def jvp(ctx, ta):
-        """dout = sum(ta * [a == max]) / (number of ties)"""
-        mask = ctx.load("mask")
-        ties = mask.sum(axis=ctx.params["axis"], keepdims=True)
-        return _reduce_sum(ta * mask / ties, ctx)
+        return mask / mask.sum(axis=ctx.params["axis"], keepdims=True)
 
 
 class Min(Max):
     """f(a) = min of a over axis; the winners share the gradient."""
 
     name = "min"
-    rule = "da = g * [a == min] / (number of ties)"
     _reduce = staticmethod(np.min)
 
 
-class Var(Function):
+class Var(_Reduction):
     """f(a) = sum((a - mean(a))**2) / (n - correction) over axis"""
 
     name = "var"
-    rule = "da = g * 2 * (a - mean(a)) / (n - correction)"
+    rule = "n = a.size // g.size;  da = g * 2 * (a - mean(a, axis)) / (n - correction)"
 
     @staticmethod
     def forward(ctx, a, axis=None, keepdims=False, correction=1):
@@ -120,14 +116,8 @@ class Var(Function):
         return np.sum(centered * centered, axis=axis, keepdims=keepdims) / (n - correction)
 
     @staticmethod
-    def backward(ctx, g):
+    def slope(ctx):
+        """2 * (a - mean(a)) / (n - correction)"""
         centered = ctx.load("centered")
         n = _count(centered.shape, ctx.params["axis"])
-        return (_expand(g, ctx) * (2.0 / (n - ctx.params["correction"])) * centered,)
-
-    @staticmethod
-    def jvp(ctx, ta):
-        """dout = sum(2 * (a - mean(a)) * ta) / (n - correction)"""
-        centered = ctx.load("centered")
-        n = _count(centered.shape, ctx.params["axis"])
-        return _reduce_sum(centered * ta, ctx) * (2.0 / (n - ctx.params["correction"]))
+        return centered * (2.0 / (n - ctx.params["correction"]))

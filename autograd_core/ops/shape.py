@@ -40,7 +40,7 @@ class Permute(Function):
     """f(a) = a with its axes reordered"""
 
     name = "permute"
-    rule = "da = g with the axes put back (inverse permutation)"
+    rule = "da = transpose(g, argsort(axes))   (the axes put back)"
 
     @staticmethod
     def forward(ctx, a, axes=()):
@@ -60,7 +60,7 @@ class Expand(Function):
     """f(a) = a broadcast to a larger shape (a view, no copy)"""
 
     name = "expand"
-    rule = "da = sum of g over the expanded axes"
+    rule = "da = g   (the engine sums it over the expanded axes)"
 
     @staticmethod
     def forward(ctx, a, shape=()):

@@ -44,8 +44,7 @@ class Optimizer:
         params = [params] if isinstance(params, Tensor) else list(params)
         for p in params:
             if not isinstance(p, Tensor):
-                raise TypeError(f"{type(self).__name__} expects tensors to optimize, got "
-                                f"{type(p).__name__}")
+                raise errors.not_a_tensor_parameter(type(self).__name__, p)
             if not p.is_leaf:
                 raise errors.not_a_leaf_parameter(type(self).__name__, p.shape)
         self.param_groups.append({**self.defaults, **group, "params": params})

@@ -89,8 +89,7 @@ class Checkpoint(Function):
         p = ctx.params
         n = p["n_inputs"]
         if any(t is not None for t in tangents[n:]):
-            raise NotImplementedError("checkpoint: forward mode through a checkpointed "
-                                      "segment w.r.t. its parameters is not supported.")
+            raise errors.checkpoint_forward_mode()
         inputs = [ctx.load(f"input{i}") for i in range(n)]
         with _restored_rng(p["rng_states"]), counting.recomputing():
             _, (tangent,), _ = _push_forward(p["fn"], inputs, tangents[:n], "jvp")

@@ -15,36 +15,43 @@ Hints and solutions only on request: ``result.hint()``, ``exercises.G6.hint``,
 (``exercises.G6.widget(lambda: dict(dA=dA, dB=dB))``). ``Progress("G1", "G2")``
 summarises a notebook's exercises.
 
-The core of every gradient-shaped check is :func:`check_gradient`; an op written by
-the learner is checked with :func:`check_backward`.
+The core of every gradient-shaped check is :func:`check_gradient` (in ``feedback``,
+which the stepper's predict mode calls too, as :func:`check_predicted_gradient`); an op
+written by the learner is checked with :func:`check_backward`.
 """
 
 from __future__ import annotations
 
-from .backward_check import SPECS as BACKWARD_SPECS
-from .backward_check import check_backward
-from .context import Mistake
-from .exercise import Exercise, check, forget_results, last_results, registry
-from .gradient import check_gradient
+import importlib
+
 from .ids import QUESTION_BANK_IDS, parse_question_bank
-from .problems import Problem
-from .progress import Progress
-from .report import Report
-from .result import Result, Text
 
-__all__ = [
-    "registry", "check", "check_gradient", "check_backward", "BACKWARD_SPECS", "Exercise",
-    "Result", "Text", "Mistake", "Problem", "Report", "Progress", "QUESTION_BANK_IDS",
-    "parse_question_bank", "last_results", "forget_results",
-]
+# Names are imported on first use, so the stepper can use ``feedback`` without
+# loading the question bank.
+_EXPORTS = {
+    "registry": "exercise", "check": "exercise", "Exercise": "exercise",
+    "last_results": "exercise", "forget_results": "exercise",
+    "check_gradient": "feedback", "check_predicted_gradient": "feedback",
+    "check_backward": "backward_check", "BACKWARD_SPECS": "backward_check",
+    "Result": "result", "Text": "result", "Mistake": "context", "Problem": "problems",
+    "Report": "report", "Progress": "progress",
+}
+_RENAMED = {"BACKWARD_SPECS": "SPECS"}
+
+__all__ = [*_EXPORTS, "QUESTION_BANK_IDS", "parse_question_bank"]
 
 
-def __getattr__(name: str) -> Exercise:
-    """``exercises.G5`` is ``registry()["G5"]``."""
+def __getattr__(name: str):
+    """``exercises.G5`` is ``registry()["G5"]``; other names load their module on first use."""
+    if name in _EXPORTS:
+        module = importlib.import_module(f"{__name__}.{_EXPORTS[name]}")
+        value = getattr(module, _RENAMED.get(name, name))
+        globals()[name] = value
+        return value
     if name in QUESTION_BANK_IDS:
-        return registry()[name]
+        return __getattr__("registry")()[name]
     raise AttributeError(f"module 'widgets.exercises' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(list(globals()) + list(QUESTION_BANK_IDS))
+    return sorted(set(globals()) | set(__all__) | set(QUESTION_BANK_IDS))

@@ -11,7 +11,7 @@ import autograd_core as ag
 from . import learner, mlp, snippets
 from .context import Mistake
 from .exercise import Exercise, register
-from .gradient import check_gradient
+from .feedback import check_gradient
 from .parts import check_named
 from .problems import Problem, rng
 from .report import Report
@@ -77,14 +77,8 @@ def check_g10_fix(fn=None) -> Result:
 
 
 register(Exercise(
-    "G10", "An embedding id repeated in a batch: what gradient does its row get?",
-    "derivation", {"gradients": check_g10, "fix": check_g10_fix}, level="M",
+    "G10", "derivation", {"gradients": check_g10, "fix": check_g10_fix}, level="M",
     problem=g10_problem, snippet=snippets.G10,
-    question="Row 1 of the table is looked up three times. Compute dW and its row 1 from "
-             "G10.problem(): G10(dW=..., row1=...). Then fix the overwriting backward in "
-             "G10.snippet: G10.run('fix', embedding_backward).",
-    hint="Each lookup is a separate use of the same row: the uses' gradients add up.",
-    solution="dW = np.zeros_like(W); np.add.at(dW, ids, G)\nrow1 = G[ids == 1].sum(axis=0)",
 ))
 
 
@@ -130,15 +124,6 @@ def silent_mistakes() -> Report:
 
 
 register(Exercise(
-    "G12", "Which hand-derived backprop mistakes survive a shape check?", "spot_error",
-    {"fixed": check_g12}, level="S", snippet=snippets.G12, experiment=silent_mistakes,
-    problem=lambda: mlp.problem(square=True),
-    question="G12.snippet derives dW2, db2 and delta1 for the MLP of G5 with square hidden "
-             "layers, so every shape is right, yet three mistakes hide in it. Fix it and check: "
-             "G12(backprop). G12.experiment() shows each mistake passing a shape check.",
-    hint="Check each line against the layout: the loss averages over N; dW2 has W2's layout "
-         "(out, in); delta1 goes back through layer 1's activation.",
-    solution="delta3 = (p.z3 - p.target) / N\ndelta2 = (delta3 @ p.W3) * (1 - p.a2**2)\n"
-             "dW2 = delta2.T @ p.a1\ndb2 = delta2.sum(axis=0)\n"
-             "delta1 = (delta2 @ p.W2) * (1 - p.a1**2)",
+    "G12", "spot_error", {"fixed": check_g12}, level="S", snippet=snippets.G12,
+    experiment=silent_mistakes, problem=lambda: mlp.problem(square=True),
 ))

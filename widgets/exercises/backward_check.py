@@ -26,7 +26,7 @@ from autograd_core.function import Function
 
 from . import learner, words
 from .context import Mistake
-from .gradient import check_gradient
+from .feedback import check_gradient
 from .problems import rng
 from .result import Result
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .inputs import as_expected
-from .tolerance import Tolerance
+from .tolerance import Tolerance, tolerance_for
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class Context:
     name: str = "your answer"
     reference: str = "the engine's gradient"
     of: str | None = None  # the tensor this is the gradient of, e.g. "b2"
-    tol: Tolerance = Tolerance(1e-6, 1e-9)
+    tol: Tolerance = tolerance_for(np.float64)
     batch_size: int | None = None
     batch_axis: int = 0
     upstream: np.ndarray | None = None

@@ -13,12 +13,12 @@ from __future__ import annotations
 import numpy as np
 
 import autograd_core as ag
+from autograd_core.nn.functional import conv2d
 
 from . import mlp
 from .context import Mistake
 from .exercise import Exercise, register
-from .features import not_available
-from .gradient import check_gradient
+from .feedback import check_gradient
 from .parts import check_named
 from .problems import Problem, rng
 from .result import Result
@@ -31,22 +31,7 @@ def check_g5(**answers) -> Result:
     return check_named(answers, mlp.PARTS, lambda a: mlp.check_parts(mlp.problem(), a))
 
 
-register(Exercise(
-    "G5", "A 3-layer MLP: dL/dW2, dL/db2 and the delta handed to the hidden layer",
-    "derivation", {"gradients": check_g5}, level="M", problem=mlp.problem,
-    question="In a 3-layer MLP, derive dL/dW2, dL/db2 and the gradient handed to the hidden "
-             "layer (delta1 = dL/dz1), in the engine's layout (rows are examples, weights are "
-             "(out, in)). Compute them with NumPy from G5.problem() and check: "
-             "G5(dW2=..., db2=..., delta1=...).",
-    hint="Start from delta3 = dL/dz3 = (z3 - target) / N. Then delta2 = (delta3 @ W3) * "
-         "(1 - a2**2); dW2 = delta2.T @ a1; db2 = delta2.sum(axis=0).",
-    solution="p = G5.problem(); N = len(p.x)\n"
-             "delta3 = (p.z3 - p.target) / N\n"
-             "delta2 = (delta3 @ p.W3) * (1 - p.a2**2)\n"
-             "dW2 = delta2.T @ p.a1          # (H2, H1), the shape of W2\n"
-             "db2 = delta2.sum(axis=0)       # b2 was broadcast over the batch\n"
-             "delta1 = (delta2 @ p.W2) * (1 - p.a1**2)   # W2ᵀδ2 ⊙ f'(z1) in row layout",
-))
+register(Exercise("G5", "derivation", {"gradients": check_g5}, level="M", problem=mlp.problem))
 
 
 # -- G6: C = A @ B --------------------------------------------------------------------------
@@ -83,28 +68,12 @@ def check_g6(*, square: bool = False, **answers) -> Result:
     return check_named(answers, ("dA", "dB"), run)
 
 
-register(Exercise(
-    "G6", "Gradients of C = A B", "derivation", {"gradients": check_g6}, level="M",
-    problem=g6_problem,
-    question="For C = A @ B with upstream gradient G = dL/dC, what are dA and dB? Compute them "
-             "from G6.problem() (non-square) and check with G6(dA=..., dB=...); then try "
-             "G6.problem(square=True) with G6(dA=..., dB=..., square=True).",
-    hint="Each gradient has the shape of its matrix; there is only one product of G with the "
-         "other operand that has that shape.",
-    solution="dA = G @ B.T    # (m, n) @ (n, k) -> (m, k), A's shape\n"
-             "dB = A.T @ G    # (k, m) @ (m, n) -> (k, n), B's shape",
-))
+register(Exercise("G6", "derivation", {"gradients": check_g6}, level="M", problem=g6_problem))
 
 
 # -- G7: conv2d -----------------------------------------------------------------------------
 
 
-def _conv2d():
-    try:
-        from autograd_core.nn.functional import conv2d
-    except ImportError:
-        raise not_available("autograd_core.nn.functional.conv2d", "G7") from None
-    return conv2d
 
 
 def g7_problem(stride: int = 1, padding: int = 1) -> Problem:
@@ -119,7 +88,6 @@ def g7_problem(stride: int = 1, padding: int = 1) -> Problem:
 
 
 def _conv_grads(p: Problem, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    conv2d = _conv2d()
     x_t, w_t = ag.tensor(p.x, requires_grad=True), ag.tensor(w, requires_grad=True)
     conv2d(x_t, w_t, stride=p.stride, padding=p.padding).backward(p.G)
     return x_t.grad.numpy(), w_t.grad.numpy()
@@ -153,28 +121,7 @@ def check_g7(*, stride: int = 1, padding: int = 1, **answers) -> Result:
     return check_named(answers, ("dx", "dw"), run)
 
 
-register(Exercise(
-    "G7", "Convolution gradients with respect to input and kernel", "derivation",
-    {"gradients": check_g7}, level="M", problem=g7_problem,
-    question="y = conv2d(x, w, stride, padding). Derive dx (a full convolution of the upstream "
-             "gradient with the kernel rotated 180°) and dw (the correlation of the input with "
-             "the upstream gradient, summed over positions and the batch). Check with "
-             "G7(dx=..., dw=...), then with G7.problem(stride=2, padding=0) and "
-             "G7(dx=..., dw=..., stride=2, padding=0).",
-    hint="dw[o, c, i, j] = Σ_n Σ_p,q G[n, o, p, q] · x_pad[n, c, p·s + i, q·s + j]; dx is "
-         "the same sum read the other way: scatter G[n, o, p, q] · w[o, c, i, j] into "
-         "x_pad[n, c, p·s + i, q·s + j], then crop the padding.",
-    solution="s, P = p.stride, p.padding\n"
-             "xp = np.pad(p.x, ((0, 0), (0, 0), (P, P), (P, P)))\n"
-             "dw = np.zeros_like(p.w); dxp = np.zeros_like(xp)\n"
-             "for i in range(3):\n"
-             "    for j in range(3):\n"
-             "        win = xp[:, :, i:i + s * Ho:s, j:j + s * Wo:s]   # Ho, Wo = G.shape[2:]\n"
-             "        dw[:, :, i, j] = np.einsum('nopq,ncpq->oc', p.G, win)\n"
-             "        dxp[:, :, i:i + s * Ho:s, j:j + s * Wo:s] += np.einsum('nopq,oc->ncpq', "
-             "p.G, p.w[:, :, i, j])\n"
-             "dx = dxp[:, :, P:P + 5, P:P + 5]",
-))
+register(Exercise("G7", "derivation", {"gradients": check_g7}, level="M", problem=g7_problem))
 
 
 # -- G13: loss reduction mean -> sum -------------------------------------------------------------
@@ -216,12 +163,4 @@ def check_g13(**answers) -> Result:
     return check_named(answers, ("grad_sum", "factor"), run)
 
 
-register(Exercise(
-    "G13", "Loss reduction mean → sum: what happens to every gradient?", "derivation",
-    {"gradients": check_g13}, level="S", problem=g13_problem,
-    question="Switch the loss from the mean over the batch to the sum. What happens to every "
-             "gradient? Compute grad_sum from G13.problem() and the factor: "
-             "G13(grad_sum=..., factor=...).",
-    hint="The sum is N times the mean, and differentiation is linear.",
-    solution="grad_sum = N * grad_mean   (N = 8): same direction, N times longer; factor = 8.",
-))
+register(Exercise("G13", "derivation", {"gradients": check_g13}, level="S", problem=g13_problem))

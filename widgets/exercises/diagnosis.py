@@ -196,19 +196,26 @@ def _truncated(a, e, ctx: Context):
 
 def _scale(a, e, ctx: Context):
     denom = float(np.sum(e * e))
-    if denom == 0 or a.size == 1:  # any single number is "a multiple" of another
+    if denom == 0:
         return None
     c = float(np.sum(a * e)) / denom
     if c == 0 or abs(c - 1) < 1e-3 or not close(a, c * e, ctx.tol):
         return None
     f = words.factor(c)
+    size = words.factor(max(abs(c), 1 / abs(c)))
+    # Any single number is some multiple of another: name a factor there only when it
+    # is whole (or one over a whole number), like a batch size.
+    if a.size == 1 and not size.isdigit():
+        return None
+    how = f"{size} times too {'large' if abs(c) > 1 else 'small'}"
+    way = "the right way" if c > 0 else "the opposite way"
     why = ""
-    if f in ("2", "1/2"):
+    if size == "2":
         why = " A 2 often comes from differentiating a square (d/dx x² = 2x) or a ½ in the loss."
-    elif abs(c) > 2 and f.lstrip("-").isdigit():
-        why = (f" If {f.lstrip('-')} is the batch size, you summed where the loss averages "
+    elif size.isdigit():
+        why = (f" If {size} is the batch size, you summed where the loss averages "
                "(or the other way round).")
-    return Diagnosis("scale", f"{ctx.name} points the right way but is {f} times the right "
+    return Diagnosis("scale", f"{ctx.name} points {way} but is {how}: {f} times the right "
                               f"answer.{why}",
                      "Track the constant factors of your formula one at a time.")
 

@@ -10,9 +10,9 @@ from autograd_core.graph import capture
 
 from .context import Mistake
 from .exercise import Exercise, register
-from .gradient import check_gradient
+from .feedback import check_gradient
 from .parts import check_named, one_answer
-from .predictions import Fact, check_predictions, compare
+from .predictions import Fact, check_fact, check_predictions
 from .problems import Problem, rng
 from .result import Result
 
@@ -37,15 +37,7 @@ def check_e1(**predictions) -> Result:
     return check_predictions(predictions, facts)
 
 
-register(Exercise(
-    "E1", "A node that never reaches the output", "prediction", {"predict": check_e1},
-    question="x feeds the loss; tanh(y) is computed but never used; w reaches the loss only "
-             "times 0. After backward, what is y.grad, and what is w.grad? "
-             "E1(unused_grad=..., zero_path_grad=...).",
-    hint="The engine's convention: a leaf the sweep never reaches keeps .grad = None; a leaf "
-         "it reaches gets an array, zeros included.",
-    solution="unused_grad=None (never visited), zero_path_grad=[0.0, 0.0] (visited, adjoint 0).",
-))
+register(Exercise("E1", "prediction", {"predict": check_e1}))
 
 
 # -- E2: a hard-coded literal ------------------------------------------------------------------
@@ -78,20 +70,13 @@ def check_e2(**answers) -> Result:
             fact = Fact(not constants, "The literal enters the graph as a constant input "
                         f"(captured constants: {labels}), not a leaf that requires grad: no "
                         "gradient is computed for it.")
-            out.append(compare("literal_gets_gradient", given["literal_gets_gradient"], fact))
+            out.append(check_fact("literal_gets_gradient", given["literal_gets_gradient"], fact))
         return out
 
     return check_named(answers, ("dw", "literal_gets_gradient"), run)
 
 
-register(Exercise(
-    "E2", "A hard-coded literal (the 2 in z = 2·w·x + b)", "derivation", {"gradients": check_e2},
-    problem=e2_problem,
-    question="In z = 2·w·x + b, find dw from E2.problem() and say whether the literal 2 gets a "
-             "gradient: E2(dw=..., literal_gets_gradient=...).",
-    hint="A literal is a constant: it scales the gradient of w but has none of its own.",
-    solution="dw = 2 * x; literal_gets_gradient=False.",
-))
+register(Exercise("E2", "derivation", {"gradients": check_e2}, problem=e2_problem))
 
 
 # -- E3: sigmoid's derivative at 0 -----------------------------------------------------------
@@ -114,14 +99,7 @@ def check_e3(slopes) -> Result:
         Mistake(1 - s, "That is 1 − σ(z); the slope is σ(z)(1 − σ(z)).", "", "value")])
 
 
-register(Exercise(
-    "E3", "Sigmoid's derivative at z = 0", "derivation", {"slopes": check_e3},
-    problem=e3_problem,
-    question="How steep is the sigmoid at z = 0, and far from 0? E3(slopes=...) for the z of "
-             "E3.problem().",
-    hint="σ'(z) = σ(z)(1 − σ(z)), and σ(0) = 1/2.",
-    solution="s = 1 / (1 + np.exp(-z)); slopes = s * (1 - s)   # 0.25 at 0, ≈ 4.5e-5 at ±10",
-))
+register(Exercise("E3", "derivation", {"slopes": check_e3}, problem=e3_problem))
 
 
 # -- E4: exactly flat ------------------------------------------------------------------------
@@ -142,14 +120,7 @@ def check_e4(dw) -> Result:
     return check_gradient(dw, w.grad, name="dw", of="w")
 
 
-register(Exercise(
-    "E4", "A loss exactly flat at the current point", "derivation", {"dw": check_e4},
-    problem=e4_problem,
-    question="At w = t, L = sum((w - t)²) is at its minimum. What gradient does backward return? "
-             "E4(dw=...).",
-    hint="dL/dw = 2(w − t).",
-    solution="dw = np.zeros(4): a stationary point; gradient descent does not move.",
-))
+register(Exercise("E4", "derivation", {"dw": check_e4}, problem=e4_problem))
 
 
 # -- E5: a weight shared by two layers ------------------------------------------------------
@@ -181,15 +152,7 @@ def check_e5(dW) -> Result:  # noqa: N803 - the learner's name for it
                                  "the second layer (h @ W.T)": grad(2)})
 
 
-register(Exercise(
-    "E5", "A weight shared by two layers (tying)", "derivation", {"dW": check_e5},
-    problem=e5_problem,
-    question="W is used by two layers. Find dW from E5.problem(): E5(dW=...).",
-    hint="Compute each site's contribution as if the other W were a constant, then add.",
-    solution="out_bar = t\ndW_second = out_bar.T @ h             # from out = h @ W.T\n"
-             "h_bar = out_bar @ W\ndW_first = x.T @ (h_bar * (1 - h**2))\n"
-             "dW = dW_first + dW_second",
-))
+register(Exercise("E5", "derivation", {"dW": check_e5}, problem=e5_problem))
 
 
 # -- E6: detach ------------------------------------------------------------------------------
@@ -215,7 +178,7 @@ def check_e6(**answers) -> Result:
                         "detached copy too. detach() cuts that path.", "", "through_detach")]))
         if "value_changes" in given:
             same = bool(np.array_equal(y.numpy(), p.x * p.x))
-            out.append(compare("value_changes", given["value_changes"],
+            out.append(check_fact("value_changes", given["value_changes"],
                                Fact(not same, "detach() shares the values; it only cuts the "
                                               "graph.")))
         return out
@@ -223,10 +186,4 @@ def check_e6(**answers) -> Result:
     return check_named(answers, ("dx", "value_changes"), run)
 
 
-register(Exercise(
-    "E6", "Detach", "derivation", {"gradients": check_e6}, problem=e6_problem,
-    question="y = x * x.detach(): find dx and say whether detach changes y's value: "
-             "E6(dx=..., value_changes=...).",
-    hint="The detached copy is a constant with x's values.",
-    solution="dx = x (not 2x); value_changes=False.",
-))
+register(Exercise("E6", "derivation", {"gradients": check_e6}, problem=e6_problem))

@@ -5,18 +5,30 @@ solution (shown only on request), and optionally a problem (the data to work on)
 a snippet (buggy code to fix), options (true/false justifications) and an
 experiment (a function that runs the engine and shows the claim).
 
+The words (title, question, hint, solution) live in ``texts.toml`` beside this file,
+by ID, so the Python modules hold only the checks; an exercise built with its words
+given as arguments uses those instead.
+
 Calling an exercise runs its first check: ``exercises.G6(dA=..., dB=...)``.
 """
 
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable, Mapping
+from functools import cache
+from importlib import resources
 from types import MappingProxyType
 from typing import Any
 
 from .ids import QUESTION_BANK_IDS
 from .result import Result, Text
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
 
 KINDS = ("derivation", "true_false", "spot_error", "prediction", "write_backward")
 
@@ -37,15 +49,24 @@ class Exercise:
     >>> ex(dA=my_dA, dB=my_dB)                  # doctest: +SKIP
     """
 
-    def __init__(self, id: str, title: str, kind: str, checks: Mapping[str, Callable[..., Result]],
-                 *, hint: str, solution: str, level: str | None = None, question: str = "",
-                 problem: Callable[..., Any] | None = None, snippet: str | None = None,
-                 options: Mapping[str, str] | None = None,
+    def __init__(self, id: str, kind: str, checks: Mapping[str, Callable[..., Result]],
+                 *, title: str | None = None, hint: str | None = None,
+                 solution: str | None = None, question: str | None = None,
+                 level: str | None = None, problem: Callable[..., Any] | None = None,
+                 snippet: str | None = None, options: Mapping[str, str] | None = None,
                  experiment: Callable[..., Any] | None = None):
         if kind not in KINDS:
             raise ValueError(f"unknown exercise kind {kind!r}; one of {KINDS}")
         if not checks:
             raise ValueError(f"exercise {id} needs at least one check")
+        words = texts().get(id, {})
+        title = title if title is not None else words.get("title")
+        hint = hint if hint is not None else words.get("hint")
+        solution = solution if solution is not None else words.get("solution")
+        question = question if question is not None else words.get("question", "")
+        if title is None or hint is None or solution is None:
+            raise ValueError(f"exercise {id} needs a title, a hint and a solution: give them "
+                             "as arguments or in widgets/exercises/texts.toml")
         self.id = id
         self.title = title
         self.kind = kind
@@ -120,6 +141,13 @@ class Exercise:
         if self.options:
             lines += [f"  ({key}) {text}" for key, text in self.options.items()]
         return "\n".join(line for line in lines if line)
+
+
+@cache
+def texts() -> Mapping[str, Mapping[str, str]]:
+    """The words of every exercise from ``texts.toml``, by question-bank ID."""
+    source = resources.files(__package__).joinpath("texts.toml").read_text(encoding="utf-8")
+    return MappingProxyType(tomllib.loads(source))
 
 
 def register(exercise: Exercise) -> Exercise:

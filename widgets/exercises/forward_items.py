@@ -7,31 +7,28 @@ from __future__ import annotations
 import numpy as np
 
 import autograd_core as ag
+from autograd_core import nn, optim
 from autograd_core.graph import capture, saved_bytes
+from autograd_core.instrument import instrument
+from autograd_core.memory import training_step_memory
 
+from ..lessons.checkpointing import checkpoint_costs
+from ..lessons.floats import summation_order
+from ..lessons.graphs import define_by_run
 from .context import Mistake
 from .exercise import Exercise, register
-from .features import engine_feature
-from .gradient import check_gradient
+from .feedback import check_gradient
 from .parts import check_named
 from .predictions import Fact, check_predictions
 from .problems import Problem, rng
 from .report import Report
 from .result import Result
 
-
-def _nn():
-    from autograd_core import nn
-
-    return nn
-
-
 # -- L1: a residual block -------------------------------------------------------------------
 
 
 def residual_facts() -> dict:
     """What the engine shows about ResidualBlock (linear variant, float64)."""
-    nn = _nn()
     gen = ag.Generator(71)
     same = nn.ResidualBlock(8, 8, linear=True, dtype=np.float64, generator=gen)
     wider = nn.ResidualBlock(8, 16, linear=True, dtype=np.float64, generator=gen)
@@ -68,17 +65,7 @@ def check_l1(**predictions) -> Result:
     return check_predictions(predictions, why)
 
 
-register(Exercise(
-    "L1", "Trace a residual block y = F(x) + x in execution order", "prediction",
-    {"trace": check_l1},
-    question="For nn.ResidualBlock(8, 8, linear=True) on a batch (8 → 8), list the ops in the "
-             "order they run, how many parameters the merge adds, and whether a projection "
-             "appears for 8 → 8 and for 8 → 16: L1(ops=[...], merge_parameters=..., "
-             "projection_same_shape=..., projection_different_shape=...).",
-    hint="The body is Linear → BatchNorm1d → ReLU → Linear → BatchNorm1d; the merge is +.",
-    solution="ops=['linear', 'batch_norm', 'relu', 'linear', 'batch_norm', 'add'], "
-             "merge_parameters=0, projection_same_shape=False, projection_different_shape=True.",
-))
+register(Exercise("L1", "prediction", {"trace": check_l1}))
 
 
 # -- L2: merge by concatenation ------------------------------------------------------------
@@ -114,14 +101,7 @@ def check_l2(**answers) -> Result:
     return check_named(answers, ("da", "db"), run)
 
 
-register(Exercise(
-    "L2", "Graph motifs: branch and merge by concatenation", "derivation",
-    {"gradients": check_l2}, problem=l2_problem,
-    question="Concatenation merges two branches. In backward, what does each branch get? "
-             "L2(da=..., db=...) for L2.problem().",
-    hint="Each input gets back exactly the columns its values occupied.",
-    solution="da = G[:, :3]; db = G[:, 3:]",
-))
+register(Exercise("L2", "derivation", {"gradients": check_l2}, problem=l2_problem))
 
 
 # -- L3: define-by-run -------------------------------------------------------------------------
@@ -129,23 +109,13 @@ register(Exercise(
 
 def check_l3(**predictions) -> Result:
     """``L3(ops_positive=..., ops_negative=...)``: how many ops each input records."""
-    define_by_run = engine_feature("autograd_core.experiments", "define_by_run",
-                                   "experiments.define_by_run", "L3")
     pos, neg = define_by_run((2.5, -0.5))
     why = "The graph is a record of what ran: one mul, then one tanh per whole unit of |x|."
     return check_predictions(predictions, {"ops_positive": Fact(len(pos.ops), why, "number"),
                                            "ops_negative": Fact(len(neg.ops), why, "number")})
 
 
-register(Exercise(
-    "L3", "Static (define-then-run) vs dynamic (define-by-run) graphs", "prediction",
-    {"ops": check_l3},
-    question="y = w_pos·x if x > 0 else w_neg·x, then tanh once per whole unit of |x| (at "
-             "least once). How many ops does the engine record for x = 2.5 and for x = -0.5? "
-             "L3(ops_positive=..., ops_negative=...).",
-    hint="Count what runs for each input: one multiplication, then the tanh calls.",
-    solution="ops_positive=3 (mul, tanh, tanh), ops_negative=2 (mul, tanh).",
-))
+register(Exercise("L3", "prediction", {"ops": check_l3}))
 
 
 # -- L4: the program is not the values -------------------------------------------------------
@@ -153,7 +123,6 @@ register(Exercise(
 
 def two_runs() -> dict:
     """The same model (with dropout, training) on two inputs, and twice on one input."""
-    nn = _nn()
     gen = ag.Generator(74)
     model = nn.Sequential(nn.Linear(4, 6, dtype=np.float64, generator=gen), nn.Tanh(),
                           nn.Dropout(0.5, generator=gen))
@@ -179,16 +148,7 @@ def check_l4(**predictions) -> Result:
     return check_predictions(predictions, {k: Fact(facts[k], v) for k, v in why.items()})
 
 
-register(Exercise(
-    "L4", "The graph (program) is not the values of one execution", "prediction",
-    {"predict": check_l4},
-    question="A Linear → Tanh → Dropout model in training mode runs on x1, on x2, and on x1 "
-             "again. Same recorded structure for x1 and x2? Same values? Same dropout mask for "
-             "the two x1 runs? L4(same_structure=..., same_values=..., "
-             "same_mask_same_input=...).",
-    hint="Structure = which ops ran; values = what flowed through them this time.",
-    solution="same_structure=True, same_values=False, same_mask_same_input=False.",
-))
+register(Exercise("L4", "prediction", {"predict": check_l4}))
 
 
 # -- L5: training and evaluation run different functions ------------------------------------------
@@ -203,7 +163,6 @@ def l5_problem() -> Problem:
 
 def check_l5(**predictions) -> Result:
     """``L5(kept_value=..., eval_identity=..., running_mean=...)`` for ``L5.problem()``."""
-    nn = _nn()
     p = l5_problem()
     drop = nn.Dropout(p.p, generator=ag.Generator(75))
     kept = drop(ag.ones(1000)).numpy()
@@ -225,14 +184,7 @@ def check_l5(**predictions) -> Result:
     return check_predictions(predictions, facts)
 
 
-register(Exercise(
-    "L5", "Training and evaluation run different functions by contract", "prediction",
-    {"predict": check_l5}, problem=l5_problem,
-    question="See L5.problem(): L5(kept_value=..., eval_identity=..., running_mean=...).",
-    hint="Dropout keeps the expected value; BatchNorm's running mean moves by momentum.",
-    solution="kept_value = 1 / (1 - 0.25) = 4/3; eval_identity=True; "
-             "running_mean = 0.1 * x.mean(axis=0).",
-))
+register(Exercise("L5", "prediction", {"predict": check_l5}, problem=l5_problem))
 
 
 # -- L6: reproducibility ---------------------------------------------------------------------
@@ -240,11 +192,10 @@ register(Exercise(
 
 def check_l6(**predictions) -> Result:
     """``L6(same_seed_same_mask=..., order_changes_sum=...)``."""
-    F = _nn().functional
+    F = nn.functional
     masks = [F.dropout(ag.ones(20), 0.5, generator=ag.Generator(7)).numpy() != 0
              for _ in range(2)]
-    order = engine_feature("autograd_core.experiments", "summation_order",
-                           "experiments.summation_order", "L6")()
+    order = summation_order()
     facts = {
         "same_seed_same_mask": Fact(bool(np.array_equal(*masks)), "A generator restarted "
                                     "from the same seed draws the same numbers."),
@@ -255,14 +206,7 @@ def check_l6(**predictions) -> Result:
     return check_predictions(predictions, facts)
 
 
-register(Exercise(
-    "L6", "Reproducibility takes more than a seed", "prediction", {"predict": check_l6},
-    question="Do two dropout calls with Generator(7) each draw the same mask? Does summing the "
-             "same float32 numbers in another order give the same result? "
-             "L6(same_seed_same_mask=..., order_changes_sum=...).",
-    hint="Seeds fix the random numbers; they do not fix the order of float additions.",
-    solution="same_seed_same_mask=True, order_changes_sum=True.",
-))
+register(Exercise("L6", "prediction", {"predict": check_l6}))
 
 
 # -- L7: forward values dominate memory ----------------------------------------------------------
@@ -286,11 +230,6 @@ def check_l7(**predictions) -> Result:
 
 def memory_breakdown() -> Report:
     """One training step's memory by kind (parameters, gradients, optimizer, activations)."""
-    step_memory = engine_feature("autograd_core.memory", "training_step_memory",
-                                 "memory.training_step_memory", "L7")
-    nn = _nn()
-    from autograd_core import optim
-
     gen = ag.Generator(77)
     rows = []
     for depth in (2, 4, 8):
@@ -299,7 +238,8 @@ def memory_breakdown() -> Report:
             layers += [nn.Linear(32, 32, generator=gen), nn.Tanh()]
         model = nn.Sequential(*layers)
         x, t = ag.randn(64, 32, generator=gen), ag.randn(64, 32, generator=gen)
-        m = step_memory(model, nn.functional.mse_loss, x, t, optim.Adam(model.parameters()))
+        optimizer = optim.Adam(model.parameters())
+        m = training_step_memory(model, nn.functional.mse_loss, x, t, optimizer)
         rows.append((depth, m.parameters, m.gradients, m.optimizer_state, m.activations))
     return Report("Memory of one training step (bytes), Linear+Tanh layers of width 32, batch 64",
                   "Retained activations grow with depth and batch; with a batch of 64 they "
@@ -307,14 +247,7 @@ def memory_breakdown() -> Report:
                                 "retained activations"), rows)
 
 
-register(Exercise(
-    "L7", "Why forward values dominate training memory", "prediction", {"bytes": check_l7},
-    experiment=memory_breakdown,
-    question="A chain of tanh ops on a vector of 100 float64 values: how many bytes are saved "
-             "for backward after 10 ops, and after 20? L7(saved_10=..., saved_20=...).",
-    hint="What does tanh keep for its backward, and how big is it?",
-    solution="saved_10 = 10 * 800 = 8000; saved_20 = 16000: linear in the number of ops.",
-))
+register(Exercise("L7", "prediction", {"bytes": check_l7}, experiment=memory_breakdown))
 
 
 # -- L8: checkpointing -----------------------------------------------------------------------
@@ -322,10 +255,8 @@ register(Exercise(
 
 def checkpointing() -> Report:
     """Saved bytes and recomputed work with and without checkpointing (engine experiment)."""
-    costs = engine_feature("autograd_core.experiments", "checkpoint_costs",
-                           "gradient checkpointing (experiments.checkpoint_costs)", "L8")
-    results = costs(depths=(4, 16))
-    rows = [(c.depth, c.strategy, c.segments, c.peak_saved_bytes, f"{c.extra_work:.2f}",
+    results = checkpoint_costs(depths=(4, 16))
+    rows = [(c.depth, c.strategy, c.segments, c.peak, f"{c.extra_forward_work:.2f}",
              c.max_grad_difference == 0) for c in results]
     return Report("Gradient checkpointing: memory for compute",
                   "About √n segments cut the bytes kept for backward, at the price of "
@@ -344,7 +275,7 @@ def check_l8(**predictions) -> Result:
     facts = {
         "gradients_identical": Fact(sqrt.max_grad_difference == 0, "Recomputation repeats the "
                                     "same arithmetic on the same values."),
-        "saves_less": Fact(sqrt.peak_saved_bytes < plain.peak_saved_bytes, "Only segment "
+        "saves_less": Fact(sqrt.peak < plain.peak, "Only segment "
                            "boundaries are kept during the forward pass."),
         "recomputes": Fact(sqrt.recompute_macs > 0, "Each segment's forward runs again during "
                            "backward: that is the price."),
@@ -352,15 +283,7 @@ def check_l8(**predictions) -> Result:
     return check_predictions(predictions, facts)
 
 
-register(Exercise(
-    "L8", "Gradient checkpointing trades compute for memory", "prediction",
-    {"predict": check_l8}, experiment=checkpointing,
-    question="A 16-layer network checkpointed in √16 = 4 segments: are the gradients identical "
-             "to the plain run? Does it keep fewer bytes for backward? Does it recompute forward "
-             "work? L8(gradients_identical=..., saves_less=..., recomputes=...).",
-    hint="Checkpointing drops activations in the forward pass and recomputes them in backward.",
-    solution="gradients_identical=True, saves_less=True, recomputes=True.",
-))
+register(Exercise("L8", "prediction", {"predict": check_l8}, experiment=checkpointing))
 
 
 # -- L9: instrument before guessing ------------------------------------------------------------
@@ -368,11 +291,6 @@ register(Exercise(
 
 def _instrumentation():
     """Instrument a small model whose third module produces a NaN (log of a negative)."""
-    instrument = engine_feature("autograd_core.instrument", "instrument",
-                                "forward hooks and instrumentation (instrument.instrument)",
-                                "L9")
-    nn = _nn()
-
     class Log(nn.Module):
         def forward(self, x):
             return ag.log(x)
@@ -412,13 +330,4 @@ def check_l9(**predictions) -> Result:
     return check_predictions(predictions, facts)
 
 
-register(Exercise(
-    "L9", "Instrument the forward pass before guessing", "prediction",
-    {"locate": check_l9}, experiment=instrumented,
-    question="Sequential(Linear, Tanh, Log, Linear) gets NaNs in its output. Which module (its "
-             "index, as a string) produces the first non-finite value, and which op? "
-             "L9(first_nonfinite_module=..., first_nonfinite_op=...). L9.experiment() shows the "
-             "instrumentation table.",
-    hint="tanh outputs lie in (-1, 1); which op is undefined for negative inputs?",
-    solution="first_nonfinite_module='2', first_nonfinite_op='log'.",
-))
+register(Exercise("L9", "prediction", {"locate": check_l9}, experiment=instrumented))

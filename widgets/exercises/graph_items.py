@@ -15,7 +15,7 @@ from autograd_core.graph import capture, saved_bytes
 
 from .context import Mistake
 from .exercise import Exercise, register
-from .gradient import check_gradient
+from .feedback import check_gradient
 from .parts import check_named, one_answer
 from .predictions import Fact, check_predictions
 from .problems import Problem, distinct, rng
@@ -155,17 +155,7 @@ def check_g1(**predictions) -> Result:
 
 
 register(Exercise(
-    "G1", "Why a training forward pass keeps intermediates and inference can drop them",
-    "prediction", {"predict": check_g1}, level="J", experiment=recording_vs_inference,
-    question="Predict, for the same model and input: outputs_equal (recording vs no_grad), "
-             "saved_bytes_no_grad, backward_after_no_grad_raises, frozen_layer_passes_gradient, "
-             "holding_tensor_keeps_saved, holding_number_keeps_saved. Then run "
-             "G1.experiment().",
-    hint="Backward needs forward values (inputs of linear layers, outputs of tanh). Who needs "
-         "them when no backward will ever run?",
-    solution="outputs_equal=True, saved_bytes_no_grad=0, backward_after_no_grad_raises=True, "
-             "frozen_layer_passes_gradient=True, holding_tensor_keeps_saved=True, "
-             "holding_number_keeps_saved=False.",
+    "G1", "prediction", {"predict": check_g1}, level="J", experiment=recording_vs_inference,
 ))
 
 
@@ -217,16 +207,7 @@ def check_g2(**answers) -> Result:
     return check_named(answers, ("da", "db", "dx"), run)
 
 
-register(Exercise(
-    "G2", "How an elementwise max (ReLU) routes the gradient", "derivation",
-    {"gradients": check_g2}, level="J", problem=g2_problem,
-    question="Where does the gradient of m = maximum(a, b) go, and the gradient of relu(x)? "
-             "Compute da, db, dx from G2.problem() and check: G2(da=..., db=..., dx=...).",
-    hint="The winner gets the upstream gradient, the loser exactly 0. This engine splits a tie "
-         "half and half; ReLU's gradient at exactly 0 is 0.",
-    solution="da = G * ((a > b) + 0.5 * (a == b)); db = G * ((b > a) + 0.5 * (a == b));\n"
-             "dx = G * (x > 0)   # ReLU is a 0/1 mask",
-))
+register(Exercise("G2", "derivation", {"gradients": check_g2}, level="J", problem=g2_problem))
 
 
 # -- G3: pooling backward -----------------------------------------------------------------
@@ -270,19 +251,7 @@ def check_g3(**answers) -> Result:
     return check_named(answers, ("dx_max", "dx_avg"), run)
 
 
-register(Exercise(
-    "G3", "Max pooling vs average pooling in backward", "derivation", {"gradients": check_g3},
-    level="J", problem=g3_problem,
-    question="For 2x2 pooling with stride 2, where does the upstream gradient go? Compute dx_max "
-             "and dx_avg from G3.problem(): G3(dx_max=..., dx_avg=...).",
-    hint="Max: the whole upstream value to the argmax of each window, 0 elsewhere. Average: "
-         "each of the k² inputs gets 1/k² of it.",
-    solution="windows = x.reshape(2, 2, 2, 2).transpose(0, 2, 1, 3)   # (row, col, i, j)\n"
-             "mask = windows == windows.max(axis=(2, 3), keepdims=True)\n"
-             "dx_max = (mask * G[0, 0][:, :, None, None]).transpose(0, 2, 1, 3).reshape(1, 1, "
-             "4, 4)\n"
-             "dx_avg = np.repeat(np.repeat(G, 2, axis=2), 2, axis=3) / 4",
-))
+register(Exercise("G3", "derivation", {"gradients": check_g3}, level="J", problem=g3_problem))
 
 
 # -- G4: the order of the reverse sweep --------------------------------------------------------
@@ -320,15 +289,7 @@ def check_g4(order) -> Result:
     return check_predictions({"order": order} if order is not None else {}, {"order": fact})
 
 
-register(Exercise(
-    "G4", "The recorded DAG and the order backward replays it", "prediction",
-    {"order": check_g4}, level="M", experiment=backward_order,
-    question="For a = x * w; c = a + tanh(a); loss = c.sum(), in what order does backward "
-             "visit the ops? G4(order=['...', ...]) with the op names mul, tanh, add, sum.",
-    hint="A node can only send its gradient on once it has received everything: after all of "
-         "its consumers.",
-    solution="['sum', 'add', 'tanh', 'mul']",
-))
+register(Exercise("G4", "prediction", {"order": check_g4}, level="M", experiment=backward_order))
 
 
 # -- G11: what each op saves ------------------------------------------------------------
@@ -371,12 +332,4 @@ def check_g11(**predictions) -> Result:
     return check_predictions(predictions, facts)
 
 
-register(Exercise(
-    "G11", "linear → tanh → linear: what each op saves for its backward", "prediction",
-    {"saved": check_g11}, level="S",
-    question="Which values does each op keep for its backward? Answer with words from input, "
-             "weight, output, mask (or nothing): G11(linear={...}, tanh={...}, relu={...}, "
-             "add={...}).",
-    hint="Write each op's backward rule and list what it reads besides g.",
-    solution="linear: {'input', 'weight'}; tanh: {'output'}; relu: {'mask'}; add: nothing.",
-))
+register(Exercise("G11", "prediction", {"saved": check_g11}, level="S"))

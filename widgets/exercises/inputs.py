@@ -2,16 +2,21 @@
 
 Learners pass ``None`` (a function that forgot to ``return``), strings, lists,
 tensors, functions, dicts. Each gets a clear sentence instead of a traceback.
-The learner's object is never modified: we always work on a copy.
+The learner's object is never modified: we always work on a copy. Text typed in
+a box (the stepper's predict mode) is read by :func:`parse_answer`, as a Python
+literal: never ``eval``.
 """
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 
 import numpy as np
 
 from autograd_core import Tensor
+
+from .. import messages
 
 
 class AnswerProblem(Exception):
@@ -114,3 +119,27 @@ def as_expected(expected) -> np.ndarray:
     if isinstance(expected, Tensor):
         return np.array(expected.numpy())
     return np.array(expected)
+
+
+def parse_answer(text: str) -> np.ndarray:
+    """A number or nested list typed as a Python literal -> float array, or ``AnswerProblem``.
+
+    >>> parse_answer("[[1, 2], [3, 4.5]]").shape
+    (2, 2)
+    """
+    source = text.strip()
+    if source.startswith(("np.array(", "array(")) and source.endswith(")"):
+        source = source[source.index("(") + 1:-1]  # accept what NumPy prints
+    try:
+        value = ast.literal_eval(source)
+    except (ValueError, SyntaxError, MemoryError, RecursionError) as exc:
+        raise _unreadable(text, type(exc).__name__) from None
+    try:
+        return np.array(value, dtype=np.float64)
+    except (ValueError, TypeError) as exc:
+        raise _unreadable(text, str(exc).split("\n")[0]) from None
+
+
+def _unreadable(text: str, reason: str) -> AnswerProblem:
+    sentence, _, hint = str(messages.unreadable_answer(text, reason)).partition("\nHint: ")
+    return AnswerProblem(sentence, "unreadable", hint)

@@ -11,7 +11,7 @@ from autograd_core.engine import backward_steps
 from . import words
 from .context import Mistake
 from .exercise import Exercise, register
-from .gradient import check_gradient
+from .feedback import check_gradient
 from .parts import one_answer
 from .predictions import Fact, check_predictions
 from .problems import Problem, rng
@@ -75,15 +75,7 @@ def _shape_of(value):
     return None
 
 
-register(Exercise(
-    "G8", "Batch of 64, 128-unit layer: the shape of the bias gradient", "prediction",
-    {"shape": check_g8}, level="J",
-    question="A Linear layer with 128 units gets a batch of 64 examples. What is the shape of "
-             "the bias gradient, and why? G8(shape=...).",
-    hint="A gradient has the shape of its parameter. How many biases does the layer have?",
-    solution="(128,): the bias is added to every example (broadcast over the batch), so its "
-             "gradient sums the 64 per-example gradients.",
-))
+register(Exercise("G8", "prediction", {"shape": check_g8}, level="J"))
 
 
 # -- G9: why a broadcast bias gets a summed gradient --------------------------------------------
@@ -127,14 +119,8 @@ def check_g9_unbroadcast(shape) -> Result:
 
 
 register(Exercise(
-    "G9", "Why a broadcast bias gets a gradient summed over the batch", "derivation",
-    {"db": check_g9, "unbroadcast": check_g9_unbroadcast}, level="M", problem=g9_problem,
-    question="The bias b is broadcast (copied) to every row of the batch. Compute db from "
-             "G9.problem() (G9(db=...)), then predict the shape the engine's add rule hands "
-             "back before it un-broadcasts: G9.run('unbroadcast', shape=...).",
-    hint="Each copy of b receives its own row of G; the copies are the same variable.",
-    solution="db = G.sum(axis=0): the backward of a copy is a sum. The add rule returns G "
-             "itself, shape (5, 4), and the engine sums it to (4,).",
+    "G9", "derivation", {"db": check_g9, "unbroadcast": check_g9_unbroadcast}, level="M",
+    problem=g9_problem,
 ))
 
 
@@ -226,17 +212,6 @@ def check_g14_batch(**predictions) -> Result:
 
 
 register(Exercise(
-    "G14", "Why BatchNorm makes one sample's input gradient depend on the batch",
-    "derivation", {"dx": check_g14, "batch": check_g14_batch}, level="S", problem=g14_problem,
-    experiment=batch_dependence,
-    question="Derive batch norm's input gradient in training mode (G14(dx=...) on "
-             "G14.problem()), then predict whether one sample's gradient depends on its "
-             "batch-mates in each mode: G14.run('batch', training=..., evaluation=...).",
-    hint="The mean and the variance are computed from the whole batch, so each input reaches "
-         "the loss through x̂ directly, through the mean, and through the variance.",
-    solution="inv = 1 / np.sqrt(x.var(0) + eps); xhat = (x - x.mean(0)) * inv\n"
-             "dxhat = G * gamma\n"
-             "dx = inv * (dxhat - dxhat.mean(0) - xhat * (dxhat * xhat).mean(0))\n"
-             "Training: depends on the batch (True); evaluation: running statistics are "
-             "constants, so it does not (False).",
+    "G14", "derivation", {"dx": check_g14, "batch": check_g14_batch}, level="S",
+    problem=g14_problem, experiment=batch_dependence,
 ))

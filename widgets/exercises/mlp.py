@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from .context import Mistake
-from .gradient import check_gradient
+from .feedback import check_gradient
 from .problems import Problem, rng
 from .result import Result
 

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from . import words
-from .gradient import check_gradient
+from .feedback import check_gradient
 from .result import Result
 
 KINDS = ("exact", "number", "shape", "set", "sequence")
@@ -81,8 +81,8 @@ def _unanswered(given, fact: Fact) -> bool:
     return not none_is_an_answer
 
 
-def compare(name: str, given, fact: Fact) -> Result:
-    """One prediction against one fact."""
+def check_fact(name: str, given, fact: Fact) -> Result:
+    """One prediction (``given``, called ``name``) against the fact the engine measured."""
     if _unanswered(given, fact):  # a placeholder: say nothing that gives the answer away
         return Result(False, f"{name} is still a placeholder, so there is nothing to check "
                              "yet: replace it with your prediction.", name=name, diagnosis="none")
@@ -131,4 +131,4 @@ def check_predictions(given: Mapping[str, Any], facts: Mapping[str, Fact]) -> Re
         return Result(False, f"There is no prediction called {', '.join(map(repr, unknown))}; "
                              f"this exercise takes {', '.join(facts)}.",
                       diagnosis="unknown_name")
-    return Result.combine([compare(k, v, facts[k]) for k, v in given.items()])
+    return Result.combine([check_fact(k, v, facts[k]) for k, v in given.items()])

@@ -29,7 +29,7 @@ def diagnose_shape(answer: np.ndarray, expected: np.ndarray, ctx: Context) -> Di
     want = words.shape(expected.shape)
     got = words.shape(answer.shape)
     whose = f"the shape of {ctx.of}" if ctx.of else "the shape of the tensor it belongs to"
-    if answer.ndim == 0:
+    if answer.size == 1 and expected.size > 1:
         return Diagnosis("scalar", f"{name} is a single number, but the gradient has shape "
                                    f"{want} ({whose}): one entry per entry of that tensor.",
                          _SAME_SHAPE_HINT)
@@ -52,6 +52,9 @@ def diagnose_shape(answer: np.ndarray, expected: np.ndarray, ctx: Context) -> Di
                  "parameter is shared by every example, so that axis must be summed away.")
     elif answer.size == expected.size:
         extra = " It has the right number of entries, but rearranging them does not match."
+    elif _broadcasts_to(expected.shape, answer.shape):
+        extra = (" Your answer has the broadcast shape: the engine sums the gradient back to "
+                 "the input's shape (un-broadcast).")
     return Diagnosis("shape", f"{name} has shape {got}, but the gradient must have shape "
                               f"{want} ({whose}).{extra}", _SAME_SHAPE_HINT)
 
@@ -73,12 +76,16 @@ def _permuted(answer, expected, ctx: Context) -> Diagnosis | None:
     return None
 
 
-def _reduced(answer, expected, ctx: Context) -> Diagnosis | None:
+def _broadcasts_to(shape, target) -> bool:
+    """Whether broadcasting an array of ``shape`` gives ``target`` (so a sum undoes it)."""
     try:
-        reducible = np.broadcast_shapes(answer.shape, expected.shape) == answer.shape
+        return np.broadcast_shapes(shape, target) == tuple(target)
     except ValueError:
-        reducible = False
-    if reducible:
+        return False
+
+
+def _reduced(answer, expected, ctx: Context) -> Diagnosis | None:
+    if _broadcasts_to(expected.shape, answer.shape):
         lead = answer.ndim - expected.ndim
         axes = tuple(range(lead)) + tuple(
             lead + i for i, s in enumerate(expected.shape) if s == 1 and answer.shape[lead + i]

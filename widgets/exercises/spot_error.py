@@ -16,7 +16,7 @@ import autograd_core as ag
 from . import learner, snippets
 from .context import Mistake
 from .exercise import Exercise, register
-from .gradient import check_gradient
+from .feedback import check_gradient
 from .problems import rng
 from .report import Report
 from .result import Result
@@ -74,14 +74,7 @@ def check_s1(fn=None) -> Result:
     ])
 
 
-register(Exercise(
-    "S1", "Overwriting x̄ instead of accumulating when x flows through two paths",
-    "spot_error", {"fixed": check_s1}, snippet=snippets.S1,
-    question="x flows through two paths (a = x + y and b = tanh(x)). The hand sweep in "
-             "S1.snippet has a bug. Fix it and check your function: S1(grads).",
-    hint="A variable used twice receives two contributions: add them.",
-    solution="x_bar = a_bar + b_bar * (1 - b**2)   # both paths, added",
-))
+register(Exercise("S1", "spot_error", {"fixed": check_s1}, snippet=snippets.S1))
 
 
 # -- S2: gradients never reset ---------------------------------------------------------------
@@ -153,14 +146,7 @@ def loss_curves(steps: int = 12, lr: float = 0.1) -> Report:
 
 
 register(Exercise(
-    "S2", "Never resetting gradients between steps", "spot_error", {"fixed": check_s2},
-    snippet=snippets.S2, experiment=loss_curves,
-    question="S2.snippet collects each batch's gradient, but batch 2 and 3 come out wrong. Fix "
-             "it and check: S2(gradient_per_batch). S2.experiment() shows the loss curves.",
-    hint="backward() adds into .grad; it never clears it.",
-    solution="for x, t in batches:\n    w.grad = None          # reset before each backward\n"
-             "    loss = ((x @ w - t) ** 2).mean()\n    loss.backward()\n"
-             "    grads.append(w.grad.numpy().copy())",
+    "S2", "spot_error", {"fixed": check_s2}, snippet=snippets.S2, experiment=loss_curves,
 ))
 
 
@@ -178,7 +164,7 @@ def _logistic_grad(x: float, n: int) -> float:
 
 def check_s3(fn=None) -> Result:
     """``S3(derivative)``: your ``derivative(x, n)`` = d l_n / dx for every depth n."""
-    from .symbolic import blowup
+    from .true_false_experiments import expression_swell
 
     results = []
     for n in (1, 2, 3, 6, 10):
@@ -191,23 +177,13 @@ def check_s3(fn=None) -> Result:
                                       name=f"n = {n}"))
     result = Result.combine(results)
     if result.ok:
-        sizes = blowup(10)
+        sizes = expression_swell(10)
         result.message += (f" At depth 10 the expanded derivative has {sizes.data['formula'][-1]}"
                            f" nodes; the recorded graph has {sizes.data['graph'][-1]} ops.")
     return result
 
 
-register(Exercise(
-    "S3", "“I expanded the whole nested function into one formula, so I need no graph.”",
-    "spot_error", {"fixed": check_s3}, snippet=snippets.S3,
-    question="S3.snippet differentiates l_n (l_0 = x, l_(k+1) = 4 l_k (1 - l_k)) with one "
-             "hand-expanded formula. Replace it with something that works for every depth n "
-             "and check: S3(derivative). T4.experiment() measures the blow-up.",
-    hint="Let the engine record l_n for the n you are given, then call backward.",
-    solution="def derivative(x, n):\n    x = ag.tensor(float(x), requires_grad=True)\n"
-             "    l = x\n    for _ in range(n):\n        l = 4 * l * (1 - l)\n"
-             "    l.backward()\n    return x.grad.item()",
-))
+register(Exercise("S3", "spot_error", {"fixed": check_s3}, snippet=snippets.S3))
 
 
 # -- S4: backward after the intermediates were freed -------------------------------------------
@@ -249,15 +225,7 @@ def check_s4(fn=None) -> Result:
                            check_gradient(got[1], g2, name="g2", of="w", mistakes=[both])])
 
 
-register(Exercise(
-    "S4", "“I stored only the forward output to save memory, then ran backward.”",
-    "spot_error", {"fixed": check_s4}, snippet=snippets.S4,
-    question="S4.snippet runs a second backward after the first freed the saved tensors. Fix "
-             "it and check: S4(two_losses_grads).",
-    hint="Backward needs the intermediates; the honest fix is to recompute them.",
-    solution="Recompute h = ag.tanh(x @ w) and loss2 before loss2.backward() (recomputation, "
-             "the idea behind checkpointing), or call loss1.backward(retain_graph=True).",
-))
+register(Exercise("S4", "spot_error", {"fixed": check_s4}, snippet=snippets.S4))
 
 
 # -- S5: the upstream adjoint left out ---------------------------------------------------------
@@ -282,13 +250,7 @@ def check_s5(fn=None) -> Result:
     return check_gradient(got, w.grad, name="dL/dw", of="w", upstream=z.grad)
 
 
-register(Exercise(
-    "S5", "“∂z/∂w = x, so the gradient of L with respect to w is x.”", "spot_error",
-    {"fixed": check_s5}, snippet=snippets.S5,
-    question="Fix S5.snippet so that it returns dL/dw and check: S5(grad_w).",
-    hint="dL/dw = dL/dz · dz/dw: the local derivative times the upstream adjoint z̄.",
-    solution="z = w * x + b\nz_bar = z - t        # dL/dz\nreturn z_bar * x",
-))
+register(Exercise("S5", "spot_error", {"fixed": check_s5}, snippet=snippets.S5))
 
 
 # -- S6: two backward passes -----------------------------------------------------------------
@@ -327,11 +289,4 @@ def check_s6(fn=None) -> Result:
     return Result.combine(parts)
 
 
-register(Exercise(
-    "S6", "“Two backward passes to get ∂L/∂w1 and ∂L/∂w2.”", "spot_error", {"fixed": check_s6},
-    snippet=snippets.S6,
-    question="S6.snippet runs backward twice. Make it run once and check: S6(gradients).",
-    hint="The reverse sweep visits every node once and fills every leaf on the way.",
-    solution="loss = (ag.tanh(x @ w1) @ w2).sum()\nloss.backward()\n"
-             "return w1.grad.numpy(), w2.grad.numpy()",
-))
+register(Exercise("S6", "spot_error", {"fixed": check_s6}, snippet=snippets.S6))

@@ -1,9 +1,11 @@
-"""How close is close enough: tolerances suited to the dtype being compared.
+"""How close is close enough: the one tolerance definition every feedback check uses.
 
 A hand-derived gradient computed in float64 agrees with the engine to about 1e-12
 relative; in float32 to about 1e-6. The tolerance follows the *less* precise of
 the two arrays, and its absolute part scales with the size of the reference, so
 a gradient of size 1e-8 is not called correct just because every entry is tiny.
+A value a learner writes by hand (the stepper's predict box) carries about three
+significant digits, so it is held to :data:`HAND_WRITTEN` instead.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ _BY_DTYPE = {
     np.dtype(np.float32): Tolerance(rtol=1e-4, atol=1e-6),
     np.dtype(np.float64): Tolerance(rtol=1e-6, atol=1e-9),
 }
+
+HAND_WRITTEN = Tolerance(rtol=1e-3, atol=1e-6)  # "0.333" for 1/3 is right
 
 
 def tolerance_for(*dtypes, rtol: float | None = None, atol: float | None = None) -> Tolerance:

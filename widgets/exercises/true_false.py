@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import tf_experiments as ex
+from . import true_false_experiments as ex
 from .exercise import Exercise, register
 from .result import Result
 
@@ -76,7 +76,7 @@ def make_check(c: Claim) -> Callable[..., Result]:
 def _register(c: Claim, hint: str) -> None:
     right = next(k for k, (_, ok, _) in c.options.items() if ok)
     register(Exercise(
-        c.id, c.claim, "true_false", {"verdict": make_check(c)},
+        c.id, "true_false", {"verdict": make_check(c)}, title=c.claim,
         question=f"True or false: “{c.claim}” Pick the verdict and the justification that "
                  f"holds: {c.id}(True/False, 'a'/'b'/...).",
         options={k: text for k, (text, _, _) in c.options.items()},

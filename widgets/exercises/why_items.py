@@ -8,17 +8,18 @@ import numpy as np
 import autograd_core as ag
 from autograd_core.graph import CycleError, topological_order
 
+from ..lessons.graphs import define_by_run
+from ..lessons.modes import jacobian_costs
 from . import learner
 from .backward_check import check_backward
 from .exercise import Exercise, register
-from .features import engine_feature
-from .gradient import check_gradient
+from .feedback import check_gradient
 from .parts import named_answers, one_answer
 from .predictions import Fact, check_predictions
 from .problems import Problem, rng
 from .report import Report
 from .result import Result
-from .tf_experiments import cycles
+from .true_false_experiments import cycles
 
 # -- W1: why acyclic -----------------------------------------------------------------------
 
@@ -48,16 +49,7 @@ def check_w1(**answers) -> Result:
                              {"has_order": fact})
 
 
-register(Exercise(
-    "W1", "Why must the graph be acyclic?", "prediction", {"order": check_w1},
-    experiment=cycles,
-    question="The graph x → mul → y → add → z → mul (z feeds back into mul) is written by hand. "
-             "Does it have a topological order, the order a sweep needs? W1(has_order=...). "
-             "Try your own edges too: W1(has_order=..., edges=[...]).",
-    hint="A topological order puts every node after all of its inputs. Where would mul go?",
-    solution="has_order=False: mul needs z, z needs add, add needs y, y needs mul. A "
-             "topological order exists if and only if the graph is acyclic.",
-))
+register(Exercise("W1", "prediction", {"order": check_w1}, experiment=cycles))
 
 
 # -- W2: why reverse mode for training ---------------------------------------------------------
@@ -65,12 +57,10 @@ register(Exercise(
 
 def training_passes(n_params: int = 64) -> Report:
     """The Jacobian of a scalar loss of ``n_params`` parameters, by both modes, counted."""
-    costs = engine_feature("autograd_core.experiments", "jacobian_costs",
-                           "forward mode and op counting (experiments.jacobian_costs)", "W2")
     g = rng(52)
     w = ag.tensor(g.standard_normal((16, n_params)))
     x = ag.tensor(g.standard_normal(n_params))
-    cost = costs(lambda p: ag.tanh(w @ p).sum(), x)
+    cost = jacobian_costs(lambda p: ag.tanh(w @ p).sum(), x)
     rows = [(mode, cost[mode]["passes"], cost[mode]["macs"]) for mode in ("forward", "reverse")]
     return Report(f"Gradient of a scalar loss of {n_params} parameters",
                   "Reverse mode: one pass gives all parameters' gradients; forward mode: one "
@@ -87,14 +77,7 @@ def check_w2(**predictions) -> Result:
     return check_predictions(predictions, facts)
 
 
-register(Exercise(
-    "W2", "Why reverse mode suits neural-network training", "prediction",
-    {"passes": check_w2}, experiment=training_passes,
-    question="A scalar loss of 64 parameters: how many reverse passes, and how many forward "
-             "(JVP) passes, to get the whole gradient? W2(reverse_passes=..., forward_passes=...)",
-    hint="Reverse mode: one pass per output. Forward mode: one pass per input.",
-    solution="reverse_passes=1, forward_passes=64.",
-))
+register(Exercise("W2", "prediction", {"passes": check_w2}, experiment=training_passes))
 
 
 # -- W3: local rules compose ----------------------------------------------------------------
@@ -122,18 +105,7 @@ def check_w3(op=None) -> Result:
     return Result.combine([*alone.parts, composed])
 
 
-register(Exercise(
-    "W3", "Why differentiate local operations instead of the whole function?",
-    "write_backward", {"op": check_w3},
-    question="Write softplus(x) = log(1 + exp(x)) as an engine op (a Function subclass with "
-             "forward, backward and ctx.save) and check it: W3(MySoftplus). The check then uses "
-             "it inside sum(softplus(x @ w) * t) and compares dL/dw.",
-    hint="backward gets g = dL/d(output); return (g * softplus'(x),) with softplus' = σ(x).",
-    solution="class Softplus(Function):\n    name = 'softplus'\n    rule = 'dx = g * sigmoid(x)'\n"
-             "    @staticmethod\n    def forward(ctx, x):\n        ctx.save(x=x)\n"
-             "        return np.log1p(np.exp(x))\n    @staticmethod\n    def backward(ctx, g):\n"
-             "        x = ctx.load('x')\n        return (g / (1 + np.exp(-x)),)",
-))
+register(Exercise("W3", "write_backward", {"op": check_w3}))
 
 
 # -- W4: sigmoid's convenient derivative ------------------------------------------------------
@@ -144,17 +116,7 @@ def check_w4(op=None) -> Result:
     return check_backward(op, "sigmoid")
 
 
-register(Exercise(
-    "W4", "Why is σ' = σ(1 − σ) convenient?", "write_backward", {"op": check_w4},
-    question="Write sigmoid as an engine op whose backward reads only its saved output (no new "
-             "exp): W4(MySigmoid).",
-    hint="Save the output in forward; σ' = σ(1 − σ) is a function of the output alone.",
-    solution="class Sigmoid(Function):\n    name = 'sigmoid'\n    @staticmethod\n"
-             "    def forward(ctx, x):\n        out = 1 / (1 + np.exp(-x))\n"
-             "        ctx.save(out=out)\n        return out\n    @staticmethod\n"
-             "    def backward(ctx, g):\n        s = ctx.load('out')\n"
-             "        return (g * s * (1 - s),)",
-))
+register(Exercise("W4", "write_backward", {"op": check_w4}))
 
 
 # -- W5: huge upstream, tiny gradient --------------------------------------------------------
@@ -194,14 +156,7 @@ def vanishing(depth: int = 8) -> Report:
                   ("layer", "gradient norm"), rows, data={"norms": [r[1] for r in rows]})
 
 
-register(Exercise(
-    "W5", "Why can a huge upstream adjoint still give a tiny gradient?", "derivation",
-    {"dz": check_w5}, problem=w5_problem, experiment=vanishing,
-    question="The upstream gradient is 1000, yet deep in saturation dL/dz is tiny. Compute dz "
-             "from W5.problem(): W5(dz=...). W5.experiment() shows it layer by layer.",
-    hint="dz = G · σ(z)(1 − σ(z)); how big is σ(1 − σ) at z = 20?",
-    solution="s = 1 / (1 + np.exp(-z)); dz = G * s * (1 - s)   # ≈ 2e-6 at z = 20",
-))
+register(Exercise("W5", "derivation", {"dz": check_w5}, problem=w5_problem, experiment=vanishing))
 
 
 # -- W6: no gradient through the branch that did not run ------------------------------------------
@@ -209,8 +164,6 @@ register(Exercise(
 
 def branches() -> Report:
     """Two inputs through Python control flow: two recorded graphs, two sets of gradients."""
-    define_by_run = engine_feature("autograd_core.experiments", "define_by_run",
-                                   "experiments.define_by_run", "W6")
     runs = define_by_run()
     rows = [(r.x, " → ".join(r.ops), r.grad_w_pos, r.grad_w_neg) for r in runs]
     return Report("y = w_pos·x if x > 0 else w_neg·x, then tanh once per unit of |x|",
@@ -231,12 +184,4 @@ def check_w6(**predictions) -> Result:
     return check_predictions(predictions, facts)
 
 
-register(Exercise(
-    "W6", "Why no gradient through an if-branch that did not run?", "prediction",
-    {"predict": check_w6}, experiment=branches,
-    question="y = w_pos·x if x > 0 else w_neg·x (then some tanh). For x = 2.5, what is "
-             "w_neg.grad after backward, and do x = 2.5 and x = -0.5 record the same graph? "
-             "W6(w_neg_grad=..., same_graph=...).",
-    hint="The engine records what runs, not the program text.",
-    solution="w_neg_grad=None, same_graph=False.",
-))
+register(Exercise("W6", "prediction", {"predict": check_w6}, experiment=branches))

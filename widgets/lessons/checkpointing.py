@@ -112,7 +112,7 @@ class CheckpointedStep:
         """Forward, recomputed and backward multiply-adds together."""
         return self.forward_macs + self.recompute_macs + self.backward_macs
 
-    def max_grad_difference(self, other: CheckpointedStep) -> float:
+    def grad_difference(self, other: CheckpointedStep) -> float:
         """Largest absolute difference between this step's gradients and ``other``'s."""
         return max((float(np.max(np.abs(a - b), initial=0.0))
                     for a, b in zip(self.grads, other.grads)), default=0.0)
@@ -166,28 +166,13 @@ def checkpointed_step(depth: int, segments: int, *, width: int = 64, batch: int 
 
 
 @dataclass(frozen=True)
-class CheckpointCost:
-    """One (depth, strategy) row of :func:`checkpoint_costs`."""
+class CheckpointCost(CheckpointedStep):
+    """One (depth, strategy) row of :func:`checkpoint_costs`: the measured step, and how
+    far its gradients are from the plain run's."""
 
     depth: int
     strategy: str
-    step: CheckpointedStep
     max_grad_difference: float
-
-    @property
-    def segments(self) -> int:
-        """Number of segments the stack was split into."""
-        return self.step.segments
-
-    @property
-    def peak_saved_bytes(self) -> int:
-        """Peak bytes saved for backward during the step."""
-        return self.step.peak
-
-    @property
-    def extra_work(self) -> float:
-        """Recomputed forward work as a fraction of the forward pass."""
-        return self.step.extra_forward_work
 
 
 STRATEGIES = ("none", "sqrt", "every")
@@ -206,6 +191,7 @@ def checkpoint_costs(depths: Sequence[int] = (4, 9, 16, 25, 36), width: int = 64
     for depth in depths:
         steps = {s: checkpointed_step(depth, _segments(s, depth), width=width, batch=batch,
                                       seed=seed) for s in STRATEGIES}
-        rows += [CheckpointCost(depth, s, step, step.max_grad_difference(steps["none"]))
+        rows += [CheckpointCost(**vars(step), depth=depth, strategy=s,
+                                max_grad_difference=step.grad_difference(steps["none"]))
                  for s, step in steps.items()]
     return rows

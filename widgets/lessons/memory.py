@@ -64,8 +64,8 @@ def saved_table(output: Tensor) -> Report:
                          saved_role(graph, op, s), format_bytes(s.nbytes)))
     total = saved_bytes(output)
     return Report("What each op saved for its backward",
-                  f"Held for backward: {format_bytes(total)} ({total:,} bytes; an array "
-                  "saved by several ops counts once).",
+                  f"Held for backward: {format_bytes(total)} ({total:,} bytes; each "
+                  "buffer counts once, however many ops or views saved it).",
                   ("op", "name", "saved", "shape", "dtype", "what it is", "bytes"), rows,
                   data={"total": total})
 

@@ -12,12 +12,12 @@ import numpy as np
 import autograd_core as ag
 from autograd_core.autograd import analytic_jacobian, numeric_jacobian
 from autograd_core.engine import backward_steps
+from autograd_core.func import jacfwd
 from autograd_core.graph import CycleError, capture, topological_order
 
-from .features import engine_feature
+from ..lessons import modes, symbolic
 from .problems import rng
 from .report import Report
-from .symbolic import blowup
 
 
 def bound(value: float) -> str:
@@ -33,11 +33,7 @@ def _small_net(x, w, b):
 
 def forward_vs_reverse() -> Report:
     """T1: the Jacobian of one function by forward mode (JVPs), by reverse mode (VJPs)
-    and by finite differences.
-
-    Without the engine's forward mode (``func.jacfwd``) it compares reverse mode with
-    finite differences only, and says so.
-    """
+    and by finite differences."""
     g = rng(31)
     w, b = ag.tensor(g.standard_normal((3, 4))), ag.tensor(g.standard_normal(4))
     x = ag.tensor(g.standard_normal((2, 3)))
@@ -50,15 +46,6 @@ def forward_vs_reverse() -> Report:
     j_num = numeric_jacobian(f, (ag.tensor(x.numpy(), requires_grad=True),))[0][0]
     rows = [("reverse mode vs finite differences", bound(float(np.max(np.abs(j_rev - j_num)))))]
     data = {"reverse": j_rev, "numeric": j_num}
-    try:
-        jacfwd = engine_feature("autograd_core.func", "jacfwd", "forward mode (func.jacfwd)",
-                                "T1")
-    except NotImplementedError:  # TODO(forward mode): compare with JVPs once func.jacfwd lands
-        return Report("f(x) = tanh(x W + b) · exp(−x W): the Jacobian by reverse mode and by "
-                      "finite differences", "The engine has no forward mode yet, so only "
-                      "reverse mode is compared (with finite differences, which agree to "
-                      "about 1e-9, their own error).", ("compared", "max |difference|"), rows,
-                      data=data, supports=None)
     j_fwd = jacfwd(f)(x).numpy().reshape(j_rev.shape)
     fwd_rev = float(np.max(np.abs(j_fwd - j_rev)))
     data["forward"] = j_fwd
@@ -73,10 +60,8 @@ def forward_vs_reverse() -> Report:
 
 def mode_costs() -> Report:
     """T2/W2: the work of forward- and reverse-mode Jacobians in the two textbook cases."""
-    costs = engine_feature("autograd_core.experiments", "mode_costs",
-                           "forward mode and op counting (experiments.mode_costs)", "T2")
     rows = [(r["case"], r["n"], r["forward passes"], r["reverse passes"], r["forward macs"],
-             r["reverse macs"], r["cheaper"]) for r in costs()]
+             r["reverse macs"], r["cheaper"]) for r in modes.mode_costs()]
     winners = {r[0]: r[6] for r in rows if r[1] == max(x[1] for x in rows)}
     return Report("Counted work of building a Jacobian, forward vs reverse mode",
                   "Many inputs → one output: reverse mode wins (one pass); one input → many "
@@ -108,18 +93,24 @@ def cycles() -> Report:
                   data={"recorded_order": order, "cycle_error": message}, supports=False)
 
 
-def expression_swell() -> Report:
-    """T4/S3: an expanded symbolic derivative vs the recorded graph."""
-    report = blowup(10)
-    report.supports = False
-    return report
+def expression_swell(depth: int = 10) -> Report:
+    """T4/S3: the logistic map l_(k+1) = 4 l_k (1 - l_k), differentiated by sympy into one
+    formula written out, against the graph the engine records, for depths 1..depth."""
+    sizes = symbolic.symbolic_vs_graph(range(1, depth + 1), "logistic")
+    rows = list(zip(*(sizes[k].tolist() for k in
+                      ("depth", "function_nodes", "symbolic_nodes", "graph_ops"))))
+    return Report("l_(k+1) = 4 l_k (1 - l_k): one expanded formula vs the recorded graph",
+                  "The derivative written out grows about 2.5× per level (exponentially); the "
+                  "recorded graph grows by 3 ops per level (linearly), and one backward over it "
+                  "costs a small constant times the forward.",
+                  ("depth n", "nodes in l_n", "nodes in dl_n/dx", "ops recorded"), rows,
+                  data={"formula": sizes["symbolic_nodes"].tolist(),
+                        "graph": sizes["graph_ops"].tolist()}, supports=False)
 
 
 def finite_differences() -> Report:
     """T5: error of a central-difference slope against the engine's exact gradient, vs h."""
-    errors = engine_feature("autograd_core.experiments", "finite_difference_errors",
-                            "experiments.finite_difference_errors", "T5")
-    data = errors(hs=np.logspace(-1, -13, 13))
+    data = modes.finite_difference_errors(hs=np.logspace(-1, -13, 13))
     rows = [(f"{h:.0e}", f"{e32:.1e}", f"{e64:.1e}") for h, e32, e64 in
             zip(data["h"], data["float32"], data["float64"])]
     best = float(data["h"][int(np.argmin(data["float64"]))])

@@ -1,12 +1,21 @@
-"""``check_gradient``: the core of every gradient-shaped check.
+"""Feedback on a learner's array: the one module every exercise and the stepper's
+predict mode call.
 
-It compares a learner's array with the engine's gradient and, when they differ,
-says *why* wherever the evidence allows: wrong shape (and the transpose or sum
-that fixes it), the transpose of a square answer, a factor of the batch size, the
-wrong sign, a constant factor, a missing upstream gradient, a missing or
-misplaced activation derivative, a broadcast that was not summed back, one path
-overwriting another, batch norm without its mean/variance paths, or a mistake the
-calling check built on purpose (``mistakes=[Mistake(...)]``).
+:func:`check_gradient` compares a learner's array with the engine's gradient and,
+when they differ, says *why* wherever the evidence allows: wrong shape (and the
+transpose, reshape or sum that fixes it), the transpose of a square answer, a
+factor of the batch size, the wrong sign, a constant factor, all zeros, a missing
+upstream gradient, a missing or misplaced activation derivative, a broadcast that
+was not summed back, one path overwriting another, batch norm without its
+mean/variance paths, or a mistake the calling check built on purpose
+(``mistakes=[Mistake(...)]``). :func:`check_predicted_gradient` is the same check
+for a gradient predicted by hand (the stepper): typed text is read, and three
+significant digits are enough.
+
+The diagnoses, each with its sentence, live in ``shapes`` (wrong shape) and
+``diagnosis`` (right shape, wrong values); the one tolerance in ``tolerance``;
+reading an answer in ``inputs``. Every Result is built here, so what feedback may
+show is decided in one place.
 """
 
 from __future__ import annotations
@@ -16,10 +25,12 @@ import numpy as np
 from . import words
 from .context import make_context
 from .diagnosis import diagnose_values
-from .inputs import AnswerProblem, as_answer, as_expected
+from .inputs import AnswerProblem, as_answer, as_expected, parse_answer
 from .result import Result
 from .shapes import diagnose_shape
-from .tolerance import close, tolerance_for
+from .tolerance import HAND_WRITTEN, close, tolerance_for
+
+__all__ = ["check_gradient", "check_predicted_gradient"]
 
 
 def _sentence(text: str) -> str:
@@ -49,8 +60,7 @@ def check_gradient(answer, expected, *, name: str = "", hint: bool = False,
     try:
         given = as_answer(answer, reference.shape, "your answer")
     except AnswerProblem as problem:
-        return Result(False, _sentence(problem.sentence), name=name, diagnosis=problem.code,
-                      hint=problem.hint, show_hint=hint)
+        return _wrong(name, problem.sentence, problem.code, problem.hint, [], hint)
     a = given.array
     tol = tolerance_for(a.dtype, reference.dtype, rtol=rtol, atol=atol)
     is_int = a.dtype.kind in "iu"
@@ -77,6 +87,26 @@ def check_gradient(answer, expected, *, name: str = "", hint: bool = False,
         notes.append(f"(Your array has integer dtype {a.dtype}: integer arrays cannot hold "
                      "fractions, so build it from floats.)")
     return _wrong(name, d.sentence, d.code, d.hint, notes, hint)
+
+
+def check_predicted_gradient(answer, expected, *, name: str = "", **context) -> Result:
+    """:func:`check_gradient` for a gradient predicted by hand (the stepper's predict mode).
+
+    ``answer`` may also be the text typed in a box, read as a Python literal (never
+    ``eval``); it is held to :data:`~.tolerance.HAND_WRITTEN` (about three significant
+    digits).
+
+    >>> import numpy as np
+    >>> check_predicted_gradient("[0.333, -1]", np.array([1 / 3, -1.0])).ok
+    True
+    """
+    if isinstance(answer, str):
+        try:
+            answer = parse_answer(answer)
+        except AnswerProblem as problem:
+            return _wrong(name, problem.sentence, problem.code, problem.hint, [], False)
+    return check_gradient(answer, expected, name=name, rtol=HAND_WRITTEN.rtol,
+                          atol=HAND_WRITTEN.atol, **context)
 
 
 def _wrong(name, sentence, code, hint_text, notes, show_hint) -> Result:

@@ -1,0 +1,72 @@
+"""Messages of the reverse sweep (engine.py, function.py, graph.py): starting it, the
+saved tensors it reads, and tensors changed in place under it."""
+
+from __future__ import annotations
+
+from ._text import error, shape_text
+
+
+class CycleError(ValueError):
+    """Raised when a graph given as data has a cycle, so no topological order exists."""
+
+
+def second_backward(op: str) -> RuntimeError:
+    """A node's saved tensors were released by an earlier backward."""
+    return error(
+        RuntimeError,
+        "Trying to backward through the graph a second time (or directly access saved "
+        "tensors after they have already been freed). Saved intermediate values of the "
+        f"graph are freed when you call .backward(); {op} needs one of them.",
+        "specify retain_graph=True on the first .backward() if you need to backward "
+        "through the graph a second time.")
+
+
+def no_grad_fn() -> RuntimeError:
+    """backward() on a tensor that nothing recorded."""
+    return error(RuntimeError, "element 0 of tensors does not require grad and does not have "
+                 "a grad_fn.", "create the inputs with requires_grad=True, and do not compute "
+                 "the output inside no_grad() if you want to call .backward() on it.")
+
+
+def implicit_grad(shape) -> RuntimeError:
+    """backward() without gradient= on an output that is not a scalar."""
+    return error(RuntimeError, "grad can be implicitly created only for scalar outputs; this "
+                 f"output has shape {shape_text(shape)}.", "reduce it to a scalar first (e.g. "
+                 ".sum()), or pass gradient= with the output's shape.")
+
+
+def gradient_shape(given, expected) -> RuntimeError:
+    """backward(gradient=...) with a gradient of another shape than the output."""
+    return error(RuntimeError, f"Mismatch in shape: gradient has a shape of {shape_text(given)} "
+                 f"and output has a shape of {shape_text(expected)}.",
+                 "gradient= must have exactly the shape of the tensor you call .backward() on.")
+
+
+def modified_inplace(name: str, op: str, shape, dtype, version: int, expected: int):
+    """A tensor saved for backward was changed in place after it was saved."""
+    return error(
+        RuntimeError,
+        "one of the variables needed for gradient computation has been modified by an "
+        f"inplace operation: the tensor {name!r} of shape {shape_text(shape)} and dtype "
+        f"{dtype} saved by {op} is at version {version}; expected version {expected} instead.",
+        "do not modify a tensor in place between the forward pass and backward; use an "
+        "out-of-place op or .clone() it first.")
+
+
+def not_saved(op: str, name: str, saved: list) -> KeyError:
+    """An op's backward reads a name its forward did not save."""
+    return error(KeyError, f"the backward of {op} reads {name!r}, but its forward saved only "
+                 f"{saved}.", f"call ctx.save({name}=...) in forward for every array backward "
+                 "reads.")
+
+
+def missing_backward(op: str) -> NotImplementedError:
+    """An op class without a backward rule reached the sweep."""
+    return NotImplementedError(f"the op {op!r} defines no backward rule, so it cannot be "
+                               "differentiated.")
+
+
+def graph_cycle(cycle: str) -> CycleError:
+    """A graph given as data has a cycle (``cycle`` reads ``a -> b -> a``)."""
+    return CycleError(f"the graph has a cycle: {cycle}; a cycle has no topological order, so "
+                      "no sweep can visit it.")

@@ -1,0 +1,49 @@
+"""Messages of operands that do not fit together (ops/elementwise.py, ops/matmul.py and
+their wrappers in op_functions.py): broadcasting, where, matmul, clip."""
+
+from __future__ import annotations
+
+from ._text import error, shape_text
+
+
+def broadcast(op: str, a, b) -> RuntimeError:
+    """Two shapes that broadcasting cannot line up; names the first clashing dimension."""
+    detail = ""
+    for offset in range(1, min(len(a), len(b)) + 1):
+        sa, sb = a[-offset], b[-offset]
+        if sa != sb and sa != 1 and sb != 1:
+            dim = max(len(a), len(b)) - offset
+            detail = (f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) at "
+                      f"non-singleton dimension {dim}.")
+            break
+    return error(RuntimeError, f"{op}: shapes {shape_text(a)} and {shape_text(b)} cannot be "
+                 f"broadcast together. {detail}", "sizes are compared from the right; each "
+                 "pair must be equal or one of them 1.")
+
+
+def where_condition(condition, values) -> RuntimeError:
+    """where(): the condition's shape does not broadcast against the values'."""
+    return error(RuntimeError, f"where: the condition of shape {shape_text(condition)} cannot "
+                 f"be broadcast against the values of shape {shape_text(values)}.",
+                 "the condition needs the values' shape, or a shape that broadcasts to it "
+                 "(sizes compared from the right, each equal or 1).")
+
+
+def matmul_shapes(a, b) -> RuntimeError:
+    """matmul: the inner sizes differ."""
+    inner_b = b[-2] if len(b) > 1 else b[0]
+    return error(RuntimeError, f"matmul: shapes {shape_text(a)} and {shape_text(b)} cannot be "
+                 f"multiplied (inner sizes {a[-1]} and {inner_b} differ).",
+                 "the last size of the left operand must equal the second-to-last size of "
+                 "the right one; a transpose (.T) is often what is missing.")
+
+
+def matmul_scalar(a, b) -> RuntimeError:
+    """matmul with a 0-d operand."""
+    return error(RuntimeError, f"matmul: both arguments must be at least 1-D, got shapes {a} "
+                 f"and {b}.", "use * for scalars.")
+
+
+def clip_bounds() -> ValueError:
+    """clip/clamp with neither bound."""
+    return ValueError("clip: at least one of min and max must be given.")

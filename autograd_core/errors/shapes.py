@@ -1,0 +1,66 @@
+"""Messages of dims and of the ops that reshape or join tensors (ops/_util.py,
+ops/shape.py, ops/joining.py, ops/indexing.py and their wrappers in op_functions.py)."""
+
+from __future__ import annotations
+
+from ._text import error
+
+
+def dim_out_of_range(dim: int, ndim: int) -> IndexError:
+    """A ``dim`` that names no axis of the input."""
+    low, high = (-ndim, ndim - 1) if ndim > 0 else (-1, 0)
+    return error(IndexError, f"Dimension out of range (expected to be in range of [{low}, "
+                 f"{high}], but got {dim}).", f"this tensor has {ndim} dimension(s).")
+
+
+def new_dim_out_of_range(dim: int, ndim: int) -> IndexError:
+    """For ops that insert an axis (unsqueeze, stack): ``dim`` names a position among
+    the ``ndim + 1`` axes of the result, not an axis of the input."""
+    return error(IndexError, f"Dimension out of range (expected to be in range of "
+                 f"[{-ndim - 1}, {ndim}], but got {dim}).", f"the input has {ndim} "
+                 f"dimension(s) and the new axis can go at any of the {ndim + 1} positions "
+                 "of the result.")
+
+
+def repeated_dim(dims: tuple) -> RuntimeError:
+    """A reduction over a list of dims that names one twice (PyTorch's wording)."""
+    return RuntimeError(f"dim {dims} appears multiple times in the list of dims")
+
+
+def bad_reshape(shape, size: int) -> RuntimeError:
+    """reshape/view to sizes whose product is not the number of elements."""
+    return error(RuntimeError, f"shape {list(shape)!r} is invalid for input of size {size}.",
+                 "the product of the new sizes must equal the number of elements; use -1 "
+                 "for one size to have it inferred.")
+
+
+def not_a_permutation(dims, ndim: int) -> RuntimeError:
+    """permute() with dims that do not name each axis exactly once."""
+    return error(RuntimeError, f"permute: dims {dims} are not a permutation of the {ndim} "
+                 "dimensions of the input.", "name every dimension exactly once.")
+
+
+def empty_sequence(op: str) -> ValueError:
+    """cat/stack of no tensors at all."""
+    return ValueError(f"{op}: expected a non-empty sequence of tensors.")
+
+
+def cat_shapes(shapes: list, dim: int, reason) -> RuntimeError:
+    """cat() of tensors whose sizes differ outside the joined dim."""
+    return error(RuntimeError, f"cat: shapes {shapes} do not match outside dim {dim} "
+                 f"({reason}).", "every size except the one along dim must agree.")
+
+
+def stack_shapes(shapes: list) -> RuntimeError:
+    """stack() of tensors of different shapes (PyTorch's wording)."""
+    return RuntimeError(f"stack expects each tensor to be equal size, but got {shapes}.")
+
+
+def split_size(step: int) -> ValueError:
+    """split() into pieces of a size that is not positive."""
+    return ValueError(f"split: split_size must be positive, got {step}.")
+
+
+def split_sections(sizes: list, dim: int, total: int) -> RuntimeError:
+    """split() into sections that do not add up to the size of the dim."""
+    return RuntimeError(f"split: sizes {sizes} must sum to the size of dim {dim} ({total}).")

@@ -1,0 +1,99 @@
+"""Messages of the function transforms (func.py: jvp, vjp, jacrev, jacfwd, jacobian) and
+of checkpointing (utils/checkpoint.py), which re-runs a function in backward."""
+
+from __future__ import annotations
+
+from ._text import error, shape_text
+
+
+# -- forward mode and functional transforms -------------------------------------------------
+def missing_jvp(op: str) -> NotImplementedError:
+    """An op without a forward-mode rule reached jvp/jacfwd."""
+    return error(NotImplementedError, f"the op {op!r} defines no forward-mode rule (jvp), so "
+                 "jvp/jacfwd cannot push a tangent through it.", "use reverse mode (vjp, "
+                 "jacrev) for this function, or add a jvp(ctx, *tangents) staticmethod beside "
+                 "the op's backward.")
+
+
+def has_aux(transform: str) -> NotImplementedError:
+    """has_aux=True, which this engine's transforms do not offer."""
+    return NotImplementedError(f"{transform}: has_aux=True is not supported by this engine.")
+
+
+def argnums_range(argnum: int, n_args: int) -> RuntimeError:
+    """argnums naming an argument the function was not called with."""
+    return RuntimeError(f"argnums {argnum} is out of range for a function called with "
+                        f"{n_args} argument(s).")
+
+
+def primals_tangents(transform: str, n_primals: int, n_tangents: int) -> RuntimeError:
+    """jvp with a different number of tangents than primals."""
+    return error(RuntimeError, f"{transform}: expected one tangent per primal, got {n_primals} "
+                 f"primal(s) and {n_tangents} tangent(s).", "pass tuples of the same length, "
+                 "e.g. jvp(f, (x, y), (dx, dy)).")
+
+
+def tangent_shape(transform: str, index: int, given, expected) -> RuntimeError:
+    """A tangent whose shape is not its primal's."""
+    return error(RuntimeError, f"{transform}: Expected tangents[{index}] to have the shape of "
+                 f"primals[{index}], {shape_text(expected)}, but got {shape_text(given)}.",
+                 "a tangent is a direction in input space: it has exactly its primal's shape.")
+
+
+def non_float_primal(transform: str, index: int, dtype) -> RuntimeError:
+    """A transform asked to differentiate with respect to integer input."""
+    return error(RuntimeError, f"{transform}: only floating point inputs can be "
+                 f"differentiated, but input {index} has dtype {dtype}.",
+                 "convert it first, e.g. tensor(data, dtype=float64).")
+
+
+def cotangent_shape(index: int, given, expected) -> RuntimeError:
+    """vjp_fn given a cotangent whose shape is not its output's."""
+    return error(RuntimeError,
+                 f"vjp: Mismatch in shape: cotangent {index} has a shape of "
+                 f"{shape_text(given)} and output {index} has a shape of {shape_text(expected)}.",
+                 "a cotangent weighs each output element: it has exactly the output's shape.")
+
+
+def function_output(transform: str, kind: str) -> TypeError:
+    """A transformed function that returned something other than tensors."""
+    return error(TypeError, f"{transform}: the function must return a Tensor or a tuple of "
+                 f"Tensors, got {kind}.", "return the tensor itself, not .item() or .numpy() "
+                 "of it.")
+
+
+def jacobian_mode(mode) -> ValueError:
+    """jacobian(mode=...) that is neither 'forward' nor 'reverse'."""
+    return error(ValueError, f"jacobian: mode must be 'forward' or 'reverse', got {mode!r}.",
+                 "'forward' costs one JVP pass per input element, 'reverse' one VJP pass per "
+                 "output element: pick the smaller side.")
+
+
+# -- checkpointing --------------------------------------------------------------------------
+def checkpoint_output(kind: str) -> TypeError:
+    """A checkpointed function that returned something other than one tensor."""
+    return error(TypeError, f"checkpoint: the checkpointed function must return one Tensor, "
+                 f"got {kind}.", "checkpoint each output's computation separately, or return "
+                 "one tensor.")
+
+
+def checkpoint_segments(segments, n_modules: int) -> ValueError:
+    """checkpoint_sequential with a segment count outside 1..len(modules)."""
+    return error(ValueError, "checkpoint_sequential: segments must be between 1 and the "
+                 f"number of modules ({n_modules}), got {segments}.", "about sqrt(number of "
+                 "layers) segments balances memory and recomputation.")
+
+
+def checkpoint_generator(count: int) -> RuntimeError:
+    """A checkpointed segment drew from random generators whose state was not saved."""
+    return error(RuntimeError, f"checkpoint: the segment drew random numbers from {count} "
+                 "generator(s) whose state was not saved, so recomputing it in backward would "
+                 "draw different numbers (e.g. another dropout mask) and give wrong "
+                 "gradients.", "pass them with checkpoint(..., generators=[g]), or make them "
+                 "attributes (.generator) of the checkpointed module.")
+
+
+def checkpoint_forward_mode() -> NotImplementedError:
+    """jvp through a checkpointed segment with respect to its parameters."""
+    return NotImplementedError("checkpoint: forward mode through a checkpointed segment "
+                               "w.r.t. its parameters is not supported.")

@@ -1,0 +1,442 @@
+"""Every op's ``rule`` text says what its ``backward`` computes.
+
+An op's ``rule`` is the formula a learner reads beside the stepper. It is text kept
+next to the code, so this test keeps the two from drifting apart: for EVERY op class
+in ``autograd_core.ops`` it runs the rule as a small NumPy program (the convention is
+in ``autograd_core/function.py``'s docstring) on random inputs, and compares each
+gradient the rule defines with the one the op's ``backward`` returns. A new op needs
+a row in :data:`EXAMPLES`, or the coverage test fails.
+
+A few rules are not NumPy programs: they name an operation (fold, a full convolution,
+Σ over batch and pixels, "the rows of a_i") rather than spell it out. Those ops are
+listed in :data:`EXEMPT` with the reason, the rule text they were checked against
+(editing that rule fails the test until its reference is updated with it) and a
+reference written here in the rule's own notation, compared with ``backward``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import pytest
+
+import autograd_core as ag
+import autograd_core.ops
+from autograd_core.engine import sum_to
+from autograd_core.function import _UNRECORDED, Function
+from autograd_core.ops import conv, indexing, joining, matmul, nn_ops, normalization, pooling
+from autograd_core.ops import elementwise as ew
+from autograd_core.ops import reductions as red
+from autograd_core.ops import shape as sh
+from autograd_core.ops import softmax as sm
+from widgets.live import input_names
+
+
+def all_ops() -> list[type[Function]]:
+    """Every public op class defined in the modules of ``autograd_core.ops``."""
+    ops = []
+    for info in pkgutil.iter_modules(autograd_core.ops.__path__):
+        module = importlib.import_module(f"autograd_core.ops.{info.name}")
+        ops += [obj for name, obj in vars(module).items()
+                if isinstance(obj, type) and issubclass(obj, Function)
+                and obj.__module__ == module.__name__ and not name.startswith("_")]
+    return ops
+
+
+# -- reading a rule as NumPy ----------------------------------------------------------
+_NOTE = re.compile(r" {2,}\(.*\)$")  # two spaces, then a note in parentheses
+
+
+def rule_program(rule: str) -> str:
+    """The rule as Python: each line without its note."""
+    return "\n".join(_NOTE.sub("", line) for line in rule.splitlines())
+
+
+def _keeping_dims(reduce):
+    def kept(x, axis=None):
+        return reduce(x, axis=axis, keepdims=True)
+    return kept
+
+
+RULE_FUNCTIONS = {name: getattr(np, name) for name in dir(np) if not name.startswith("_")}
+RULE_FUNCTIONS.update(sum=_keeping_dims(np.sum), mean=_keeping_dims(np.mean))
+
+
+def run_rule(rule: str, names: dict) -> dict:
+    """Execute the rule with these names bound; the names it defines (and the rest)."""
+    scope = {**RULE_FUNCTIONS, **names}
+    exec(rule_program(rule), scope)
+    return scope
+
+
+# -- the table of inputs ----------------------------------------------------------------
+@dataclass(frozen=True)
+class Example:
+    """Positional inputs (float arrays become leaves that require grad) and params."""
+
+    inputs: tuple
+    params: dict = field(default_factory=dict)
+
+
+def real(rng, *shape):
+    return rng.standard_normal(shape)
+
+
+def positive(rng, *shape):
+    return rng.uniform(0.5, 2.0, shape)
+
+
+def small_ints(rng, *shape):
+    """Values in {-2, ..., 2}: ties and zeros (kinks) come up often, on purpose."""
+    return rng.integers(-2, 3, shape).astype(np.float64)
+
+
+def unary(values):
+    return lambda rng: [Example((values(rng, 3, 4),))]
+
+
+def broadcast_pair(first, second):
+    return lambda rng: [Example((first(rng, 2, 3, 4), second(rng, 3, 1))),
+                        Example((first(rng, 3, 4), second(rng, 4)))]
+
+
+REDUCTION_PARAMS = [dict(axis=(0, 2), keepdims=False), dict(axis=None, keepdims=False),
+                    dict(axis=(1,), keepdims=True)]
+LOSS_REDUCTIONS = ["mean", "sum", "none"]
+POOLING_PARAMS = [dict(kernel_size=(2, 2), stride=(2, 2), padding=(0, 0)),
+                  dict(kernel_size=(3, 3), stride=(2, 2), padding=(1, 1))]  # overlapping
+
+
+def reduction(values, extra=({},)):
+    return lambda rng: [Example((values(rng, 3, 4, 2),), {**p, **e})
+                        for p in REDUCTION_PARAMS for e in extra]
+
+
+def along_dim(**extra):
+    return lambda rng: [Example((real(rng, 3, 4),), {"dim": d, **extra}) for d in (0, 1)]
+
+
+def loss(second):
+    return lambda rng: [Example((real(rng, 4, 3), second(rng)), {"reduction": r})
+                        for r in LOSS_REDUCTIONS]
+
+
+def batch_norm_training(rng):
+    x = real(rng, 4, 3, 2, 2)
+    mean, var = x.mean(axis=(0, 2, 3), keepdims=True), x.var(axis=(0, 2, 3), keepdims=True)
+    return [Example((x, real(rng, 3), real(rng, 3)), dict(mean=mean, var=var, eps=1e-5))]
+
+
+def batch_norm_eval(rng):
+    x = real(rng, 4, 3, 2, 2)
+    stats = dict(mean=real(rng, 3, 1, 1), var=positive(rng, 3, 1, 1), eps=1e-5)
+    return [Example((x, real(rng, 3), real(rng, 3)), stats)]
+
+
+EXAMPLES: dict[type[Function], Callable] = {
+    ew.Add: broadcast_pair(real, real),
+    ew.Sub: broadcast_pair(real, real),
+    ew.Mul: broadcast_pair(real, real),
+    ew.Div: broadcast_pair(real, positive),
+    ew.Pow: broadcast_pair(positive, real),
+    ew.Maximum: broadcast_pair(small_ints, small_ints),
+    ew.Minimum: broadcast_pair(small_ints, small_ints),
+    ew.Neg: unary(real),
+    ew.Exp: unary(real),
+    ew.Log: unary(positive),
+    ew.Sqrt: unary(positive),
+    ew.Abs: unary(small_ints),
+    ew.Sin: unary(real),
+    ew.Cos: unary(real),
+    ew.Tanh: unary(real),
+    ew.Sigmoid: unary(real),
+    ew.Relu: unary(small_ints),
+    ew.Where: lambda rng: [Example((rng.random((3, 4)) > 0.5, real(rng, 3, 4), real(rng, 4)))],
+    ew.Clip: lambda rng: [Example((small_ints(rng, 3, 4) / 2,), dict(low=-0.5, high=0.5))],
+    ew.Cast: lambda rng: [Example((real(rng, 3).astype(np.float32),),
+                                  dict(dtype=np.dtype(np.float64)))],
+    ew.Clone: lambda rng: [Example((real(rng, 3),), dict(dtype=np.dtype(np.float64)))],
+    matmul.MatMul: lambda rng: [Example((real(rng, 3, 4), real(rng, 4, 2)))],
+    sh.Reshape: lambda rng: [Example((real(rng, 2, 6),), dict(shape=(3, 4)))],
+    sh.Permute: lambda rng: [Example((real(rng, 2, 3, 4),), dict(axes=(2, 0, 1)))],
+    sh.Expand: lambda rng: [Example((real(rng, 3, 1),), dict(shape=(2, 3, 4)))],
+    indexing.GetItem: lambda rng: [
+        Example((real(rng, 5, 3),), dict(key=key))
+        for key in (np.array([0, 2, 0, 4]), (slice(1, 4), 2),
+                    (np.array([1, 1, 3]), np.array([0, 2, 0])))],
+    indexing.Narrow: lambda rng: [Example((real(rng, 5, 3),), dict(key=key))
+                                  for key in ((slice(1, 4),), (slice(None), slice(1, 3)))],
+    joining.Cat: lambda rng: [Example((real(rng, 2, 3), real(rng, 2, 1), real(rng, 2, 2)),
+                                      dict(dim=1))],
+    joining.Stack: lambda rng: [Example((real(rng, 2, 3), real(rng, 2, 3)), dict(dim=d))
+                                for d in (0, 2)],
+    red.Sum: reduction(real),
+    red.Mean: reduction(real),
+    red.Max: reduction(small_ints),
+    red.Min: reduction(small_ints),
+    red.Var: reduction(real, extra=({"correction": 1}, {"correction": 0})),
+    sm.Softmax: along_dim(),
+    sm.LogSoftmax: along_dim(),
+    sm.LogSumExp: lambda rng: [e for k in (False, True) for e in along_dim(keepdims=k)(rng)],
+    nn_ops.Linear: lambda rng: [Example((real(rng, 5, 3), real(rng, 2, 3), real(rng, 2)))],
+    nn_ops.Dropout: lambda rng: [Example((real(rng, 4, 3),),
+                                         dict(p=0.3, generator=ag.Generator(0)))],
+    nn_ops.Embedding: lambda rng: [Example((np.array([[0, 2], [0, 0]]), real(rng, 3, 4)))],
+    nn_ops.NLLLoss: loss(lambda rng: rng.integers(0, 3, 4)),
+    nn_ops.MSELoss: loss(lambda rng: real(rng, 4, 3)),
+    nn_ops.BCEWithLogits: loss(lambda rng: rng.random((4, 3))),
+    conv.Conv2d: lambda rng: [
+        Example((real(rng, 2, 3, 5, 5), real(rng, 4, 3, 3, 3), real(rng, 4)),
+                dict(stride=(1, 1), padding=p, dilation=(1, 1), groups=1))
+        for p in ((0, 0), (1, 1))],
+    pooling.MaxPool2d: lambda rng: [Example((small_ints(rng, 2, 3, 5, 5),), p)
+                                    for p in POOLING_PARAMS],
+    pooling.AvgPool2d: lambda rng: [Example((real(rng, 2, 3, 5, 5),), p)
+                                    for p in POOLING_PARAMS],
+    normalization.BatchNorm: batch_norm_training,
+    normalization.BatchNormEval: batch_norm_eval,
+}
+
+
+# -- running an op's own backward ---------------------------------------------------------
+@dataclass
+class Run:
+    """One recorded application of an op and what its backward returned."""
+
+    inputs: tuple
+    out: np.ndarray
+    g: np.ndarray
+    saved: dict
+    params: dict
+    grads: tuple
+
+
+def run_backward(op, example: Example, rng) -> Run:
+    leaves = [ag.Tensor(a, requires_grad=True) if a.dtype.kind == "f" else a
+              for a in example.inputs]
+    out = op.apply(*leaves, **example.params)
+    node = out.grad_fn
+    g = rng.standard_normal(out.shape)  # non-uniform, so a misplaced element shows
+    saved = {name: s.array for name, s in node.saved.items()}
+    grads = op.backward(node, g)
+    return Run(example.inputs, out._data, g, saved, node.params, tuple(grads))
+
+
+def as_input_grad(value, shape: tuple) -> np.ndarray:
+    """A gradient as the engine hands it on: summed down to the input's shape."""
+    value = np.asarray(value, dtype=np.float64)
+    return sum_to(np.broadcast_to(value, np.broadcast_shapes(value.shape, shape)), shape)
+
+
+def assert_same_gradients(op, run: Run, rule_grads: list) -> None:
+    for i, (expected, got) in enumerate(zip(run.grads, rule_grads)):
+        if expected is None:  # an input that gets no gradient (indices, a mask)
+            continue
+        assert got is not None, f"{op.name}: backward gives input {i} a gradient, the rule none"
+        shape = np.shape(run.inputs[i])
+        np.testing.assert_allclose(as_input_grad(got, shape), as_input_grad(expected, shape),
+                                   rtol=1e-10, atol=1e-12,
+                                   err_msg=f"{op.name}: input {i}, rule {op.rule!r}")
+
+
+def _seeds():
+    return [np.random.default_rng(seed) for seed in range(3)]
+
+
+# -- the rules that are NumPy programs ----------------------------------------------------
+def rule_names(op, run: Run) -> dict:
+    """What a rule may read: inputs by name, ``out``, ``g``, params and saved arrays."""
+    g, out = run.g, run.out
+    if "keepdims" in run.params:  # a reduction: g and out keep the reduced axes
+        axis = run.params.get("axis", run.params.get("dim"))
+        kept = np.sum(np.zeros(np.shape(run.inputs[0])), axis=axis, keepdims=True).shape
+        g, out = g.reshape(kept), out.reshape(kept)
+    if "reduction" in run.params:  # a loss: g is each element's share
+        elementwise = op.forward(_UNRECORDED, *run.inputs,
+                                 **{**run.params, "reduction": "none"}).shape
+        n = int(np.prod(elementwise)) if run.params["reduction"] == "mean" else 1
+        g = np.broadcast_to(g / n, elementwise)
+    names = dict(zip(input_names(op, len(run.inputs)), run.inputs))
+    return {**names, **run.params, "out": out, **run.saved, "g": g}
+
+
+def gradients_by_rule(op, run: Run) -> list:
+    """Each input's gradient as the rule computes it (``None`` if it names none)."""
+    names = rule_names(op, run)
+    if any(p.kind == p.VAR_POSITIONAL for p in inspect.signature(op.forward).parameters.values()):
+        # a_i, da_i: the rule is run once per input i
+        return [run_rule(op.rule, {**names, "i": i, "a_i": a}).get("da_i")
+                for i, a in enumerate(run.inputs)]
+    scope = run_rule(op.rule, names)
+    return [scope.get(f"d{name}") for name in input_names(op, len(run.inputs))]
+
+
+@dataclass(frozen=True)
+class Exemption:
+    """An op whose rule names an operation instead of spelling it out."""
+
+    reason: str
+    rule: str  # the rule text the reference below was written from
+    reference: Callable  # (run) -> one gradient per input, in the rule's notation
+
+
+def _cat_reference(run: Run) -> list:
+    # da_i = g[the rows of a_i along dim]
+    dim, start, grads = run.params["dim"], 0, []
+    for a in run.inputs:
+        rows = range(start, start + a.shape[dim])
+        grads.append(np.take(run.g, rows, axis=dim))
+        start += a.shape[dim]
+    return grads
+
+
+def _conv2d_reference(run: Run) -> list:
+    x, weight, _ = run.inputs
+    g, (ph, pw) = run.g, run.params["padding"]
+    n, c, h, w = x.shape
+    _, _, kh, kw = weight.shape
+    # dinput: the full convolution of g with the kernel rotated 180° (stride 1)
+    g_full = np.pad(g, ((0, 0), (0, 0), (kh - 1, kh - 1), (kw - 1, kw - 1)))
+    rotated = weight[:, :, ::-1, ::-1]
+    d_padded = np.zeros((n, c, h + 2 * ph, w + 2 * pw))
+    for i in range(kh):
+        for j in range(kw):
+            patch = g_full[:, :, i:i + h + 2 * ph, j:j + w + 2 * pw]
+            d_padded += np.einsum("nohw,oc->nchw", patch, rotated[:, :, i, j])
+    dinput = d_padded[:, :, ph:ph + h, pw:pw + w]
+    # dweight: the correlation of the input with g; dbias: Σ g over batch and pixels
+    x_padded = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    oh, ow = g.shape[-2:]
+    dweight = np.zeros_like(weight)
+    for i in range(kh):
+        for j in range(kw):
+            dweight[:, :, i, j] = np.einsum("nohw,nchw->oc", g,
+                                            x_padded[:, :, i:i + oh, j:j + ow])
+    return [dinput, dweight, g.sum(axis=(0, 2, 3))]
+
+
+def _pool_reference(send: Callable) -> Callable:
+    """dinput = fold(what each window sends back): loop over the windows, add up."""
+    def reference(run: Run) -> list:
+        (x,), g, p = run.inputs, run.g, run.params
+        (kh, kw), (sh_, sw), (ph, pw) = p["kernel_size"], p["stride"], p["padding"]
+        padded = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=-np.inf)
+        d_padded = np.zeros_like(padded)
+        for n, c, oy, ox in np.ndindex(g.shape):
+            rows, cols = slice(oy * sh_, oy * sh_ + kh), slice(ox * sw, ox * sw + kw)
+            d_padded[n, c, rows, cols] += send(padded[n, c, rows, cols], g[n, c, oy, ox])
+        return [d_padded[:, :, ph:ph + x.shape[2], pw:pw + x.shape[3]]]
+    return reference
+
+
+def _to_first_maximum(window, g):
+    sent = np.zeros(window.shape)
+    sent.flat[np.argmax(window)] = g  # argmax: the first maximum in row-major order
+    return sent
+
+
+def _batch_norm_reference(training: bool) -> Callable:
+    def reference(run: Run) -> list:
+        (x, weight, _), g, p = run.inputs, run.g, run.params
+        def Σ(t):  # noqa: N802 - the rule's notation: over batch and pixels
+            return t.sum(axis=(0, 2, 3), keepdims=True)
+        m = x.size // x.shape[1]
+        inv_std = 1 / np.sqrt(p["var"] + p["eps"])
+        x_hat = (x - p["mean"]) * inv_std
+        w = weight.reshape(1, -1, 1, 1)
+        if training:
+            dx = w * inv_std / m * (m * g - Σ(g) - x_hat * Σ(g * x_hat))
+        else:
+            dx = g * w * inv_std
+        return [dx, Σ(g * x_hat).ravel(), Σ(g).ravel()]
+    return reference
+
+
+EXEMPT: dict[type[Function], Exemption] = {
+    joining.Cat: Exemption(
+        "the rows of a_i start after those of a_0 .. a_(i-1): a sentence, not a formula",
+        "da_i = g[the rows of a_i along dim]", _cat_reference),
+    conv.Conv2d: Exemption(
+        "fold/unfold (im2col) and 'full convolution' name whole operations",
+        "dinput = fold(W_flatᵀ @ g)   (full convolution of g with the kernel rotated 180°)\n"
+        "dweight = Σ g @ unfold(input)ᵀ   (correlation of the input with g)\n"
+        "dbias = Σ g over batch and pixels", _conv2d_reference),
+    pooling.MaxPool2d: Exemption(
+        "fold and 'each window's argmax' name whole operations",
+        "dinput = fold(g placed at each window's argmax)   (ties: the first maximum in "
+        "row-major order; overlapping windows add up)",
+        _pool_reference(_to_first_maximum)),
+    pooling.AvgPool2d: Exemption(
+        "fold names a whole operation",
+        "dinput = fold(g / (kh·kw) copied to every input of its window)",
+        _pool_reference(lambda window, g: np.full(window.shape, g / window.size))),
+    normalization.BatchNorm: Exemption(
+        "Σ over batch and pixels, and per-channel broadcasting, read better than NumPy",
+        "x̂ = (x - mean) · inv_std;  Σ over batch and pixels, M values per channel\n"
+        "dx = weight · inv_std / M · (M·g - Σ g - x̂ · Σ g·x̂)\n"
+        "dweight = Σ g·x̂\n"
+        "dbias = Σ g", _batch_norm_reference(training=True)),
+    normalization.BatchNormEval: Exemption(
+        "as batch_norm",
+        "x̂ = (x - running_mean) · inv_std   (running estimates: constants)\n"
+        "dx = g · weight · inv_std\n"
+        "dweight = Σ g·x̂\n"
+        "dbias = Σ g", _batch_norm_reference(training=False)),
+}
+
+
+# -- the tests -------------------------------------------------------------------------------
+def test_every_op_has_its_rule_checked():
+    ops = set(all_ops())
+    assert len(ops) > 30  # the discovery found the op library
+    missing = sorted(op.__name__ for op in ops - set(EXAMPLES))
+    assert not missing, f"ops whose rule text nothing checks (add them to EXAMPLES): {missing}"
+    assert set(EXEMPT) <= set(EXAMPLES)
+
+
+RULES_RUN = [op for op in EXAMPLES if op not in EXEMPT]
+
+
+@pytest.mark.parametrize("op", RULES_RUN, ids=[op.name for op in RULES_RUN])
+def test_the_rule_run_as_numpy_gives_what_backward_gives(op):
+    for rng in _seeds():
+        for example in EXAMPLES[op](rng):
+            run = run_backward(op, example, rng)
+            assert_same_gradients(op, run, gradients_by_rule(op, run))
+
+
+@pytest.mark.parametrize("op", list(EXEMPT), ids=[op.name for op in EXEMPT])
+def test_an_exempt_rule_matches_its_reference_and_backward(op):
+    exemption = EXEMPT[op]
+    assert op.rule == exemption.rule, (
+        f"{op.name}'s rule text changed: check it, then update its reference in EXEMPT")
+    for rng in _seeds():
+        for example in EXAMPLES[op](rng):
+            run = run_backward(op, example, rng)
+            assert_same_gradients(op, run, exemption.reference(run))
+
+
+def test_notes_are_not_run_and_code_is():
+    assert rule_program("da = g   (the engine casts it back)") == "da = g"
+    assert rule_program("da = zeros_like(a);  add.at(da, key, g)") == \
+        "da = zeros_like(a);  add.at(da, key, g)"
+    scope = run_rule("da = g * sum(b, axis)   (a note)", {"g": 2.0, "b": np.ones((2, 3)),
+                                                          "axis": 1})
+    assert scope["da"].shape == (2, 1)  # sum keeps the summed axis
+
+
+def test_a_wrong_rule_is_caught():
+    """The check can fail: a rule with the factor missing disagrees with backward."""
+    class WrongSqrt(ew.Sqrt):
+        rule = "da = g / out"
+
+    rng = np.random.default_rng(0)
+    run = run_backward(WrongSqrt, EXAMPLES[ew.Sqrt](rng)[0], rng)
+    with pytest.raises(AssertionError, match="sqrt: input 0"):
+        assert_same_gradients(WrongSqrt, run, gradients_by_rule(WrongSqrt, run))
