@@ -248,6 +248,10 @@ class Function:
                     needs.append(True)
                     continue
             else:
+                if isinstance(x, np.ndarray):
+                    # A NumPy operand has no version counter: keep our own copy, so a
+                    # later change to the caller's array cannot reach the backward.
+                    arrays[i] = x = x.copy()
                 shapes.append(getattr(x, "shape", ()))
                 dtypes.append(getattr(x, "dtype", None))
                 counters.append(None)
