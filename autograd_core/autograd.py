@@ -3,11 +3,15 @@
 ``gradcheck`` builds the whole Jacobian of ``fn`` twice: once with the engine (one
 backward per output element) and once numerically, nudging each input element by
 ±eps and measuring the change of every output, (f(x + eps) - f(x - eps)) / 2eps.
-Run it in float64: in float32 the rounding error of the difference swamps it.
+Run it in float64: in float32 the rounding error of the difference swamps it (as
+PyTorch does, a float32 input gets a warning and the check runs anyway). Inputs that
+are not tensors (a Python number, a flag) are passed to ``fn`` unchanged and not
+checked, as in PyTorch.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -20,6 +24,11 @@ from .tensor import Tensor
 __all__ = ["gradcheck", "GradcheckError", "numeric_jacobian", "analytic_jacobian"]
 
 
+def _size(x) -> int:
+    """Elements of an input: a non-tensor input is a constant with no column."""
+    return x.numel() if isinstance(x, Tensor) else 0
+
+
 def _outputs(fn, inputs) -> list[Tensor]:
     out = fn(*inputs)
     return list(out) if isinstance(out, tuple | list) else [out]
@@ -30,20 +39,22 @@ def analytic_jacobian(fn: Callable, inputs: Sequence[Tensor]) -> list[list[np.nd
     outputs = _outputs(fn, inputs)
     jac = []
     for out in outputs:
-        rows = [np.zeros((out.numel(), x.numel())) for x in inputs]
+        rows = [np.zeros((out.numel(), _size(x))) for x in inputs]
         if out.requires_grad:
             for k in range(out.numel()):
                 for x in inputs:
-                    x.grad = None
+                    if isinstance(x, Tensor):
+                        x.grad = None
                 seed = np.zeros(out.shape, dtype=out.dtype)
                 seed.flat[k] = 1
                 out.backward(seed, retain_graph=True)
                 for i, x in enumerate(inputs):
-                    if x.grad is not None:
+                    if isinstance(x, Tensor) and x.grad is not None:
                         rows[i][k] = x.grad._data.ravel()
         jac.append(rows)
     for x in inputs:
-        x.grad = None
+        if isinstance(x, Tensor):
+            x.grad = None
     return jac
 
 
@@ -51,8 +62,10 @@ def numeric_jacobian(fn: Callable, inputs: Sequence[Tensor], eps: float = 1e-6):
     """``J[o][i]`` by central differences (the inputs are restored afterwards)."""
     with no_grad():
         sizes = [o.numel() for o in _outputs(fn, inputs)]
-        jac = [[np.zeros((n, x.numel())) for x in inputs] for n in sizes]
+        jac = [[np.zeros((n, _size(x))) for x in inputs] for n in sizes]
         for i, x in enumerate(inputs):
+            if not isinstance(x, Tensor):
+                continue
             data = x._data  # nudged in place, element by element, whatever its strides
             for k, index in enumerate(np.ndindex(data.shape)):
                 original = data[index]
@@ -81,9 +94,9 @@ def gradcheck(fn: Callable, inputs, eps: float = 1e-6, atol: float = 1e-5,
     checked = [x for x in inputs if isinstance(x, Tensor) and x.requires_grad]
     if not checked:
         raise errors.gradcheck_nothing()
-    for x in checked:
-        if x.dtype != np.float64:
-            raise errors.gradcheck_dtype(x.dtype)
+    for i, x in enumerate(inputs):
+        if isinstance(x, Tensor) and x.requires_grad and x.dtype != np.float64:
+            warnings.warn(errors.gradcheck_dtype(i, x.dtype), stacklevel=2)
     analytic = analytic_jacobian(fn, inputs)
     numeric = numeric_jacobian(fn, inputs, eps)
     worst = None

@@ -11,7 +11,8 @@ recording order, newest first, is such an order). At each visit:
 3. where an input was broadcast in the forward pass, its gradient is summed back
    to the input's shape (the un-broadcast, done here once for every op);
 4. each input's gradient is added to what that input already received: into the
-   buffer of the node that computed it, or into ``.grad`` of a leaf;
+   buffer of the node that computed it, or, in place, into ``.grad`` of a leaf (a leaf
+   with hooks is summed in a buffer too, and its hooks run once, on the total);
 5. the node's saved tensors are released unless ``retain_graph=True``.
 
 ``backward_steps`` yields one :class:`Step` per visit with everything above, so a
@@ -32,7 +33,12 @@ from .function import Node, observers
 
 @dataclass(slots=True, eq=False)
 class Sent:
-    """The gradient one step sent along one edge, and how it was accumulated."""
+    """The gradient one step sent along one edge, and how it was accumulated.
+
+    For a node, ``previous``/``total`` are its running sum; for a leaf, its ``.grad``
+    before and after. A leaf with hooks is summed like a node until its last edge, where
+    its hooks run once on the sum and ``previous``/``total`` are again its ``.grad``.
+    """
 
     input_index: int
     target: object  # the input's Node, or the leaf Tensor
@@ -121,26 +127,60 @@ def _seed(output, gradient) -> np.ndarray:
     return seed
 
 
-def _own(grad, upstream, sent) -> np.ndarray:
-    """A gradient about to be stored in ``.grad``, copied if it may alias another."""
-    if grad is upstream or grad.base is not None:
-        return grad.copy()
-    for s in sent:
-        if s.grad is grad:
-            return grad.copy()
+def _run_hooks(hooks: list, grad: np.ndarray) -> np.ndarray:
+    """Call each hook on the gradient in turn; a returned Tensor replaces it. Like
+    PyTorch, a hook may change the values, never the shape or the dtype."""
+    for hook in tuple(hooks):  # a hook may remove itself
+        result = hook(_as_tensor(grad))
+        if result is None:
+            continue
+        if not isinstance(result, function.Tensor):
+            raise errors.hook_returned(hook, result)
+        new = result._data
+        if new.shape != grad.shape:
+            raise errors.hook_changed(hook, "size", grad.shape, new.shape)
+        if new.dtype != grad.dtype:
+            raise errors.hook_changed(hook, "type", grad.dtype, new.dtype)
+        grad = new
     return grad
 
 
-def _accumulate_leaf(leaf, grad, upstream, sent):
-    if leaf._hooks:
-        for hook in leaf._hooks:
-            result = hook(_as_tensor(grad))
-            if result is not None:
-                grad = result._data
-    previous = leaf.grad._data if leaf.grad is not None else None
-    total = _own(grad, upstream, sent) if previous is None else previous + grad
-    leaf.grad = _as_tensor(total)
+def _accumulate_leaf(leaf, grad: np.ndarray, upstream, sent: list) -> tuple:
+    """Add ``grad`` into ``leaf.grad``: the first gradient is stored, a later one is added
+    into the *same* Tensor, so a reference taken earlier (``g = x.grad``) sees the sum and
+    its version moves on, as with PyTorch's in-place accumulation. The sum is a new array
+    inside that Tensor: the arrays of earlier step records never change (so the stepper
+    replays true values), and neither does a NumPy view of the old ``.grad`` (PyTorch's
+    would). Returns (previous, total) for the step record."""
+    held = leaf.grad
+    if held is None:
+        total = _own(grad, upstream, sent)
+        leaf.grad = _as_tensor(total)
+        return None, total
+    previous = held._data
+    held._data = total = np.asarray(previous + grad)  # a 0-d sum is a NumPy scalar
+    held._version[0] += 1
     return previous, total
+
+
+def _own(grad: np.ndarray, upstream, sent: list) -> np.ndarray:
+    """A gradient about to be stored in ``.grad``, copied if it may alias another array
+    (a view, the step's upstream gradient, or the array sent along another edge)."""
+    if grad is upstream or grad.base is not None or any(s.grad is grad for s in sent):
+        return grad.copy()
+    return grad
+
+
+def _hooked_leaves(nodes: list[Node]) -> dict:
+    """Each leaf with hooks -> (node, input index) of the last edge the sweep reaches it
+    by. Its contributions are summed until then, and its hooks run once, on the total,
+    as PyTorch runs them (a clipping hook sees the whole gradient)."""
+    last = {}
+    for node in nodes:
+        for i, edge in enumerate(node.edges):
+            if edge is not None and edge.__class__ is not Node and edge._hooks:
+                last[edge] = (node, i)
+    return last
 
 
 def _as_tensor(array):
@@ -160,24 +200,24 @@ def backward_steps(output, gradient=None, retain_graph: bool = False) -> Iterato
     seed = _seed(output, gradient)
     root = output.grad_fn
     if root is None:  # the output is itself a leaf
-        sent = []
-        previous, total = _accumulate_leaf(output, seed, None, sent)
+        if output._hooks:
+            seed = _run_hooks(output._hooks, seed)
+        previous, total = _accumulate_leaf(output, seed, None, [])
         yield Step(0, None, seed, [], [Sent(0, output, seed, None, previous, total)], [])
         return
     yield from _sweep(root, seed, retain_graph)
 
 
 def _sweep(root: Node, seed: np.ndarray, retain_graph: bool) -> Iterator[Step]:
-    buffers = {root: seed}
-    for index, node in enumerate(reverse_topological(root)):
+    nodes = reverse_topological(root)
+    hooked = _hooked_leaves(nodes)
+    buffers = {root: seed}  # gradients summed so far: per node, and per leaf with hooks
+    for index, node in enumerate(nodes):
         upstream = buffers.pop(node, None)
         if upstream is None:  # every path from the output to here carried no gradient
             continue
         if node.hooks:
-            for hook in node.hooks:
-                result = hook(_as_tensor(upstream))
-                if result is not None:
-                    upstream = result._data
+            upstream = _run_hooks(node.hooks, upstream)
         if node.retains_grad:
             _retain(node, upstream)
 
@@ -205,16 +245,20 @@ def _sweep(root: Node, seed: np.ndarray, retain_graph: bool) -> Iterator[Step]:
                 grad = sum_to(grad, shapes[i])
             if grad.dtype != dtypes[i]:
                 grad = grad.astype(dtypes[i])
-            if edge.__class__ is Node:
+            if edge.__class__ is Node or edge in hooked:
                 previous = buffers.get(edge)
-                total = grad if previous is None else previous + grad
-                buffers[edge] = total
+                total = buffers[edge] = grad if previous is None else previous + grad
+                if hooked.get(edge) == (node, i):  # the leaf's last contribution
+                    hooked_total = _run_hooks(edge._hooks, buffers.pop(edge))
+                    previous, total = _accumulate_leaf(edge, hooked_total, upstream, sent)
             else:
                 previous, total = _accumulate_leaf(edge, grad, upstream, sent)
             sent.append(Sent(i, edge, grad, broadcast_from, previous, total))
 
         released = [] if retain_graph else node.release()
         yield Step(index, node, upstream, reads, sent, released)
+    for leaf in [t for t in buffers if t.__class__ is not Node]:  # a last edge sent None
+        _accumulate_leaf(leaf, _run_hooks(leaf._hooks, buffers.pop(leaf)), None, [])
 
 
 def _retain(node: Node, grad: np.ndarray) -> None:

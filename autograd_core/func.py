@@ -324,6 +324,8 @@ def _leaf(transform: str, index: int, x, requires_grad: bool) -> Tensor:
 
 def _tangent_array(index: int, primal, tangent) -> np.ndarray:
     p, t = _data(primal), _data(tangent)
+    if t.dtype.kind not in "fc" and p.dtype.kind == "f":  # as PyTorch: refused, not cast
+        raise errors.non_float_tangent("jvp", index, t.dtype)
     if t.shape != p.shape:
         raise errors.tangent_shape("jvp", index, t.shape, p.shape)
     return t.astype(p.dtype, copy=False)

@@ -234,7 +234,7 @@ class Function:
             if observers:
                 for observer in observers:
                     observer.on_forward(cls, None, arrays, out, params)
-            return Tensor._wrap(out, None, _shared_counter(out, inputs))
+            return _wrap_output(out, None, inputs)
 
         edges, needs, counters, shapes, dtypes, constants = [], [], [], [], [], None
         for i, x in enumerate(inputs):
@@ -265,7 +265,7 @@ class Function:
         node.constants = constants
         out = cls.forward(node, *arrays, **params)
         node._input_counters = None
-        result = Tensor._wrap(out, node, _shared_counter(out, inputs))
+        result = _wrap_output(out, node, inputs)
         for saved in node.saved.values():
             if saved.source is None and saved.array is out:
                 saved.source, saved._counter = ("output",), result._version
@@ -289,14 +289,17 @@ def _constant(x) -> tuple:
     return "array", None
 
 
-def _shared_counter(out, inputs):
-    """A view of an input shares that input's version counter, so writing through
-    either one is seen by whoever saved the other."""
+def _wrap_output(out, grad_fn, inputs) -> Tensor:
+    """The op's output as a Tensor. A view of an input shares that input's version
+    counter, so writing through either one is seen by whoever saved the other, and
+    remembers its base, so an in-place change through it can be refused while the
+    base requires grad (``Tensor._inplace``)."""
     if isinstance(out, np.ndarray) and out.base is not None:
         for x in inputs:
             if isinstance(x, Tensor) and np.may_share_memory(out, x._data):
-                return x._version
-    return None
+                base = x if x._base is None else x._base
+                return Tensor._wrap(out, grad_fn, x._version, base)
+    return Tensor._wrap(out, grad_fn)
 
 
 class _ModuleScope(threading.local):

@@ -9,6 +9,7 @@ them: that is what an inference-only forward pass is.
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 
 
@@ -36,7 +37,11 @@ class _GradMode:
         state.enabled = self._previous
 
     def __call__(self, fn):
-        """Use as a decorator: ``@no_grad()`` runs the whole function in this mode."""
+        """Use as a decorator: ``@no_grad()`` runs the whole function in this mode; for
+        a generator function, every stretch of its body between two ``yield``s (as
+        PyTorch does: the caller's own mode is back while the generator is paused)."""
+        if inspect.isgeneratorfunction(fn):
+            return _each_resumption(self.__class__, fn)
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
@@ -44,6 +49,32 @@ class _GradMode:
                 return fn(*args, **kwargs)
 
         return wrapper
+
+
+def _each_resumption(mode, fn):
+    """Wrap generator function ``fn`` so that its body runs under ``mode()`` each time
+    it resumes (``next``, ``send``, ``throw``, ``close``) and nowhere else."""
+
+    @functools.wraps(fn)
+    def generator(*args, **kwargs):
+        gen = fn(*args, **kwargs)
+        resume, value = gen.send, None
+        while True:
+            with mode():
+                try:
+                    response = resume(value)
+                except StopIteration as stop:
+                    return stop.value
+            try:
+                value, resume = (yield response), gen.send
+            except GeneratorExit:
+                with mode():
+                    gen.close()
+                raise
+            except BaseException as exc:  # thrown in by the caller: pass it on
+                value, resume = exc, gen.throw
+
+    return generator
 
 
 class no_grad(_GradMode):

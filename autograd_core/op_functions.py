@@ -159,6 +159,10 @@ MaxResult = namedtuple("MaxResult", ["values", "indices"])
 
 def _extremum(op, arg, a, dim, keepdim, axis, keepdims):
     axes, keep = _reduce_args(a, dim, keepdim, axis, keepdims)
+    if a._data.size == 0:  # no values to pick from along a reduced dim: PyTorch's error
+        for d in range(a.ndim) if axes is None else axes:
+            if a.shape[d] == 0:
+                raise errors.empty_reduction(op.name, None if axes is None else d)
     values = op.apply(a, axis=axes, keepdims=keep)
     if isinstance(dim, int) and axis is None:  # PyTorch style: values and indices
         data = a._data if isinstance(a, Tensor) else a
@@ -333,19 +337,26 @@ def split(a, split_size_or_sections, dim: int = 0) -> tuple:
 
 
 # -- softmax family ------------------------------------------------------------------------
+def _softmax_dim(dim: int, ndim: int):
+    """The axis as a non-negative int; for a 0-d input (dim 0 or -1, as in PyTorch) None,
+    which NumPy reads as "the whole 0-d array": softmax 1, logsumexp the value itself."""
+    axis = normalize_dim(dim, ndim)
+    return axis if ndim else None
+
+
 @_one_tensor
 def softmax(a, dim: int = -1) -> Tensor:
     """exp(a) / sum(exp(a)) along ``dim``, computed stably."""
-    return sm.Softmax.apply(a, dim=normalize_dim(dim, a.ndim))
+    return sm.Softmax.apply(a, dim=_softmax_dim(dim, a.ndim))
 
 
 @_one_tensor
 def log_softmax(a, dim: int = -1) -> Tensor:
     """log(softmax(a)) along ``dim``, computed stably."""
-    return sm.LogSoftmax.apply(a, dim=normalize_dim(dim, a.ndim))
+    return sm.LogSoftmax.apply(a, dim=_softmax_dim(dim, a.ndim))
 
 
 @_one_tensor
 def logsumexp(a, dim: int = -1, keepdim: bool = False) -> Tensor:
     """log(sum(exp(a))) along ``dim``, computed stably."""
-    return sm.LogSumExp.apply(a, dim=normalize_dim(dim, a.ndim), keepdims=keepdim)
+    return sm.LogSumExp.apply(a, dim=_softmax_dim(dim, a.ndim), keepdims=keepdim)

@@ -47,7 +47,7 @@ class Tensor:
     """
 
     __slots__ = ("_data", "_requires_grad", "grad", "grad_fn", "_version", "_name",
-                 "_hooks", "__weakref__")
+                 "_hooks", "_base", "__weakref__")
     __array_priority__ = 1000  # make ``ndarray op Tensor`` defer to Tensor's operators
 
     def __init__(self, data: Any, requires_grad: bool = False, dtype=None, name=None):
@@ -58,12 +58,15 @@ class Tensor:
         self._version = [0]
         self._name = name
         self._hooks = None
+        self._base = None
         if requires_grad:
             self.requires_grad = True
 
     @classmethod
-    def _wrap(cls, data, grad_fn=None, counter=None) -> Tensor:
-        """Wrap an array the engine computed (no validation, no copy)."""
+    def _wrap(cls, data, grad_fn=None, counter=None, base=None) -> Tensor:
+        """Wrap an array the engine computed (no validation, no copy). A view of another
+        tensor's memory shares its version ``counter`` and names the tensor it views as
+        ``base`` (the first tensor of a chain of views)."""
         t = object.__new__(cls)
         t._data = data if data.__class__ is np.ndarray else np.asarray(data)
         t._requires_grad = grad_fn is not None
@@ -72,6 +75,7 @@ class Tensor:
         t._version = counter if counter is not None else [0]
         t._name = None
         t._hooks = None
+        t._base = base
         return t
 
     # -- autograd state --------------------------------------------------------
@@ -415,8 +419,15 @@ class Tensor:
 
     # -- in-place updates (no recording; for optimizers and data edits) -------------
     def _inplace(self, compute) -> Tensor:
-        if _grad_mode.enabled and self._requires_grad:
-            raise errors.inplace_leaf() if self.grad_fn is None else errors.inplace_recorded()
+        """Run ``compute`` on the data in place, after refusing what PyTorch refuses while
+        recording: changing a leaf that requires grad, or a view of one (even a view taken
+        before ``requires_grad`` was set: it shares the leaf's memory)."""
+        if _grad_mode.enabled:
+            base = self._base
+            if base is not None and base._requires_grad:
+                raise errors.inplace_view() if base.grad_fn is None else errors.inplace_recorded()
+            if self._requires_grad:
+                raise errors.inplace_leaf() if self.grad_fn is None else errors.inplace_recorded()
         compute(self._data)
         self._version[0] += 1
         return self

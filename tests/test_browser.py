@@ -177,8 +177,11 @@ def test_stepper_next_moves_the_highlight_and_the_gradient(tmp_path):
                 assert states[0]["label"] == f"0 / {n}" and states[0]["current"] == []
                 for k in range(1, 5):
                     next_button.click()
+                    # The label, the highlight and the step panel are separate widget
+                    # messages: wait for all three to show step k.
                     states.append(poll(page, lambda s, k=k: s["label"] == f"{k} / {n}"
-                                       and s["current"] != states[-1]["current"]))
+                                       and s["current"] != states[-1]["current"]
+                                       and s["upstream"] is not None))
                 page.locator(".ag-graph").scroll_into_view_if_needed()
                 ARTIFACTS.mkdir(exist_ok=True)
                 page.screenshot(path=str(ARTIFACTS / "browser_stepper.png"), full_page=True)

@@ -112,7 +112,7 @@ def key_phrase_cases():
     return [
         # backward
         Case("backward-twice", backward_twice, RuntimeError,
-             ("Trying to backward through the graph a second time", "retain_graph=True",
+             ("Trying to backward through the graph a second time", "Specify retain_graph=True",
               "mul needs one of them"), True),
         Case("backward-no-requires-grad", lambda: tensor([1.0, 2.0]).sum().backward(),
              RuntimeError, ("element 0 of tensors does not require grad and does not have "
@@ -315,8 +315,8 @@ def routed_cases():
         Case("index-with-float-tensor", lambda: [1, 2][tensor(1.0)], TypeError,
              ("only integer tensors of a single element can be used as an index",), None),
         # ops
-        Case("clip-without-bounds", lambda: ag.clip(x3()), ValueError,
-             ("clip: at least one of min and max must be given",), False),
+        Case("clip-without-bounds", lambda: ag.clip(x3()), RuntimeError,
+             ("clip: At least one of 'min' or 'max' must not be None",), True),
         Case("sum-repeated-dim", lambda: m23().sum(dim=(0, -2)), RuntimeError,
              ("appears multiple times in the list of dims",), None),
         Case("permute-repeated-dim", lambda: m23().permute(0, 0), RuntimeError,
@@ -342,7 +342,7 @@ def routed_cases():
         Case("init-unknown-gain", lambda: gain("swish"), ValueError,
              ("unsupported nonlinearity 'swish'",), None),
         Case("optimizer-of-floats", lambda: ag.optim.SGD([1.0], lr=0.1), TypeError,
-             ("SGD expects tensors to optimize, got float",), False),
+             ("can only optimize Tensors, but one of the params is float", "SGD"), True),
         # transforms and checks
         Case("jvp-has-aux", lambda: jvp(ag.exp, (x3(),), (x3(),), has_aux=True),
              NotImplementedError, ("jvp: has_aux=True is not supported",), False),
@@ -350,9 +350,6 @@ def routed_cases():
              ("argnums 3 is out of range for a function called with 1 argument(s)",), False),
         Case("gradcheck-nothing-to-check", lambda: gradcheck(ag.exp, (tensor([1.0]),)),
              ValueError, ("gradcheck: no input requires grad",), True),
-        Case("gradcheck-float32",
-             lambda: gradcheck(ag.exp, (ag.ones(2, dtype=np.float32, requires_grad=True),)),
-             ValueError, ("gradcheck: inputs should be float64", "float32"), True),
         Case("graph-cycle", lambda: topological_order("ab", [("a", "b"), ("b", "a")]),
              CycleError, ("the graph has a cycle:", "a -> b"), False),
     ]

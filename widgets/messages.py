@@ -38,8 +38,15 @@ def view_needs_tensor(what: str, given, example: str) -> TypeError:
                  f"{example}.")
 
 
-def view_needs_graph(what: str) -> ValueError:
-    """A view given a tensor with nothing recorded behind it."""
+def view_needs_graph(what: str, requires_grad: bool = False) -> ValueError:
+    """A view given a tensor with nothing recorded behind it: a leaf that requires
+    grad (no op has run on it yet), or a tensor that does not require grad."""
+    if requires_grad:
+        return error(ValueError, f"{what}: this tensor has no recorded graph: it is a leaf "
+                     "(a tensor you created, with requires_grad=True), and no op has run on "
+                     "it yet, so there is no forward pass to show.", "pass a result computed "
+                     f"from it, e.g. {what}(loss), or the function that computes it, e.g. "
+                     f"{what}(lambda: model(x)).")
     return error(ValueError, f"{what}: this tensor has no recorded graph (it does not require "
                  "grad, or it was computed under no_grad()).", "create an input with "
                  "requires_grad=True and compute the output outside no_grad().")

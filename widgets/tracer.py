@@ -124,7 +124,7 @@ class ForwardTracer(w.VBox):
             raise messages.view_needs_tensor("ForwardTracer", fn_or_output, "ForwardTracer(loss)")
         view = live(output, "ForwardTracer")
         if not view.graph.ops:
-            raise messages.view_needs_graph("ForwardTracer")
+            raise messages.view_needs_graph("ForwardTracer", output.requires_grad)
         for seq, op_id in view.graph.node_ids.items():
             if seq in kept:
                 view.values.setdefault(view.graph.op(op_id).output, kept[seq])
@@ -153,6 +153,10 @@ class ForwardTracer(w.VBox):
 
     @step.setter
     def step(self, k: int) -> None:
+        """Go to op ``k``; outside 0..len(rows) it raises, as the stepper's ``step`` does
+        (``next``/``previous`` stop at the ends instead)."""
+        if not 0 <= k <= len(self.rows):
+            raise messages.step_out_of_range(k, len(self.rows))
         self.controls.value = k
 
     def first(self) -> None:

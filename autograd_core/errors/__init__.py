@@ -40,6 +40,8 @@ from .backward import (
     CycleError,
     gradient_shape,
     graph_cycle,
+    hook_changed,
+    hook_returned,
     implicit_grad,
     missing_backward,
     modified_inplace,
@@ -72,6 +74,7 @@ from .functional import (
     negative_padding,
     not_positive,
     pair_argument,
+    pair_length,
     pool_padding,
     target_batch_size,
 )
@@ -87,16 +90,29 @@ from .modules import (
     not_a_module,
     not_a_parameter,
     sequential_index,
+    sequential_index_type,
     state_dict_keys,
     state_dict_shape,
+    training_mode,
     unknown_nonlinearity,
 )
 from .operands import broadcast, clip_bounds, matmul_scalar, matmul_shapes, where_condition
-from .optim import empty_parameters, not_a_leaf_parameter, not_a_tensor_parameter, optimizer_state
+from .optim import (
+    bad_optimizer_option,
+    duplicate_parameters,
+    empty_parameters,
+    nesterov_options,
+    not_a_leaf_parameter,
+    not_a_tensor_parameter,
+    optimizer_state,
+    parameter_in_two_groups,
+    params_not_iterable,
+)
 from .shapes import (
     bad_reshape,
     cat_shapes,
     dim_out_of_range,
+    empty_reduction,
     empty_sequence,
     new_dim_out_of_range,
     not_a_permutation,
@@ -110,6 +126,7 @@ from .tensors import (
     hook_needs_grad,
     inplace_leaf,
     inplace_recorded,
+    inplace_view,
     item_of_many,
     len_of_scalar,
     non_float_grad,
@@ -123,6 +140,7 @@ from .transforms import (
     argnums_range,
     checkpoint_forward_mode,
     checkpoint_generator,
+    checkpoint_no_grad,
     checkpoint_output,
     checkpoint_segments,
     cotangent_shape,
@@ -131,6 +149,7 @@ from .transforms import (
     jacobian_mode,
     missing_jvp,
     non_float_primal,
+    non_float_tangent,
     primals_tangents,
     tangent_shape,
 )

@@ -16,9 +16,11 @@ def second_backward(op: str) -> RuntimeError:
         RuntimeError,
         "Trying to backward through the graph a second time (or directly access saved "
         "tensors after they have already been freed). Saved intermediate values of the "
-        f"graph are freed when you call .backward(); {op} needs one of them.",
-        "specify retain_graph=True on the first .backward() if you need to backward "
-        "through the graph a second time.")
+        f"graph are freed when you call .backward(); {op} needs one of them. Specify "
+        "retain_graph=True if you need to backward through the graph a second time or if "
+        "you need to access saved tensors after calling backward.",
+        "pass retain_graph=True to the first .backward(), or run the forward pass again to "
+        "record a fresh graph.")
 
 
 def no_grad_fn() -> RuntimeError:
@@ -40,6 +42,30 @@ def gradient_shape(given, expected) -> RuntimeError:
     return error(RuntimeError, f"Mismatch in shape: gradient has a shape of {shape_text(given)} "
                  f"and output has a shape of {shape_text(expected)}.",
                  "gradient= must have exactly the shape of the tensor you call .backward() on.")
+
+
+def _hook_name(hook) -> str:
+    return getattr(hook, "__name__", type(hook).__name__)
+
+
+def hook_returned(hook, value) -> TypeError:
+    """A gradient hook returned something that is neither a Tensor nor None."""
+    cls = type(value)
+    kind = cls.__qualname__
+    if cls.__module__ != "builtins":
+        kind = f"{cls.__module__}.{kind}"
+    return error(TypeError, f"expected Variable, but hook returned {kind!r} (the hook is "
+                 f"{_hook_name(hook)!r}).", "return a Tensor (wrap an array with tensor(...))"
+                 ", or None to keep the gradient as it is.")
+
+
+def hook_changed(hook, what: str, was, got) -> RuntimeError:
+    """A gradient hook returned a tensor of another shape (``what="size"``) or dtype
+    (``what="type"``) than the gradient it was given."""
+    shown = (shape_text(was), shape_text(got)) if what == "size" else (was, got)
+    return error(RuntimeError, f"hook {_hook_name(hook)!r} has changed the {what} of value "
+                 f"(was {shown[0]} got {shown[1]}).", "a hook may change a gradient's values, "
+                 "never its shape or dtype: return a tensor like the one it was given.")
 
 
 def modified_inplace(name: str, op: str, shape, dtype, version: int, expected: int):

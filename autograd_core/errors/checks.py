@@ -16,10 +16,12 @@ def gradcheck_nothing() -> ValueError:
                  "check.", "pass tensors created with requires_grad=True.")
 
 
-def gradcheck_dtype(dtype) -> ValueError:
-    """gradcheck over an input in less than double precision."""
-    return error(ValueError, f"gradcheck: inputs should be float64, got {dtype}; finite "
-                 "differences are too inaccurate in lower precision.",
+def gradcheck_dtype(index: int, dtype) -> UserWarning:
+    """gradcheck over an input in less than double precision (a warning, as in PyTorch:
+    the check still runs, and will likely fail)."""
+    return error(UserWarning, f"gradcheck: Input #{index} requires gradient and is not a "
+                 f"double precision floating point (it is {dtype}). This check will likely "
+                 "fail: finite differences are too inaccurate in lower precision.",
                  "convert with tensor(data, dtype=float64).")
 
 

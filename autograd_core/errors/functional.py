@@ -87,6 +87,20 @@ def pair_argument(op: str, name: str, value) -> TypeError:
                  f"got {value!r}.", f"e.g. {name}=1 or {name}=(1, 2).")
 
 
+def pair_length(op: str, name: str, value) -> RuntimeError:
+    """A size argument given as a tuple of neither 1 nor 2 values (PyTorch's wording:
+    conv2d's, or the pools')."""
+    if op == "conv2d":
+        message = (f"expected {name} to be a single integer value or a list of 2 values to "
+                   f"match the convolution dimensions, but got {name}={list(value)}.")
+    else:
+        omitted = "omitted, " if name == "stride" else ""
+        message = (f"{op}: {name} must either be {omitted}a single int, or a tuple of two "
+                   f"ints, got {tuple(value)}.")
+    return error(RuntimeError, message, f"one value for both axes or a (height, width) pair, "
+                 f"e.g. {name}=1 or {name}=(1, 2).")
+
+
 # -- normalisation, dropout, embedding, linear ----------------------------------------------
 def layer_weight_length(op: str, name: str, expected: int, got) -> RuntimeError:
     """A per-channel weight or bias of the wrong length."""

@@ -81,6 +81,20 @@ def sequential_index(index: int, length: int) -> IndexError:
     return IndexError(f"index {index} is out of range for a Sequential of {length} modules.")
 
 
+def sequential_index_type(index) -> TypeError:
+    """A Sequential indexed by something that is neither an int nor a slice."""
+    return error(TypeError, f"'{type(index).__name__}' object cannot be interpreted as an "
+                 "integer (Sequential indices are ints or slices).",
+                 "use model[0], model[-1] or model[1:]; to reach a child by name, "
+                 "getattr(model, name).")
+
+
+def training_mode(mode) -> ValueError:
+    """train(mode) with a mode that is not a bool (``train("no")`` would mean True)."""
+    return error(ValueError, f"training mode is expected to be boolean, got {mode!r}.",
+                 "call model.train() or model.train(False), or model.eval().")
+
+
 def bad_option(owner: str, name: str, value, expected: str) -> ValueError:
     """A layer's or optimizer's option outside its valid values."""
     return ValueError(f"{owner}: invalid {name}: {value!r} (expected {expected}).")

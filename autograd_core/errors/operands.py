@@ -30,7 +30,19 @@ def where_condition(condition, values) -> RuntimeError:
 
 
 def matmul_shapes(a, b) -> RuntimeError:
-    """matmul: the inner sizes differ."""
+    """matmul: the batch sizes do not broadcast (checked first, as PyTorch does: its
+    message names them), or else the inner sizes differ."""
+    batch_a, batch_b = tuple(a[:-2]), tuple(b[:-2])
+    for offset in range(1, min(len(batch_a), len(batch_b)) + 1):
+        sa, sb = batch_a[-offset], batch_b[-offset]
+        if sa != sb and sa != 1 and sb != 1:
+            dim = max(len(batch_a), len(batch_b)) - offset
+            return error(RuntimeError, f"matmul: shapes {shape_text(a)} and {shape_text(b)} "
+                         f"cannot be multiplied: the batch dimensions do not broadcast. The "
+                         f"size of tensor a ({sa}) must match the size of tensor b ({sb}) at "
+                         f"non-singleton dimension {dim}.", "all but the last two sizes are "
+                         "batch sizes, compared from the right; each pair must be equal or "
+                         "one of them 1.")
     inner_b = b[-2] if len(b) > 1 else b[0]
     return error(RuntimeError, f"matmul: shapes {shape_text(a)} and {shape_text(b)} cannot be "
                  f"multiplied (inner sizes {a[-1]} and {inner_b} differ).",
@@ -44,6 +56,7 @@ def matmul_scalar(a, b) -> RuntimeError:
                  f"and {b}.", "use * for scalars.")
 
 
-def clip_bounds() -> ValueError:
-    """clip/clamp with neither bound."""
-    return ValueError("clip: at least one of min and max must be given.")
+def clip_bounds() -> RuntimeError:
+    """clip/clamp with neither bound (PyTorch's wording and kind)."""
+    return error(RuntimeError, "clip: At least one of 'min' or 'max' must not be None.",
+                 "give min=, max= or both.")

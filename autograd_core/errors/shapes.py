@@ -27,6 +27,17 @@ def repeated_dim(dims: tuple) -> RuntimeError:
     return RuntimeError(f"dim {dims} appears multiple times in the list of dims")
 
 
+def empty_reduction(op: str, dim) -> RuntimeError:
+    """max/min over no values (PyTorch's wording): they have no identity."""
+    if dim is None:
+        message = (f"{op}(): Expected reduction dim to be specified for input.numel() == 0. "
+                   "Specify the reduction dim with the 'dim' argument.")
+    else:
+        message = f"{op}(): Expected reduction dim {dim} to have non-zero size."
+    return error(IndexError if dim is not None else RuntimeError, message,
+                 f"{op} of no values is undefined; reduce over a dim that has values.")
+
+
 def bad_reshape(shape, size: int) -> RuntimeError:
     """reshape/view to sizes whose product is not the number of elements."""
     return error(RuntimeError, f"shape {list(shape)!r} is invalid for input of size {size}.",

@@ -53,6 +53,14 @@ def inplace_leaf() -> RuntimeError:
                  "in-place operation.", "wrap the update in no_grad(), as optimizers do.")
 
 
+def inplace_view() -> RuntimeError:
+    """An in-place op, outside no_grad(), on a view of a leaf that requires grad (even a view
+    taken before requires_grad was set)."""
+    return error(RuntimeError, "a view of a leaf Variable that requires grad is being used in "
+                 "an in-place operation.", "change the leaf itself under no_grad(), or take "
+                 "the view of x.detach() if the change must not reach the gradient.")
+
+
 def inplace_recorded() -> RuntimeError:
     """An in-place op on a tensor computed inside a recorded graph."""
     return error(RuntimeError, "in-place operations on a tensor that is part of a recorded "

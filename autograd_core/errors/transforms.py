@@ -47,6 +47,20 @@ def non_float_primal(transform: str, index: int, dtype) -> RuntimeError:
                  "convert it first, e.g. tensor(data, dtype=float64).")
 
 
+def non_float_tangent(transform: str, index: int, dtype) -> ValueError:
+    """A tangent of integer (or bool) dtype: PyTorch refuses it rather than cast it."""
+    return error(ValueError, f"{transform}: Expected tangent to be floating point or complex, "
+                 f"but got: {dtype} (tangents[{index}]).", "a tangent is a direction of "
+                 "change: give it the primal's float dtype, e.g. tensor(data, dtype=float64).")
+
+
+def checkpoint_no_grad() -> UserWarning:
+    """checkpoint over inputs none of which requires grad, with no parameters found."""
+    return error(UserWarning, "checkpoint: none of the inputs requires grad and no parameters "
+                 "were found, so no gradient will flow through this segment.",
+                 "pass parameters=[...] if the function uses tensors that need gradients.")
+
+
 def cotangent_shape(index: int, given, expected) -> RuntimeError:
     """vjp_fn given a cotangent whose shape is not its output's."""
     return error(RuntimeError,

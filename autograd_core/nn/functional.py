@@ -56,10 +56,16 @@ def _values(x) -> np.ndarray:
 
 
 def _pair(op: str, name: str, value) -> tuple[int, int]:
-    """An int or a pair of ints as (height, width)."""
+    """An int, a 1-tuple or a pair of ints as (height, width). Like PyTorch, a value
+    that is not made of ints is a TypeError and a tuple of another length a
+    RuntimeError."""
     pair = tuple(value) if isinstance(value, tuple | list) else (value, value)
-    if len(pair) != 2 or not all(isinstance(v, int | np.integer) for v in pair):
+    if not all(isinstance(v, int | np.integer) for v in pair):
         raise errors.pair_argument(op, name, value)
+    if len(pair) == 1:
+        pair = pair * 2
+    if len(pair) != 2:
+        raise errors.pair_length(op, name, pair)
     return int(pair[0]), int(pair[1])
 
 
@@ -126,7 +132,8 @@ def _pool_args(op: str, input, kernel_size, stride, padding):
     input = _as_tensor(input)
     _image_input(op, input)
     kernel = _positive(op, "kernel_size", kernel_size)
-    stride = kernel if stride is None else _positive(op, "stride", stride)
+    omitted = stride is None or (isinstance(stride, tuple | list) and not stride)
+    stride = kernel if omitted else _positive(op, "stride", stride)
     padding = _pair(op, "padding", padding)
     if min(padding) < 0:
         raise errors.negative_padding(op, padding)
@@ -190,11 +197,13 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
                     ("weight", weight), ("bias", bias)):
         _check_per_channel(name, t, channels)
     if training:
-        per_channel = input.numel() // channels
-        if per_channel <= 1:
+        # Values per channel: N·H·W (not numel // C, which a (N, 0) input divides by 0).
+        per_channel = input.shape[0] * int(np.prod(input.shape[2:]))
+        if per_channel == 1:
             raise errors.batch_norm_single_value(input.shape)
         mean, var = normalization.batch_statistics(input._data)
-        if running_mean is not None and running_var is not None:
+        # An empty batch has no statistics: like PyTorch, the running ones stay as they are.
+        if running_mean is not None and running_var is not None and per_channel:
             unbiased = var.reshape(-1) * (per_channel / (per_channel - 1))
             with no_grad():
                 running_mean.mul_(1 - momentum).add_(mean.reshape(-1) * momentum)

@@ -303,6 +303,8 @@ class Sequential(Module):
         items = list(self._modules.items())
         if isinstance(index, slice):
             return Sequential(OrderedDict(items[index]))
+        if not isinstance(index, int | np.integer):
+            raise errors.sequential_index_type(index)
         if not -len(items) <= index < len(items):
             raise errors.sequential_index(index, len(items))
         return items[index][1]

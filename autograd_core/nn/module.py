@@ -34,6 +34,7 @@ import numpy as np
 from .. import errors
 from .. import function as _function
 from ..grad_mode import no_grad
+from ..optim.optimizer import zero_grads
 from ..tensor import Tensor
 from .parameter import Parameter
 
@@ -171,8 +172,10 @@ class Module:
         _check_name(kind, name)
         if value is not None and not isinstance(value, expected):
             raise wrong_type(name, value)
-        self._forget(name)
-        getattr(self, f"_{kind}s")[name] = value
+        members = getattr(self, f"_{kind}s")
+        if name not in members:  # replacing a member of the same kind keeps its place
+            self._forget(name)
+        members[name] = value
         self._name_members()
 
     def _name_members(self) -> None:
@@ -283,8 +286,11 @@ class Module:
     # -- modes and gradients ------------------------------------------------------------
     def train(self, mode: bool = True) -> Module:
         """Training mode (the default) for this module and all descendants: dropout
-        drops, batch norm uses and updates batch statistics. Returns ``self``."""
-        self.training = bool(mode)
+        drops, batch norm uses and updates batch statistics. Returns ``self``.
+        ``mode`` must be a bool (as in PyTorch: ``train("no")`` is refused)."""
+        if not isinstance(mode, bool):
+            raise errors.training_mode(mode)
+        self.training = mode
         for child in self.children():
             child.train(mode)
         return self
@@ -301,12 +307,9 @@ class Module:
         return self
 
     def zero_grad(self, set_to_none: bool = True) -> None:
-        """Forget the gradients: ``.grad = None`` (PyTorch's default), or zeros."""
-        for param in self.parameters():
-            if set_to_none:
-                param.grad = None
-            elif param.grad is not None:
-                param.grad = Tensor._wrap(np.zeros_like(param.grad._data))
+        """Forget the gradients: ``.grad = None`` (PyTorch's default), or zeros written
+        in place (as PyTorch does)."""
+        zero_grads(self.parameters(), set_to_none)
 
     def to(self, dtype) -> Module:
         """Cast every floating-point parameter and buffer to ``dtype``, in place (the

@@ -112,10 +112,16 @@ class Div(Function):
 
 
 class Pow(Function):
-    """f(a, b) = a ** b"""
+    """f(a, b) = a ** b
+
+    At the edges the gradients are PyTorch's: da is 0 wherever b == 0 (a**0 is the
+    constant 1, even at a = 0), and db is 0 where a == 0 and b >= 0, -inf where a == 0
+    and b < 0 (out = inf, log(0) = -inf), nan where a < 0 (no real log).
+    """
 
     name = "pow"
-    rule = "da = g * b * a**(b - 1)\ndb = g * a**b * log(a)"
+    rule = ("da = g * b * a**(b - 1)  (0 where b == 0)\n"
+            "db = g * a**b * log(a)  (0 where a == 0 and b >= 0)")
 
     @staticmethod
     def forward(ctx, a, b):
@@ -128,24 +134,31 @@ class Pow(Function):
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.load("a"), ctx.load("b")
-        da = g * b * np.power(a, b - 1) if ctx.needs_input_grad[0] else None
-        db = None
-        if ctx.needs_input_grad[1]:
-            db = g * ctx.load("out") * _log_positive(a)
+        da = g * _base_slope(a, b) if ctx.needs_input_grad[0] else None
+        db = g * _exponent_slope(a, b, ctx.load("out")) if ctx.needs_input_grad[1] else None
         return da, db
 
     @staticmethod
     def jvp(ctx, ta, tb):
         """dout = ta * b * a**(b - 1) + tb * out * log(a)"""
         a, b = ctx.load("a"), ctx.load("b")
-        return tangent_sum(None if ta is None else ta * b * np.power(a, b - 1),
-                           None if tb is None else tb * ctx.load("out") * _log_positive(a))
+        return tangent_sum(None if ta is None else ta * _base_slope(a, b),
+                           None if tb is None else tb * _exponent_slope(a, b, ctx.load("out")))
 
 
-def _log_positive(a):
-    """log(a) where a > 0 and 0 elsewhere: d(a**b)/db is taken as 0 for a base <= 0."""
+def _base_slope(a, b):
+    """d(a**b)/da = b * a**(b - 1), and 0 where b == 0 (PyTorch's rule)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(a > 0, np.log(np.where(a > 0, a, 1)), 0)
+        slope = b * np.power(a, b - 1)
+    return np.where(b == 0, 0, slope) if np.any(b == 0) else slope
+
+
+def _exponent_slope(a, b, out):
+    """d(a**b)/db = a**b * log(a), and 0 where a == 0 and b >= 0 (PyTorch's rule)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        slope = out * np.log(a)
+    zero = (a == 0) & (b >= 0)
+    return np.where(zero, 0, slope) if np.any(zero) else slope
 
 
 class Neg(Function):
@@ -252,9 +265,12 @@ class Abs(_UnaryBySlope):
     """f(a) = |a|; the gradient at 0 is 0."""
 
     name = "abs"
-    rule = "da = g * sign(a)"
+    rule = "da = g * sign(a)  (0 at nan, as in PyTorch)"
     value = staticmethod(np.abs)
-    slope = staticmethod(np.sign)
+
+    @staticmethod
+    def slope(a):
+        return np.nan_to_num(np.asarray(np.sign(a)), copy=False)  # PyTorch: sgn(nan) = 0
 
 
 class Sin(_UnaryBySlope):
@@ -324,23 +340,25 @@ class _UnaryByMask(_UnaryBySlope):
 
 
 class Relu(_UnaryByMask):
-    """f(a) = max(a, 0); backward reads only a 0/1 mask (the gradient at 0 is 0)."""
+    """f(a) = max(a, 0); backward reads only a 0/1 mask (the gradient at 0 is 0, and
+    at nan it passes, as in PyTorch: the mask is "not a <= 0")."""
 
     name = "relu"
-    rule = "da = g * (a > 0)"
+    rule = "da = g * ~(a <= 0)"
 
     @staticmethod
     def forward(ctx, a):
-        ctx.save(mask=a > 0)
+        ctx.save(mask=np.logical_not(a <= 0))
         return np.maximum(a, 0)  # not a * mask: that gives -0.0 for negative inputs
 
 
 class Maximum(Function):
-    """f(a, b) = max(a, b) elementwise; on a tie each side gets half the gradient."""
+    """f(a, b) = max(a, b) elementwise; on a tie each side gets half the gradient. Each
+    side gets g unless it loses, so where a or b is nan both get it, as in PyTorch."""
 
     name = "maximum"
-    rule = "da = g * ((a > b) + 0.5 * (a == b))\ndb = g * ((b > a) + 0.5 * (a == b))"
-    _pick = staticmethod(np.greater)
+    rule = "da = g * (1 - (a < b) - 0.5 * (a == b))\ndb = g * (1 - (b < a) - 0.5 * (a == b))"
+    _loses = staticmethod(np.less)
 
     @classmethod
     def forward(cls, ctx, a, b):
@@ -349,31 +367,30 @@ class Maximum(Function):
 
     @classmethod
     def backward(cls, ctx, g):
-        share_a = cls._share_a(ctx)
-        da = g * share_a if ctx.needs_input_grad[0] else None
-        db = g * (1 - share_a) if ctx.needs_input_grad[1] else None
+        a, b = ctx.load("a"), ctx.load("b")
+        da = g * cls._share(a, b) if ctx.needs_input_grad[0] else None
+        db = g * cls._share(b, a) if ctx.needs_input_grad[1] else None
         return da, db
 
     @classmethod
     def jvp(cls, ctx, ta, tb):
-        """dout = ta * share_a + tb * (1 - share_a)"""
-        share_a = cls._share_a(ctx)
-        return tangent_sum(None if ta is None else ta * share_a,
-                           None if tb is None else tb * (1 - share_a))
+        """dout = ta * share(a, b) + tb * share(b, a)"""
+        a, b = ctx.load("a"), ctx.load("b")
+        return tangent_sum(None if ta is None else ta * cls._share(a, b),
+                           None if tb is None else tb * cls._share(b, a))
 
     @classmethod
-    def _share_a(cls, ctx):
-        """1 where a wins, 0 where b wins, 0.5 on a tie."""
-        a, b = ctx.load("a"), ctx.load("b")
-        return cls._pick(a, b) + 0.5 * (a == b)
+    def _share(cls, x, y):
+        """x's share of g: 1 unless x loses to y (then 0), 0.5 on a tie."""
+        return 1 - cls._loses(x, y) - 0.5 * (x == y)
 
 
 class Minimum(Maximum):
     """f(a, b) = min(a, b) elementwise; on a tie each side gets half the gradient."""
 
     name = "minimum"
-    rule = "da = g * ((a < b) + 0.5 * (a == b))\ndb = g * ((b < a) + 0.5 * (a == b))"
-    _pick = staticmethod(np.less)
+    rule = "da = g * (1 - (a > b) - 0.5 * (a == b))\ndb = g * (1 - (b > a) - 0.5 * (a == b))"
+    _loses = staticmethod(np.greater)
 
 
 class Where(Function):

@@ -19,14 +19,77 @@ def is_advanced(key) -> bool:
     return any(isinstance(p, np.ndarray | list) for p in parts)
 
 
+def _is_int(part) -> bool:
+    return isinstance(part, int | np.integer) and not isinstance(part, bool | np.bool_)
+
+
+def _dims_consumed(part) -> int:
+    """How many input dims one part of a key indexes (a mask: as many as it has)."""
+    if part is None or isinstance(part, bool | np.bool_):
+        return 0
+    if isinstance(part, np.ndarray) and part.dtype == bool:
+        return part.ndim
+    return 1
+
+
+def torch_order(key, ndim: int):
+    """PyTorch's rule for a key that mixes ints with index arrays, as two NumPy keys.
+
+    NumPy counts an int as an index array, so in ``x[1, :, idx]`` the two are not
+    adjacent and the indexed dims go first: shape ``(len(idx), ...)``. PyTorch first
+    selects with the ints (basic indexing), then indexes with the arrays, which are
+    then adjacent: the indexed dims stay in place, ``(x.shape[1], len(idx), ...)``.
+    Returns ``(select, rest)`` with ``a[key]`` (PyTorch) == ``a[select][rest]``, where
+    ``a[select]`` is a view; or None when the key has no such mix (NumPy agrees).
+    """
+    if not (isinstance(key, tuple) and any(_is_int(p) for p in key) and is_advanced(key)):
+        return None
+    named = sum(_dims_consumed(p) for p in key if p is not Ellipsis)
+    select = []
+    for part in key:
+        if _is_int(part):
+            select.append(part)
+        elif part is Ellipsis:
+            select.extend([slice(None)] * (ndim - named))
+        else:
+            select.extend([slice(None)] * _dims_consumed(part))
+    return tuple(select), tuple(p for p in key if not _is_int(p))
+
+
+def _take(a, key):
+    """a[key] by PyTorch's rule (see ``torch_order``)."""
+    split = torch_order(key, np.ndim(a))
+    return a[key] if split is None else a[split[0]][split[1]]
+
+
+def _index_arrays(key) -> dict:
+    """The index arrays of an advanced key, named ``index_0``, ``index_1``, ..."""
+    parts = key if isinstance(key, tuple) else (key,)
+    arrays = [p for p in parts if isinstance(p, np.ndarray)]
+    return {f"index_{i}": p for i, p in enumerate(arrays)}
+
+
+def _saved_key(ctx, key):
+    """The key with its index arrays read back from what the forward saved (after a
+    backward without retain_graph they are released: a second one raises, as in
+    PyTorch, whose index backward saves its indices too)."""
+    loaded = iter([ctx.load(name) for name in _index_arrays(key)])
+    if not isinstance(key, tuple):
+        return next(loaded)
+    return tuple(next(loaded) if isinstance(p, np.ndarray) else p for p in key)
+
+
 class GetItem(Function):
-    """f(a) = a[key]"""
+    """f(a) = a[key]; an int beside index arrays selects first, as in PyTorch."""
 
     name = "getitem"
     rule = "da = zeros_like(a);  add.at(da, key, g)   (repeated indices add up)"
 
     @staticmethod
     def forward(ctx, a, key=None):
+        if is_advanced(key):
+            ctx.save(**_index_arrays(key))
+            return _take(a, key)
         return a[key]
 
     @staticmethod
@@ -34,7 +97,10 @@ class GetItem(Function):
         key = ctx.params["key"]
         da = np.zeros(ctx.input_shapes[0], dtype=g.dtype)
         if is_advanced(key):
-            np.add.at(da, key, g)
+            key = _saved_key(ctx, key)
+            split = torch_order(key, da.ndim)
+            target, key = (da, key) if split is None else (da[split[0]], split[1])
+            np.add.at(target, key, g)  # target is da or a view of it
         else:
             da[key] = g
         return (da,)
@@ -42,7 +108,7 @@ class GetItem(Function):
     @staticmethod
     def jvp(ctx, ta):
         """dout = ta[key]"""
-        return ta[ctx.params["key"]]
+        return _take(ta, ctx.params["key"])
 
 
 class Narrow(GetItem):

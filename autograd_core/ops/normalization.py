@@ -32,8 +32,12 @@ def channel_axes(ndim: int) -> tuple:
 
 
 def batch_statistics(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per-channel mean and biased variance, in keepdims form (1, C, 1, ...)."""
+    """Per-channel mean and biased variance, in keepdims form (1, C, 1, ...). An empty
+    input has none: 0 and 1 stand in (they meet no value, so the output is empty too)."""
     axes = channel_axes(x.ndim)
+    if x.size == 0:
+        shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
+        return np.zeros(shape, x.dtype), np.ones(shape, x.dtype)
     return x.mean(axis=axes, keepdims=True), x.var(axis=axes, keepdims=True)
 
 
@@ -121,7 +125,7 @@ class BatchNorm(Function):
 
     @staticmethod
     def _input_grad(g, scale, normalized, g_sum, gx_sum):
-        m = g.size // g_sum.size
+        m = max(g.size // max(g_sum.size, 1), 1)  # values per channel (an empty input: 1)
         return scale * (g - g_sum / m - normalized * (gx_sum / m))
 
 

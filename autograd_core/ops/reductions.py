@@ -9,6 +9,8 @@ it equally (the same convention as ``torch.amax``).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..function import Function
@@ -72,11 +74,12 @@ class Mean(Sum):
 
     @staticmethod
     def slope(ctx):
-        return 1 / _count(ctx.input_shapes[0], ctx.params["axis"])
+        return 1 / max(_count(ctx.input_shapes[0], ctx.params["axis"]), 1)  # 0: no input
 
 
 class Max(_Reduction):
-    """f(a) = max of a over axis; the winners share the gradient."""
+    """f(a) = max of a over axis; the winners share the gradient. Where the max is nan,
+    the nan values are the winners (as in PyTorch's ``max()``)."""
 
     name = "max"
     rule = "da = g * (a == out) / sum(a == out, axis)   (tied winners share g)"
@@ -85,7 +88,10 @@ class Max(_Reduction):
     @classmethod
     def forward(cls, ctx, a, axis=None, keepdims=False):
         out = cls._reduce(a, axis=axis, keepdims=True)
-        ctx.save(mask=a == out)
+        mask = a == out
+        if np.isnan(out).any():  # nan == nan is False: name the nan winners
+            mask |= np.isnan(a) & np.isnan(out)
+        ctx.save(mask=mask)
         return out if keepdims else np.squeeze(out, axis=axis)
 
     @staticmethod
@@ -103,21 +109,33 @@ class Min(Max):
 
 
 class Var(_Reduction):
-    """f(a) = sum((a - mean(a))**2) / (n - correction) over axis"""
+    """f(a) = sum((a - mean(a))**2) / max(n - correction, 0) over axis
+
+    At the edges this is PyTorch's rule: no values, or no more values than the
+    correction, give nan (0 / 0) or inf; the gradient is then 2 / (n - correction)
+    (inf when they are equal) times a - mean(a), and over all axes (axis None) with
+    n <= correction it is nan where a == mean(a) and inf elsewhere, as in PyTorch.
+    """
 
     name = "var"
     rule = "n = a.size // g.size;  da = g * 2 * (a - mean(a, axis)) / (n - correction)"
 
     @staticmethod
     def forward(ctx, a, axis=None, keepdims=False, correction=1):
-        centered = a - np.mean(a, axis=axis, keepdims=True)
-        ctx.save(centered=centered)
         n = _count(a.shape, axis)
-        return np.sum(centered * centered, axis=axis, keepdims=keepdims) / (n - correction)
+        centered = a - np.mean(a, axis=axis, keepdims=True) if n else a  # no values: no mean
+        ctx.save(centered=centered)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (np.sum(centered * centered, axis=axis, keepdims=keepdims)
+                    / max(n - correction, 0))
 
     @staticmethod
     def slope(ctx):
         """2 * (a - mean(a)) / (n - correction)"""
         centered = ctx.load("centered")
-        n = _count(centered.shape, ctx.params["axis"])
-        return centered * (2.0 / (n - ctx.params["correction"]))
+        axis = ctx.params["axis"]
+        dof = _count(centered.shape, axis) - ctx.params["correction"]
+        if dof <= 0 and (axis is None or centered.ndim == 0):
+            return np.where(centered == 0, np.nan, np.inf).astype(centered.dtype)
+        with np.errstate(invalid="ignore"):
+            return centered * (2.0 / dof if dof else math.inf)

@@ -12,9 +12,24 @@ from ..function import Function
 
 
 def _logsumexp(a, dim):
+    """log(sum(exp(a))) along dim, keepdims; over no values it is log(0) = -inf, as in
+    PyTorch (NumPy's max has nothing to reduce there, so it is skipped). ``dim`` None
+    is the one axis-free case, a 0-d input."""
+    if a.size == 0:
+        with np.errstate(divide="ignore"):
+            return np.log(np.sum(np.exp(a), axis=dim, keepdims=True))
     top = np.max(a, axis=dim, keepdims=True)
     top = np.where(np.isfinite(top), top, 0)
     return top + np.log(np.sum(np.exp(a - top), axis=dim, keepdims=True))
+
+
+def _shifted(a, dim):
+    """a - max(a) along dim, the max taken as it is (so +inf gives nan, as in PyTorch's
+    softmax kernels; all -inf too)."""
+    if a.size == 0:
+        return a
+    with np.errstate(invalid="ignore"):
+        return a - np.max(a, axis=dim, keepdims=True)
 
 
 class Softmax(Function):
@@ -25,7 +40,9 @@ class Softmax(Function):
 
     @staticmethod
     def forward(ctx, a, dim=-1):
-        out = np.exp(a - _logsumexp(a, dim))
+        e = np.exp(_shifted(a, dim))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = e / np.sum(e, axis=dim, keepdims=True)  # exactly 1/2 for (x, x, -big)
         ctx.save(out=out)
         return out
 
@@ -49,7 +66,9 @@ class LogSoftmax(Function):
 
     @staticmethod
     def forward(ctx, a, dim=-1):
-        out = a - _logsumexp(a, dim)
+        shifted = _shifted(a, dim)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
         ctx.save(out=out)
         return out
 

@@ -34,11 +34,17 @@ class Adam(Optimizer):
     def __init__(self, params: Iterable, lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0.0):
-        if lr < 0 or eps < 0 or weight_decay < 0:
-            raise errors.bad_option("Adam", "lr, eps or weight_decay", (lr, eps, weight_decay),
-                                    "numbers >= 0")
-        if not all(0 <= b < 1 for b in betas):
-            raise errors.bad_option("Adam", "betas", betas, "two numbers in [0, 1)")
+        for what, value in (("learning rate", lr), ("epsilon value", eps),
+                            ("weight_decay value", weight_decay)):
+            if not value >= 0:  # also refuses nan
+                raise errors.bad_optimizer_option("Adam", what, value, "a number >= 0")
+        expected = "betas of two numbers in [0, 1), e.g. (0.9, 0.999)"
+        for i, beta in enumerate(betas):
+            if not 0 <= beta < 1:
+                raise errors.bad_optimizer_option("Adam", f"beta parameter at index {i}", beta,
+                                                  expected)
+        if len(betas) != 2:
+            raise errors.bad_optimizer_option("Adam", "betas", betas, expected)
         super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps,
                                   "weight_decay": weight_decay})
 

@@ -10,6 +10,9 @@ first step. ``step()`` runs it for every parameter that has a gradient, under
 from __future__ import annotations
 
 import copy
+import os
+import sys
+import warnings
 from collections.abc import Iterable
 from typing import Any
 
@@ -19,7 +22,32 @@ from .. import errors
 from ..grad_mode import no_grad
 from ..tensor import Tensor
 
-__all__ = ["Optimizer"]
+__all__ = ["Optimizer", "zero_grads"]
+
+_OPTIM_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` of the first frame outside this package (the user's line
+    that built the optimizer), for a warning raised from ``add_param_group``."""
+    level, frame = 2, sys._getframe(2)
+    while frame is not None and os.path.dirname(frame.f_code.co_filename) == _OPTIM_DIR:
+        level, frame = level + 1, frame.f_back
+    return level
+
+
+def zero_grads(params: Iterable[Tensor], set_to_none: bool = True) -> None:
+    """``zero_grad`` of optimizers and modules: ``.grad = None`` (PyTorch's default),
+    or zeros written in place (as PyTorch does: ``g = p.grad`` taken before sees them;
+    a read-only gradient array is replaced instead)."""
+    for p in params:
+        if set_to_none:
+            p.grad = None
+        elif p.grad is not None and p.grad._data.flags.writeable:
+            p.grad._data.fill(0)
+            p.grad._version[0] += 1
+        elif p.grad is not None:
+            p.grad = Tensor._wrap(np.zeros_like(p.grad._data))
 
 
 class Optimizer:
@@ -30,7 +58,9 @@ class Optimizer:
         self.defaults = defaults
         self.state: dict[Tensor, dict[str, Any]] = {}
         self.param_groups: list[dict[str, Any]] = []
-        groups = [params] if isinstance(params, Tensor) else list(params)
+        if isinstance(params, Tensor):
+            raise errors.params_not_iterable(type(self).__name__, params.shape)
+        groups = list(params)
         if not groups:
             raise errors.empty_parameters(type(self).__name__)
         if not isinstance(groups[0], dict):
@@ -39,24 +69,32 @@ class Optimizer:
             self.add_param_group(group)
 
     def add_param_group(self, group: dict[str, Any]) -> None:
-        """Add parameters with their own options, e.g. ``{"params": head, "lr": 1e-2}``."""
+        """Add parameters with their own options, e.g. ``{"params": head, "lr": 1e-2}``.
+
+        As in PyTorch, a parameter already in another group is refused (ValueError),
+        and a parameter listed twice in one group is kept twice with a UserWarning:
+        ``step()`` then updates it once per listing, from one shared state, exactly as
+        ``torch.optim`` does (so ``SGD([p, p], lr)`` moves ``p`` by ``2 * lr * grad``).
+        """
+        name = type(self).__name__
         params = group["params"]
         params = [params] if isinstance(params, Tensor) else list(params)
         for p in params:
             if not isinstance(p, Tensor):
-                raise errors.not_a_tensor_parameter(type(self).__name__, p)
+                raise errors.not_a_tensor_parameter(name, p)
             if not p.is_leaf:
-                raise errors.not_a_leaf_parameter(type(self).__name__, p.shape)
+                raise errors.not_a_leaf_parameter(name, p.shape)
+        ids = {id(p) for p in params}
+        if len(ids) != len(params):
+            warnings.warn(errors.duplicate_parameters(name), stacklevel=_caller_level())
+        if any(id(p) in ids for p in self._params()):
+            raise errors.parameter_in_two_groups(name)
         self.param_groups.append({**self.defaults, **group, "params": params})
 
     def zero_grad(self, set_to_none: bool = True) -> None:
-        """Forget the gradients: ``.grad = None`` (PyTorch's default), or zeros."""
-        for group in self.param_groups:
-            for p in group["params"]:
-                if set_to_none:
-                    p.grad = None
-                elif p.grad is not None:
-                    p.grad = Tensor._wrap(np.zeros_like(p.grad._data))
+        """Forget the gradients: ``.grad = None`` (PyTorch's default), or zeros written
+        in place (as PyTorch does: ``g = p.grad`` taken before sees the zeros)."""
+        zero_grads(self._params(), set_to_none)
 
     def step(self) -> None:
         """Update every parameter that has a gradient, in place, without recording."""
@@ -64,7 +102,10 @@ class Optimizer:
             for group in self.param_groups:
                 for p in group["params"]:
                     if p.grad is not None:
-                        self._update(p, p.grad._data, group, self.state.setdefault(p, {}))
+                        state = self.state.get(p, {})
+                        self._update(p, p.grad._data, group, state)
+                        if state:  # plain SGD keeps none, as in PyTorch
+                            self.state[p] = state
 
     def _update(self, param: Tensor, grad: np.ndarray, group: dict, state: dict) -> None:
         raise NotImplementedError

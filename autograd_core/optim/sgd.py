@@ -31,13 +31,12 @@ class SGD(Optimizer):
 
     def __init__(self, params: Iterable, lr: float, momentum: float = 0.0,
                  weight_decay: float = 0.0, dampening: float = 0.0, nesterov: bool = False):
-        for option, value in (("learning rate", lr), ("momentum", momentum),
-                              ("weight_decay", weight_decay)):
-            if value < 0:
-                raise errors.bad_option("SGD", option, value, "a number >= 0")
+        for what, value in (("learning rate", lr), ("momentum value", momentum),
+                            ("weight_decay value", weight_decay)):
+            if not value >= 0:  # also refuses nan
+                raise errors.bad_optimizer_option("SGD", what, value, "a number >= 0")
         if nesterov and (momentum <= 0 or dampening != 0):
-            raise errors.bad_option("SGD", "nesterov", nesterov,
-                                    "False unless momentum > 0 and dampening = 0")
+            raise errors.nesterov_options("SGD")
         super().__init__(params, {"lr": lr, "momentum": momentum, "weight_decay": weight_decay,
                                   "dampening": dampening, "nesterov": nesterov})
 

@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from .. import counting, creation, errors
 from ..function import Function, Observer, observing
-from ..grad_mode import enable_grad, no_grad
+from ..grad_mode import enable_grad, is_grad_enabled, no_grad
 from ..tensor import Tensor
 
 __all__ = ["checkpoint", "checkpoint_sequential", "Checkpoint"]
@@ -118,11 +118,10 @@ def checkpoint(function: Callable, *args, use_reentrant: bool | None = None,
     inputs = [args[i] for i in tensor_positions]
     params = _parameters_of(function) if parameters is None else list(parameters)
     params = [q for q in params if q.requires_grad and q.grad_fn is None]
-    if not any(t.requires_grad for t in inputs) and not params:
-        warnings.warn("checkpoint: none of the inputs requires grad and no parameters were "
-                      "found, so no gradient will flow through this segment. Hint: pass "
-                      "parameters=[...] if the function uses tensors that need gradients.",
-                      stacklevel=2)
+    if is_grad_enabled() and not any(t.requires_grad for t in inputs) and not params:
+        # (not under no_grad: there, e.g. inside an outer checkpoint's first forward
+        # pass, nothing is recorded anyway and the recomputation will record)
+        warnings.warn(errors.checkpoint_no_grad(), stacklevel=2)
     rng = _rng_snapshot(function, generators) if preserve_rng_state else None
     return Checkpoint.apply(*inputs, *params, fn=segment, n_inputs=len(inputs),
                             parameters=tuple(params), rng_states=rng)
