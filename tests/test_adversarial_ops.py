@@ -476,6 +476,14 @@ NN = {
     "conv-self-as-weight": (lambda lib, x: lib.F.conv2d(x, x), [r(1, 1, 3, 3)]),
     "conv-negative-stride-input": (lambda lib, x: lib.F.conv2d(x, _w(lib, (1, 2, 2, 2))),
                                    [np.arange(32.0).reshape(1, 2, 4, 4)[:, ::-1, ::-1]]),
+    "conv-same-odd-kernel": (lambda lib, x, w: lib.F.conv2d(x, w, padding="same"),
+                             [r(2, 2, 5, 6), r(3, 2, 3, 3, seed=1)]),
+    "conv-same-even-kernel": (lambda lib, x, w: lib.F.conv2d(x, w, padding="same"),
+                              [r(1, 2, 5, 6), r(3, 2, 2, 4, seed=1)]),
+    "conv-same-dilated": (lambda lib, x, w: lib.F.conv2d(x, w, padding="same", dilation=(1, 2)),
+                          [r(1, 1, 5, 7), r(2, 1, 2, 3, seed=1)]),
+    "conv-valid": (lambda lib, x, w: lib.F.conv2d(x, w, padding="valid"),
+                   [r(1, 2, 4, 5), r(3, 2, 2, 3, seed=1)]),
     "max_pool-minus-inf": (lambda lib, x: lib.F.max_pool2d(x, 2),
                            [np.full((1, 1, 2, 2), -INF)]),
     "max_pool-padded-negatives": (lambda lib, x: lib.F.max_pool2d(x, 3, 1, 1),
@@ -520,9 +528,32 @@ NN = {
 }
 
 
+@pytest.mark.filterwarnings("ignore:Using padding='same' with even kernel")  # PyTorch's
 @pytest.mark.parametrize("program, arrays", NN.values(), ids=NN.keys())
 def test_nn_functional(program, arrays):
     compare(program, *arrays)
+
+
+@pytest.mark.parametrize("padding, stride", [("bogus", 1), ("SAME", 1), ("same", 2)])
+def test_bad_padding_strings_refuse_like_pytorch(padding, stride):
+    """The function raises a RuntimeError and the module a ValueError, as PyTorch's do;
+    both messages start with PyTorch's sentence."""
+    message = raises_like(lambda lib, x: lib.F.conv2d(x, _w(lib, (1, 1, 3, 3)),
+                                                      padding=padding, stride=stride),
+                          r(1, 1, 4, 4))
+    assert "padding" in message and "\nHint: " in message
+    with pytest.raises(ValueError) as theirs:
+        torch.nn.Conv2d(1, 1, 3, padding=padding, stride=stride)
+    with pytest.raises(ValueError) as ours:
+        ag.nn.Conv2d(1, 1, 3, padding=padding, stride=stride)
+    # PyTorch prints a Python set there, in hash order: compare up to it.
+    assert str(ours.value).startswith(str(theirs.value).split("{")[0])
+
+
+def test_conv2d_module_with_same_padding_keeps_the_size():
+    conv = ag.nn.Conv2d(2, 3, kernel_size=(2, 3), padding="same")
+    assert conv(ag.ones(1, 2, 5, 6)).shape == (1, 3, 5, 6)
+    assert "padding=same" in repr(conv)
 
 
 def test_dropout_on_an_empty_input():

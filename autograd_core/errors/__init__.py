@@ -73,9 +73,11 @@ from .functional import (
     loss_target_shape,
     negative_padding,
     not_positive,
+    padding_string,
     pair_argument,
     pair_length,
     pool_padding,
+    same_padding_strided,
     target_batch_size,
 )
 from .modules import (

@@ -87,6 +87,22 @@ def pair_argument(op: str, name: str, value) -> TypeError:
                  f"got {value!r}.", f"e.g. {name}=1 or {name}=(1, 2).")
 
 
+def padding_string(value, error_type: type = RuntimeError) -> Exception:
+    """conv2d's padding given as a string other than 'valid' or 'same' (the function
+    raises a RuntimeError, the Conv2d module a ValueError, as in PyTorch)."""
+    return error(error_type, f"Invalid padding string {value!r}, should be one of "
+                 "{'same', 'valid'}.", "'valid' means no padding; 'same' pads so that the "
+                 "output has the input's height and width; or give an int or a pair.")
+
+
+def same_padding_strided(error_type: type = RuntimeError) -> Exception:
+    """padding='same' with a stride other than 1 (the output cannot keep the input's
+    size)."""
+    return error(error_type, "padding='same' is not supported for strided convolutions.",
+                 "use stride=1 with padding='same', or give the padding as an int or a "
+                 "pair.")
+
+
 def pair_length(op: str, name: str, value) -> RuntimeError:
     """A size argument given as a tuple of neither 1 nor 2 values (PyTorch's wording:
     conv2d's, or the pools')."""

@@ -95,6 +95,8 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
 
     ``stride``, ``padding`` (zeros) and ``dilation`` are an int or a (height, width)
     pair. Output size per axis: (size + 2·padding - dilation·(k - 1) - 1) // stride + 1.
+    ``padding`` may also be ``'valid'`` (none) or ``'same'`` (the output keeps the
+    input's height and width; stride 1 only).
 
     >>> x = ag.randn(1, 1, 5, 5)
     >>> conv2d(x, ag.randn(2, 1, 3, 3), stride=2).shape
@@ -107,7 +109,12 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
         raise errors.conv_weight_rank(weight.shape)
     stride = _positive(op, "stride", stride)
     dilation = _positive(op, "dilation", dilation)
-    padding = _pair(op, "padding", padding)
+    kh, kw = weight.shape[2:]
+    span = (dilation[0] * (kh - 1) + 1, dilation[1] * (kw - 1) + 1)
+    if isinstance(padding, str):
+        padding, crop = conv_padding_from_string(padding, stride, span)
+    else:
+        padding, crop = _pair(op, "padding", padding), (0, 0)
     if min(padding) < 0:
         raise errors.negative_padding(op, padding)
     if not isinstance(groups, int | np.integer) or groups <= 0:
@@ -116,16 +123,38 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
         raise errors.conv_groups(groups, weight.shape)
     if input.shape[-3] != weight.shape[1] * groups:
         raise errors.conv_channels(groups, weight.shape, input.shape, weight.shape[1] * groups)
-    kh, kw = weight.shape[2:]
-    span = (dilation[0] * (kh - 1) + 1, dilation[1] * (kw - 1) + 1)
     _check_window_fits(op, input, span, padding)
     params = dict(stride=stride, padding=padding, dilation=dilation, groups=int(groups))
     if bias is None:
-        return _conv.Conv2d.apply(input, weight, **params)
-    bias = _as_tensor(bias)
-    if bias.shape != weight.shape[:1]:
-        raise errors.conv_bias(weight.shape, bias.shape)
-    return _conv.Conv2d.apply(input, weight, bias, **params)
+        out = _conv.Conv2d.apply(input, weight, **params)
+    else:
+        bias = _as_tensor(bias)
+        if bias.shape != weight.shape[:1]:
+            raise errors.conv_bias(weight.shape, bias.shape)
+        out = _conv.Conv2d.apply(input, weight, bias, **params)
+    return out[..., crop[0]:, crop[1]:] if any(crop) else out
+
+
+def conv_padding_from_string(padding: str, stride: tuple[int, int], span: tuple[int, int],
+                             error_type: type = RuntimeError,
+                             ) -> tuple[tuple[int, int], tuple[int, int]]:
+    """``padding='valid'`` or ``'same'`` as (symmetric padding, rows and columns to
+    drop from the start of the output).
+
+    'same' must pad ``span - 1`` in all per axis; when that is odd, PyTorch puts the
+    extra zero at the bottom (right). A symmetric convolution cannot, so it pads one
+    more on both sides and drops the output's first row (column): the same windows.
+    """
+    if padding == "valid":
+        return (0, 0), (0, 0)
+    if padding != "same":
+        raise errors.padding_string(padding, error_type)
+    if stride != (1, 1):
+        raise errors.same_padding_strided(error_type)
+    totals = [s - 1 for s in span]
+    pads = tuple((t + 1) // 2 for t in totals)
+    crops = tuple(t % 2 for t in totals)
+    return pads, crops
 
 
 def _pool_args(op: str, input, kernel_size, stride, padding):

@@ -39,7 +39,10 @@ def _empty(*shape, dtype) -> Parameter:
     return Parameter(np.zeros(shape, dtype=np.dtype(dtype)))
 
 
-def _pair(value) -> tuple[int, int]:
+def _pair(value) -> tuple[int, int] | str:
+    """A (height, width) pair of an int or a pair; a padding string stays as it is."""
+    if isinstance(value, str):
+        return value
     return tuple(value) if isinstance(value, tuple | list) else (value, value)
 
 
@@ -100,6 +103,9 @@ class Conv2d(Module):
         self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
         self.kernel_size, self.stride = _pair(kernel_size), _pair(stride)
         self.padding, self.dilation = _pair(padding), _pair(dilation)
+        if isinstance(padding, str):  # checked now, as PyTorch's module does
+            span = tuple(d * (k - 1) + 1 for d, k in zip(self.dilation, self.kernel_size))
+            F.conv_padding_from_string(padding, self.stride, span, error_type=ValueError)
         self.weight = _empty(out_channels, in_channels // groups, *self.kernel_size,
                              dtype=dtype)
         self.bias = _empty(out_channels, dtype=dtype) if bias else None
