@@ -1,0 +1,354 @@
+// GraphCanvas: pan, zoom, click and keys over an SVG that the kernel laid out once.
+//
+// The kernel sends the picture once (`svg`) and, per step, a small scoped style block
+// (`css`) and the id of the node to keep in view (`focus`). Everything here is view
+// state: the scale and offset live in the browser, so panning and zooming never go
+// back to the kernel. A click on a node sets `selected`; a key the stepper knows is
+// sent as a message {event: "key", key}.
+
+const MAX_SCALE = 8;
+const STEP_KEYS = new Set(["ArrowLeft", "ArrowRight", "Home", "End", "p", "P"]);
+const DRAG_SLOP = 4; // px a pointer may move and still count as a click
+
+function button(label, title, onClick) {
+  const b = document.createElement("button");
+  b.type = "button";
+  b.className = "ag-canvas-button";
+  b.textContent = label;
+  b.title = title;
+  b.setAttribute("aria-label", title);
+  b.addEventListener("click", (e) => {
+    e.stopPropagation();
+    onClick();
+  });
+  return b;
+}
+
+// The size a text is drawn at, in CSS px at scale 1: the median font size of the
+// picture's labels, times the SVG's px-per-user-unit.
+function medianFontPx(svg) {
+  const sizes = [...svg.querySelectorAll("text")]
+    .map((t) => parseFloat(t.getAttribute("font-size")))
+    .filter((s) => s > 0)
+    .sort((a, b) => a - b);
+  const size = sizes.length ? sizes[Math.floor(sizes.length / 2)] : 14;
+  const box = svg.viewBox && svg.viewBox.baseVal;
+  const perUnit = box && box.width ? svg.width.baseVal.value / box.width : 1;
+  return size * perUnit;
+}
+
+function download(name, blob) {
+  const a = document.createElement("a");
+  a.href = URL.createObjectURL(blob);
+  a.download = name;
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+}
+
+function render({ model, el }) {
+  const root = document.createElement("div");
+  root.className = "ag-canvas";
+  root.tabIndex = 0;
+  root.setAttribute("role", "application");
+  root.setAttribute(
+    "aria-label",
+    "Computational graph. Drag to pan, wheel or + and - to zoom, click a node to " +
+      "inspect it, arrow keys to step.",
+  );
+  const toolbar = document.createElement("div");
+  toolbar.className = "ag-canvas-toolbar";
+  const view = document.createElement("div");
+  view.className = "ag-canvas-view";
+  const stage = document.createElement("div");
+  stage.className = "ag-canvas-stage ag-graph";
+  const style = document.createElement("style");
+  const mini = document.createElement("div");
+  mini.className = "ag-canvas-mini";
+  const miniFrame = document.createElement("div");
+  miniFrame.className = "ag-canvas-mini-frame";
+  const readout = document.createElement("span");
+  readout.className = "ag-canvas-readout";
+  view.append(stage, mini);
+  root.append(style, toolbar, view);
+  el.appendChild(root);
+
+  let scale = 1, tx = 0, ty = 0;
+  let natural = { w: 1, h: 1 }; // the picture's size in CSS px at scale 1
+  let minFitScale = 0; // below this, labels would be smaller than min_font_px
+
+  const viewSize = () => ({ w: view.clientWidth || 1, h: view.clientHeight || 1 });
+
+  function apply() {
+    stage.style.transform = `translate(${tx}px, ${ty}px) scale(${scale})`;
+    root.dataset.scale = scale.toFixed(4);
+    root.dataset.tx = tx.toFixed(1);
+    root.dataset.ty = ty.toFixed(1);
+    readout.textContent = `${Math.round(scale * 100)}%`;
+    updateMini();
+  }
+
+  function zoomAt(factor, cx, cy) {
+    const lowest = Math.min(minFitScale, fitScale()) / 2;
+    const next = Math.min(MAX_SCALE, Math.max(lowest, scale * factor));
+    tx = cx - ((cx - tx) * next) / scale;
+    ty = cy - ((cy - ty) * next) / scale;
+    scale = next;
+    apply();
+  }
+
+  function zoomCentre(factor) {
+    const v = viewSize();
+    zoomAt(factor, v.w / 2, v.h / 2);
+  }
+
+  // The scale that shows the whole picture, before the readability floor.
+  const fitScale = () => {
+    const v = viewSize();
+    return Math.min(v.w / natural.w, v.h / natural.h, 1.5);
+  };
+
+  // Fit: the whole picture if its labels stay readable, else the readable scale
+  // around the focused node (or the top left), and the overview shows the rest.
+  function fit() {
+    const v = viewSize();
+    scale = Math.max(fitScale(), minFitScale);
+    tx = Math.max(0, (v.w - natural.w * scale) / 2);
+    ty = Math.max(0, (v.h - natural.h * scale) / 2);
+    apply();
+    const focus = model.get("focus");
+    if (focus) reveal(focus, false);
+  }
+
+  // Pan the least needed for node `id` to be inside the view on both axes (centred
+  // on an axis where it is out of view).
+  function reveal(id, onlyIfHidden = true) {
+    const node = stage.querySelector(`[id="${CSS.escape(id)}"]`);
+    if (!node) return;
+    const r = node.getBoundingClientRect();
+    const b = view.getBoundingClientRect();
+    const margin = 24;
+    const outX = r.left < b.left + 0 || r.right > b.right;
+    const outY = r.top < b.top || r.bottom > b.bottom;
+    if (onlyIfHidden && !outX && !outY) return;
+    if (outX || !onlyIfHidden) {
+      const want = b.left + Math.max(margin, (b.width - r.width) / 2);
+      tx += want - r.left;
+    }
+    if (outY || !onlyIfHidden) {
+      const want = b.top + Math.max(margin, (b.height - r.height) / 2);
+      ty += want - r.top;
+    }
+    if (!onlyIfHidden) {
+      // fit() placed a picture that fits the view: keep it where fit put it.
+      const v = viewSize();
+      if (natural.w * scale <= v.w) tx = (v.w - natural.w * scale) / 2;
+      if (natural.h * scale <= v.h) ty = (v.h - natural.h * scale) / 2;
+    }
+    apply();
+  }
+
+  // -- overview (minimap) ------------------------------------------------------------
+  let miniScale = 1;
+  function buildMini() {
+    mini.replaceChildren();
+    const svg = stage.querySelector("svg");
+    if (!svg) return;
+    const copy = svg.cloneNode(true);
+    copy.removeAttribute("id");
+    copy.querySelectorAll("[id]").forEach((e) => e.removeAttribute("id"));
+    const width = 160;
+    miniScale = width / natural.w;
+    copy.setAttribute("width", `${width}px`);
+    copy.setAttribute("height", `${natural.h * miniScale}px`);
+    mini.append(copy, miniFrame);
+    mini.style.height = `${Math.min(natural.h * miniScale, 160)}px`;
+  }
+  function updateMini() {
+    const v = viewSize();
+    const larger = natural.w * scale > v.w + 1 || natural.h * scale > v.h + 1;
+    mini.style.display = larger ? "block" : "none";
+    root.dataset.overview = larger ? "shown" : "hidden";
+    if (!larger) return;
+    const s = miniScale / scale;
+    miniFrame.style.left = `${-tx * s}px`;
+    miniFrame.style.top = `${-ty * s}px`;
+    miniFrame.style.width = `${v.w * s}px`;
+    miniFrame.style.height = `${v.h * s}px`;
+  }
+  mini.addEventListener("pointerdown", (e) => {
+    e.stopPropagation();
+    const r = mini.getBoundingClientRect();
+    const v = viewSize();
+    const x = (e.clientX - r.left) / miniScale; // picture px at scale 1
+    const y = (e.clientY - r.top) / miniScale;
+    tx = v.w / 2 - x * scale;
+    ty = v.h / 2 - y * scale;
+    apply();
+  });
+
+  // -- the picture and its styles -----------------------------------------------------
+  function setSvg() {
+    stage.id = model.get("container_id");
+    stage.innerHTML = model.get("svg");
+    const svg = stage.querySelector("svg");
+    if (svg) {
+      natural = { w: svg.width.baseVal.value || 1, h: svg.height.baseVal.value || 1 };
+      minFitScale = model.get("min_font_px") / medianFontPx(svg);
+      svg.style.width = `${natural.w}px`;
+      svg.style.height = `${natural.h}px`;
+    }
+    view.style.height = model.get("max_height");
+    buildMini();
+    requestAnimationFrame(() => (model.get("fit") ? fit() : reveal(model.get("focus"))));
+  }
+  const setCss = () => (style.textContent = model.get("css"));
+
+  // -- pointer: drag to pan, pinch to zoom, click to select ---------------------------
+  const pointers = new Map();
+  let start = null; // {x, y, tx, ty, moved}
+  let pinch = null; // {d, scale}
+  const distance = () => {
+    const [a, b] = [...pointers.values()];
+    return Math.hypot(a.x - b.x, a.y - b.y);
+  };
+  view.addEventListener("pointerdown", (e) => {
+    if (e.button !== 0) return;
+    view.setPointerCapture(e.pointerId);
+    pointers.set(e.pointerId, { x: e.clientX, y: e.clientY });
+    if (pointers.size === 1) {
+      start = { x: e.clientX, y: e.clientY, tx, ty, moved: false, target: e.target };
+    } else if (pointers.size === 2) {
+      pinch = { d: distance(), scale };
+      start = null;
+    }
+    root.focus({ preventScroll: true });
+  });
+  view.addEventListener("pointermove", (e) => {
+    if (!pointers.has(e.pointerId)) return;
+    pointers.set(e.pointerId, { x: e.clientX, y: e.clientY });
+    if (pinch && pointers.size === 2) {
+      const r = view.getBoundingClientRect();
+      const [a, b] = [...pointers.values()];
+      const factor = (pinch.scale * distance()) / pinch.d / scale;
+      zoomAt(factor, (a.x + b.x) / 2 - r.left, (a.y + b.y) / 2 - r.top);
+    } else if (start) {
+      const dx = e.clientX - start.x, dy = e.clientY - start.y;
+      if (Math.hypot(dx, dy) > DRAG_SLOP) start.moved = true;
+      if (start.moved) {
+        tx = start.tx + dx;
+        ty = start.ty + dy;
+        root.classList.add("ag-canvas-dragging");
+        apply();
+      }
+    }
+  });
+  const release = (e) => {
+    pointers.delete(e.pointerId);
+    root.classList.remove("ag-canvas-dragging");
+    if (start && !start.moved && e.type === "pointerup") {
+      const node = start.target.closest && start.target.closest("g.node");
+      if (node && stage.contains(node)) select(node.id);
+    }
+    if (pointers.size < 2) pinch = null;
+    start = null;
+  };
+  view.addEventListener("pointerup", release);
+  view.addEventListener("pointercancel", release);
+  view.addEventListener(
+    "wheel",
+    (e) => {
+      e.preventDefault();
+      const r = view.getBoundingClientRect();
+      const pixels = e.deltaMode === 1 ? e.deltaY * 16 : e.deltaY;
+      zoomAt(Math.exp(-pixels * 0.0015), e.clientX - r.left, e.clientY - r.top);
+    },
+    { passive: false },
+  );
+
+  function select(id) {
+    root.dataset.selected = id;
+    stage.querySelectorAll(".ag-canvas-selected").forEach((n) =>
+      n.classList.remove("ag-canvas-selected"));
+    const node = stage.querySelector(`[id="${CSS.escape(id)}"]`);
+    if (node) node.classList.add("ag-canvas-selected");
+    model.set("selected", id);
+    model.save_changes();
+  }
+
+  // -- keys -------------------------------------------------------------------------
+  root.addEventListener("keydown", (e) => {
+    if (e.altKey || e.ctrlKey || e.metaKey) return;
+    if (STEP_KEYS.has(e.key)) {
+      model.send({ event: "key", key: e.key.length === 1 ? e.key.toLowerCase() : e.key });
+    } else if (e.key === "+" || e.key === "=") {
+      zoomCentre(1.25);
+    } else if (e.key === "-") {
+      zoomCentre(0.8);
+    } else if (e.key === "0") {
+      fit();
+    } else {
+      return;
+    }
+    e.preventDefault();
+    e.stopPropagation(); // JupyterLab would otherwise move between cells
+  });
+
+  // -- export -------------------------------------------------------------------------
+  // The picture with the current step's highlights inlined, standalone.
+  function standaloneSvg() {
+    const svg = stage.querySelector("svg").cloneNode(true);
+    svg.style.removeProperty("width");
+    svg.style.removeProperty("height");
+    const id = model.get("container_id");
+    const css = model.get("css").split(`#${id} `).join("");
+    const inline = document.createElementNS("http://www.w3.org/2000/svg", "style");
+    inline.textContent = css;
+    svg.insertBefore(inline, svg.firstChild);
+    return new XMLSerializer().serializeToString(svg);
+  }
+  function exportSvg() {
+    download("graph.svg", new Blob([standaloneSvg()], { type: "image/svg+xml" }));
+  }
+  function exportPng() {
+    const image = new Image();
+    const url = URL.createObjectURL(new Blob([standaloneSvg()], { type: "image/svg+xml" }));
+    image.onload = () => {
+      const ratio = 2;
+      const canvas = document.createElement("canvas");
+      canvas.width = natural.w * ratio;
+      canvas.height = natural.h * ratio;
+      const ctx = canvas.getContext("2d");
+      ctx.fillStyle = "#ffffff";
+      ctx.fillRect(0, 0, canvas.width, canvas.height);
+      ctx.drawImage(image, 0, 0, canvas.width, canvas.height);
+      URL.revokeObjectURL(url);
+      canvas.toBlob((blob) => download("graph.png", blob), "image/png");
+    };
+    image.src = url;
+  }
+
+  toolbar.append(
+    button("−", "zoom out (-)", () => zoomCentre(0.8)),
+    button("+", "zoom in (+)", () => zoomCentre(1.25)),
+    button("fit", "fit the picture, never below readable text (0)", fit),
+    button("1:1", "actual size", () => zoomCentre(1 / scale)),
+    readout,
+    button("SVG", "save this picture as SVG", exportSvg),
+    button("PNG", "save this picture as PNG", exportPng),
+  );
+
+  model.on("change:svg", setSvg);
+  model.on("change:css", setCss);
+  model.on("change:focus", () => reveal(model.get("focus")));
+  model.on("change:fit", () => model.get("fit") && fit());
+  model.on("change:max_height", setSvg);
+  setCss();
+  setSvg();
+  const resize = new ResizeObserver(() => updateMini());
+  resize.observe(view);
+  return () => resize.disconnect();
+}
+
+export default { render };
