@@ -16,7 +16,10 @@ recording order, newest first, is such an order). At each visit:
 5. the node's saved tensors are released unless ``retain_graph=True``.
 
 ``backward_steps`` yields one :class:`Step` per visit with everything above, so a
-stepper can replay it; ``Tensor.backward`` simply runs it to the end.
+stepper can replay it. ``Tensor.backward`` runs the very same loop (``_sweep``) to the
+end with ``record=False``: the visits, sums, hooks and releases are the same, only the
+step records (``Step``, ``Sent`` and the names of what was read) are not built, since
+nobody will look at them. tests/test_lean_backward.py holds the two runs identical.
 """
 
 from __future__ import annotations
@@ -100,18 +103,33 @@ def sum_to(grad: np.ndarray, shape: tuple) -> np.ndarray:
 
 def reverse_topological(root: Node) -> list[Node]:
     """Every node reachable from ``root``, each after all of its consumers."""
+    return _walk(root)[0]
+
+
+def _walk(root: Node) -> tuple[list[Node], dict]:
+    """``reverse_topological(root)``, and each leaf with hooks -> (node, input index) of
+    the last edge the sweep reaches it by. A hooked leaf's contributions are summed
+    until then, and its hooks run once, on the total, as PyTorch runs them (a clipping
+    hook sees the whole gradient)."""
     seen = {root}
     stack = [root]
     nodes = []
+    hooked = {}
     while stack:
         node = stack.pop()
         nodes.append(node)
-        for edge in node.edges:
-            if edge.__class__ is Node and edge not in seen:
-                seen.add(edge)
-                stack.append(edge)
+        for i, edge in enumerate(node.edges):
+            if edge.__class__ is Node:
+                if edge not in seen:
+                    seen.add(edge)
+                    stack.append(edge)
+            elif edge is not None and edge._hooks:
+                last = hooked.get(edge)
+                # the sweep visits nodes newest first and a node's edges in order
+                if last is None or (node.seq, -i) < (last[0].seq, -last[1]):
+                    hooked[edge] = (node, i)
     nodes.sort(key=attrgetter("seq"), reverse=True)
-    return nodes
+    return nodes, hooked
 
 
 def _seed(output, gradient) -> np.ndarray:
@@ -145,16 +163,17 @@ def _run_hooks(hooks: list, grad: np.ndarray) -> np.ndarray:
     return grad
 
 
-def _accumulate_leaf(leaf, grad: np.ndarray, upstream, sent: list) -> tuple:
+def _accumulate_leaf(leaf, grad: np.ndarray, upstream, grads=(), i=0) -> tuple:
     """Add ``grad`` into ``leaf.grad``: the first gradient is stored, a later one is added
     into the *same* Tensor, so a reference taken earlier (``g = x.grad``) sees the sum and
     its version moves on, as with PyTorch's in-place accumulation. The sum is a new array
     inside that Tensor: the arrays of earlier step records never change (so the stepper
     replays true values), and neither does a NumPy view of the old ``.grad`` (PyTorch's
-    would). Returns (previous, total) for the step record."""
+    would). ``grads[:i]``: what the step's backward returned for its earlier inputs.
+    Returns (previous, total) for the step record."""
     held = leaf.grad
     if held is None:
-        total = _own(grad, upstream, sent)
+        total = _own(grad, upstream, grads[:i])
         leaf.grad = _as_tensor(total)
         return None, total
     previous = held._data
@@ -163,24 +182,12 @@ def _accumulate_leaf(leaf, grad: np.ndarray, upstream, sent: list) -> tuple:
     return previous, total
 
 
-def _own(grad: np.ndarray, upstream, sent: list) -> np.ndarray:
+def _own(grad: np.ndarray, upstream, others) -> np.ndarray:
     """A gradient about to be stored in ``.grad``, copied if it may alias another array
     (a view, the step's upstream gradient, or the array sent along another edge)."""
-    if grad is upstream or grad.base is not None or any(s.grad is grad for s in sent):
+    if grad is upstream or grad.base is not None or any(g is grad for g in others):
         return grad.copy()
     return grad
-
-
-def _hooked_leaves(nodes: list[Node]) -> dict:
-    """Each leaf with hooks -> (node, input index) of the last edge the sweep reaches it
-    by. Its contributions are summed until then, and its hooks run once, on the total,
-    as PyTorch runs them (a clipping hook sees the whole gradient)."""
-    last = {}
-    for node in nodes:
-        for i, edge in enumerate(node.edges):
-            if edge is not None and edge.__class__ is not Node and edge._hooks:
-                last[edge] = (node, i)
-    return last
 
 
 def _as_tensor(array):
@@ -190,11 +197,23 @@ def _as_tensor(array):
 def backward_steps(output, gradient=None, retain_graph: bool = False) -> Iterator[Step]:
     """The reverse sweep from ``output``, one :class:`Step` per node visited.
 
-    Running it to the end is exactly ``output.backward(gradient, retain_graph)``:
+    Running it to the end does exactly what ``output.backward(gradient, retain_graph)``
+    does (which runs the same sweep without building the records):
 
     >>> for step in backward_steps(loss):          # doctest: +SKIP
     ...     print(step.node.op.name, step.reads)
     """
+    return _start(output, gradient, retain_graph, record=True)
+
+
+def backward(output, gradient=None, retain_graph: bool = False) -> None:
+    """The reverse sweep from ``output`` run to the end, keeping no step records: what
+    ``Tensor.backward`` does."""
+    for _ in _start(output, gradient, retain_graph, record=False):
+        pass  # with record=False the sweep yields nothing: it all runs in this one call
+
+
+def _start(output, gradient, retain_graph: bool, record: bool) -> Iterator[Step]:
     if not output._requires_grad:
         raise errors.no_grad_fn()
     seed = _seed(output, gradient)
@@ -202,15 +221,17 @@ def backward_steps(output, gradient=None, retain_graph: bool = False) -> Iterato
     if root is None:  # the output is itself a leaf
         if output._hooks:
             seed = _run_hooks(output._hooks, seed)
-        previous, total = _accumulate_leaf(output, seed, None, [])
-        yield Step(0, None, seed, [], [Sent(0, output, seed, None, previous, total)], [])
+        previous, total = _accumulate_leaf(output, seed, None)
+        if record:
+            yield Step(0, None, seed, [], [Sent(0, output, seed, None, previous, total)], [])
         return
-    yield from _sweep(root, seed, retain_graph)
+    yield from _sweep(root, seed, retain_graph, record)
 
 
-def _sweep(root: Node, seed: np.ndarray, retain_graph: bool) -> Iterator[Step]:
-    nodes = reverse_topological(root)
-    hooked = _hooked_leaves(nodes)
+def _sweep(root: Node, seed: np.ndarray, retain_graph: bool, record: bool) -> Iterator[Step]:
+    """The sweep itself. With ``record`` it yields a :class:`Step` after each visit;
+    without, it yields nothing and builds no records (``Tensor.backward``)."""
+    nodes, hooked = _walk(root)
     buffers = {root: seed}  # gradients summed so far: per node, and per leaf with hooks
     for index, node in enumerate(nodes):
         upstream = buffers.pop(node, None)
@@ -221,14 +242,16 @@ def _sweep(root: Node, seed: np.ndarray, retain_graph: bool) -> Iterator[Step]:
         if node.retains_grad:
             _retain(node, upstream)
 
-        node.reads = reads = []
+        if record:
+            node.reads = reads = []  # Node.load notes each saved tensor read here
         grads = node.op.backward(node, upstream)
-        node.reads = None
+        if record:
+            node.reads = None
         if observers:
             for observer in observers:
                 observer.on_backward(node, upstream, grads)
 
-        sent = []
+        sent = [] if record else None
         shapes = node.input_shapes
         dtypes = node.input_dtypes
         for i, edge in enumerate(node.edges):
@@ -245,20 +268,25 @@ def _sweep(root: Node, seed: np.ndarray, retain_graph: bool) -> Iterator[Step]:
                 grad = sum_to(grad, shapes[i])
             if grad.dtype != dtypes[i]:
                 grad = grad.astype(dtypes[i])
-            if edge.__class__ is Node or edge in hooked:
+            if edge.__class__ is Node:
                 previous = buffers.get(edge)
                 total = buffers[edge] = grad if previous is None else previous + grad
-                if hooked.get(edge) == (node, i):  # the leaf's last contribution
+            elif edge in hooked:  # a leaf with hooks: summed like a node until its last edge
+                previous = buffers.get(edge)
+                total = buffers[edge] = grad if previous is None else previous + grad
+                if hooked[edge] == (node, i):  # the last: its hooks run once, on the total
                     hooked_total = _run_hooks(edge._hooks, buffers.pop(edge))
-                    previous, total = _accumulate_leaf(edge, hooked_total, upstream, sent)
+                    previous, total = _accumulate_leaf(edge, hooked_total, upstream, grads, i)
             else:
-                previous, total = _accumulate_leaf(edge, grad, upstream, sent)
-            sent.append(Sent(i, edge, grad, broadcast_from, previous, total))
+                previous, total = _accumulate_leaf(edge, grad, upstream, grads, i)
+            if record:
+                sent.append(Sent(i, edge, grad, broadcast_from, previous, total))
 
         released = [] if retain_graph else node.release()
-        yield Step(index, node, upstream, reads, sent, released)
+        if record:
+            yield Step(index, node, upstream, reads, sent, released)
     for leaf in [t for t in buffers if t.__class__ is not Node]:  # a last edge sent None
-        _accumulate_leaf(leaf, _run_hooks(leaf._hooks, buffers.pop(leaf)), None, [])
+        _accumulate_leaf(leaf, _run_hooks(leaf._hooks, buffers.pop(leaf)), None)
 
 
 def _retain(node: Node, grad: np.ndarray) -> None:

@@ -43,6 +43,9 @@ from .grad_mode import state as _grad_mode
 from .tensor import Tensor
 
 _sequence = itertools.count()
+# Tuples, not ``int | float``: a union is built anew each time the expression runs.
+_ARRAY_TYPES = (np.ndarray, np.generic)
+_NUMBER_TYPES = (int, float, np.number)
 
 
 class SavedTensor:
@@ -65,7 +68,7 @@ class SavedTensor:
         """Release the array (backward is done with it) but remember what it was."""
         a = self.array
         if a is not None:
-            if isinstance(a, np.ndarray | np.generic):
+            if isinstance(a, _ARRAY_TYPES):
                 self._shape, self._dtype = a.shape, a.dtype
             else:
                 self._shape, self._dtype = (), None
@@ -86,7 +89,7 @@ class SavedTensor:
     @property
     def nbytes(self) -> int:
         # np.generic too: an op on 0-d arrays returns a NumPy scalar, which has bytes.
-        return int(self.array.nbytes) if isinstance(self.array, np.ndarray | np.generic) else 0
+        return int(self.array.nbytes) if isinstance(self.array, _ARRAY_TYPES) else 0
 
     def __repr__(self) -> str:
         a = self.array
@@ -113,7 +116,7 @@ class Node:
     reads = None
     trace = None
 
-    def __init__(self, op, edges, needs_input_grad, arrays, counters, shapes, dtypes, params):
+    def __init__(self, op, inputs, arrays, edges, needs_input_grad, shapes, dtypes, params):
         self.op = op
         self.edges = edges
         self.needs_input_grad = needs_input_grad
@@ -122,9 +125,9 @@ class Node:
         self.seq = next(_sequence)
         self.input_shapes = shapes
         self.input_dtypes = dtypes
-        self._arrays = arrays
-        self._input_counters = counters
         self.module = module_scope.path
+        self._inputs = inputs  # during forward only: to tell which saved arrays are inputs
+        self._arrays = arrays
 
     # -- used by an op's forward and backward ---------------------------------
     def save(self, **arrays: Any) -> None:
@@ -134,7 +137,9 @@ class Node:
             source = counter = None
             for i, a in enumerate(inputs):
                 if a is array:
-                    source, counter = ("input", i), self._input_counters[i]
+                    x = self._inputs[i]
+                    source = ("input", i)
+                    counter = x._version if isinstance(x, Tensor) else None
                     break
             self.saved[name] = SavedTensor(name, array, source, counter)
 
@@ -221,62 +226,67 @@ class Function:
     @classmethod
     def apply(cls, *inputs, **params):
         """Run the op on tensors (or constants), recording a node if needed."""
-        arrays = []
-        recording = False
-        for x in inputs:
-            if isinstance(x, Tensor):
-                arrays.append(x._data)
-                recording = recording or x._requires_grad
-            else:
-                arrays.append(x)
-        if not (recording and _grad_mode.enabled):
-            out = cls.forward(_UNRECORDED, *arrays, **params)
-            if observers:
-                for observer in observers:
-                    observer.on_forward(cls, None, arrays, out, params)
-            return _wrap_output(out, None, inputs)
+        if _grad_mode.enabled:
+            for x in inputs:
+                if isinstance(x, Tensor) and x._requires_grad:
+                    return _record(cls, inputs, params)
+        arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
+        out = cls.forward(_UNRECORDED, *arrays, **params)
+        if observers:
+            for observer in observers:
+                observer.on_forward(cls, None, arrays, out, params)
+        return _wrap_output(out, None, inputs)
 
-        edges, needs, counters, shapes, dtypes, constants = [], [], [], [], [], None
-        for i, x in enumerate(inputs):
-            if isinstance(x, Tensor):
-                a = x._data
-                shapes.append(a.shape)
-                dtypes.append(a.dtype)
-                counters.append(x._version)
-                if x._requires_grad:
-                    edges.append(x.grad_fn or x)
-                    needs.append(True)
-                    continue
-            else:
-                if isinstance(x, np.ndarray):
-                    # A NumPy operand has no version counter: keep our own copy, so a
-                    # later change to the caller's array cannot reach the backward.
-                    arrays[i] = x = x.copy()
-                shapes.append(getattr(x, "shape", ()))
-                dtypes.append(getattr(x, "dtype", None))
-                counters.append(None)
-            edges.append(None)
-            needs.append(False)
-            if constants is None:
-                constants = {}
-            constants[i] = _constant(x)
-        node = Node(cls, tuple(edges), tuple(needs), arrays, counters, tuple(shapes),
-                    tuple(dtypes), params)
-        node.constants = constants
-        out = cls.forward(node, *arrays, **params)
-        node._input_counters = None
+
+def _record(op, inputs: tuple, params: dict) -> Tensor:
+    """Run ``op`` on ``inputs``, some of which require grad, and record its node: this
+    runs once per op of every recorded forward pass, so it is written for speed."""
+    arrays, edges, needs, shapes, dtypes, constants = [], [], [], [], [], None
+    for i, x in enumerate(inputs):
+        if isinstance(x, Tensor):
+            a = x._data
+            arrays.append(a)
+            shapes.append(a.shape)
+            dtypes.append(a.dtype)
+            if x._requires_grad:
+                edges.append(x.grad_fn or x)
+                needs.append(True)
+                continue
+        else:
+            if isinstance(x, np.ndarray):
+                # A NumPy operand has no version counter: keep our own copy, so a
+                # later change to the caller's array cannot reach the backward.
+                x = x.copy()
+            arrays.append(x)
+            shapes.append(getattr(x, "shape", ()))
+            dtypes.append(getattr(x, "dtype", None))
+        edges.append(None)
+        needs.append(False)
+        if constants is None:
+            constants = {}
+        constants[i] = _constant(x)
+    node = Node(op, inputs, arrays, tuple(edges), tuple(needs), tuple(shapes), tuple(dtypes),
+                params)
+    node.constants = constants
+    out = op.forward(node, *arrays, **params)
+    node._inputs = None
+    if out.__class__ is np.ndarray and out.base is None:  # a fresh array: the usual case
+        result = Tensor._wrap(out, node)
+    else:
         result = _wrap_output(out, node, inputs)
+    if node.saved:
         for saved in node.saved.values():
             if saved.source is None and saved.array is out:
                 saved.source, saved._counter = ("output",), result._version
-        node.output_shape = result._data.shape
-        node.output_dtype = result._data.dtype
-        node._output_ref = weakref.ref(result)
-        if observers:
-            for observer in observers:
-                observer.on_forward(cls, node, arrays, out, params)
-        node._arrays = None
-        return result
+    data = result._data
+    node.output_shape = data.shape
+    node.output_dtype = data.dtype
+    node._output_ref = weakref.ref(result)
+    if observers:
+        for observer in observers:
+            observer.on_forward(op, node, arrays, out, params)
+    node._arrays = None
+    return result
 
 
 def _constant(x) -> tuple:
@@ -284,7 +294,7 @@ def _constant(x) -> tuple:
     Arrays are not kept: a constant must not stay alive just because it was used."""
     if isinstance(x, Tensor):
         return ("frozen parameter" if getattr(x, "is_parameter", False) else "tensor"), x._name
-    if isinstance(x, int | float | np.number):
+    if isinstance(x, _NUMBER_TYPES):
         return "number", x
     return "array", None
 

@@ -149,8 +149,7 @@ class Tensor:
 
     def backward(self, gradient=None, retain_graph: bool = False) -> None:
         """Run the reverse sweep from this tensor, filling ``.grad`` of every leaf."""
-        for _ in backward_steps(self, gradient, retain_graph):
-            pass
+        _backward(self, gradient, retain_graph)
 
     # -- NumPy-like metadata ------------------------------------------------------
     @property
@@ -237,7 +236,8 @@ class Tensor:
     __hash__ = object.__hash__
 
     # -- operators and methods: each calls the function (or op) of the same name -----
-    # The arithmetic operators apply their op directly: they are the hottest path.
+    # The arithmetic operators and the common one-input methods (exp, log, tanh,
+    # sigmoid, relu) apply their op directly: they are the hottest path.
     def __add__(self, other):
         return _ew.Add.apply(self, other)
 
@@ -303,10 +303,10 @@ class Tensor:
         return self._compare(other, np.not_equal)
 
     def exp(self):
-        return F.exp(self)
+        return _ew.Exp.apply(self)
 
     def log(self):
-        return F.log(self)
+        return _ew.Log.apply(self)
 
     def sqrt(self):
         return F.sqrt(self)
@@ -321,13 +321,13 @@ class Tensor:
         return F.cos(self)
 
     def tanh(self):
-        return F.tanh(self)
+        return _ew.Tanh.apply(self)
 
     def sigmoid(self):
-        return F.sigmoid(self)
+        return _ew.Sigmoid.apply(self)
 
     def relu(self):
-        return F.relu(self)
+        return _ew.Relu.apply(self)
 
     def clip(self, min=None, max=None):  # noqa: A002
         return F.clip(self, min, max)
@@ -496,5 +496,5 @@ __all__ = ["Tensor", "tensor"]
 # methods call them: import them once the class exists, so each module can import
 # the names it needs at its top, with nothing assigned into another module.
 from . import op_functions as F  # noqa: E402
-from .engine import backward_steps  # noqa: E402
+from .engine import backward as _backward  # noqa: E402
 from .ops import elementwise as _ew  # noqa: E402

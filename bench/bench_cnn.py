@@ -26,12 +26,14 @@ Method (as bench_conv.py): BLAS pinned to one thread (threadpoolctl),
 variant, and the fastest round (on a shared machine, the least disturbed one).
 
 Note: as in bench_conv.py, page faults on freshly allocated multi-MB arrays are a
-visible share of the NumPy variants on glibc: about a quarter of the engine's
-64x3x32x32 step (~5,000 faults a step, ~2 µs each on our VM), less for PyTorch's
-default path, which reuses its buffers. ``MALLOC_TOP_PAD_=268435456`` removes them
-if you want to compare the arithmetic alone.
+visible share of the NumPy variants on glibc. The engine's conv backward writes its
+two column arrays into scratch arrays it keeps (``ops/conv.py``), which took its
+64x3x32x32 step from ~5,000 faults (~2 µs each on our VM, a quarter of the step) to
+almost none; the hand-written step still pays them. ``MALLOC_TOP_PAD_=268435456``
+removes them if you want to compare the arithmetic alone.
 
-Run: ``python bench/bench_cnn.py [--rounds N]``.
+Run (see bench/README.md: unset OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE for it):
+``python bench/bench_cnn.py [--rounds N]``. It prints the BLAS library each side uses.
 """
 
 from __future__ import annotations
@@ -47,7 +49,14 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # the repository root, for autograd_core
 sys.path.insert(0, str(HERE))
 import numpy_cnn  # noqa: E402
-from timing import TorchWorker, interleaved_medians, torch_available, wall_time  # noqa: E402
+from timing import (  # noqa: E402
+    TorchWorker,
+    blas_report,
+    interleaved_medians,
+    torch_available,
+    torch_blas_source,
+    wall_time,
+)
 
 import autograd_core as ag  # noqa: E402
 from autograd_core import nn, optim  # noqa: E402
@@ -175,6 +184,9 @@ def make_step(index):
 runs = {}
 for line in sys.stdin:
     request = json.loads(line)
+    if request[0] == "blas":
+        print(json.dumps(blas_answer()), flush=True)
+        continue
     if request[0] == "check":  # one step from the initial state: loss, grads, buffers
         _, index, mkldnn, path = request
         torch.backends.mkldnn.enabled = mkldnn
@@ -198,7 +210,7 @@ class CNNTorchWorker(TorchWorker):
     plus ``check``: the loss, gradients and buffers after one step from the start."""
 
     def __init__(self, data_pattern: str):
-        super().__init__(TORCH_WORKER % {"data": data_pattern, "lr": LR})
+        super().__init__(torch_blas_source() + TORCH_WORKER % {"data": data_pattern, "lr": LR})
         self.data_pattern = data_pattern
 
     def check(self, index: int, mkldnn: bool) -> dict:
@@ -273,6 +285,7 @@ def main(argv=None) -> None:
         worker = CNNTorchWorker(pattern) if torch_available() else None
         if worker is None:
             print("PyTorch is not installed: its columns are skipped.")
+        print(blas_report(worker))
 
         print("Agreement of one step with the hand-written NumPy step (max |difference| / "
               "max |value|, worst array):")

@@ -20,11 +20,12 @@ Method (as bench_engine.py): BLAS pinned to one thread (threadpoolctl),
 so the variants interleave; medians over rounds.
 
 Note: on glibc, the page faults of freshly allocated multi-MB arrays (the heap
-is trimmed back after each step) are a visible share of the small case for both
-NumPy variants; ``MALLOC_TOP_PAD_=67108864`` removes them if you want to see the
-arithmetic alone.
+is trimmed back after each step) are a visible share of the small case for the
+hand-written variant (the engine's backward keeps its column arrays as scratch);
+``MALLOC_TOP_PAD_=67108864`` removes them if you want to see the arithmetic alone.
 
-Run: ``python bench/bench_conv.py [--rounds N]``.
+Run (see bench/README.md: unset OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE for it):
+``python bench/bench_conv.py [--rounds N]``. It prints the BLAS library each side uses.
 """
 
 from __future__ import annotations
@@ -37,7 +38,14 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from timing import TorchWorker, interleaved_medians, torch_available, wall_time  # noqa: E402
+from timing import (  # noqa: E402
+    TorchWorker,
+    blas_report,
+    interleaved_medians,
+    torch_available,
+    torch_blas_source,
+    wall_time,
+)
 
 CASES = [  # (input shape, out_channels, kernel, padding)
     ((32, 1, 28, 28), 8, 3, 1),
@@ -112,6 +120,9 @@ from bench_conv import case_data
 runs = {}
 for line in sys.stdin:
     index, mkldnn = json.loads(line)
+    if index == "blas":
+        print(json.dumps(blas_answer()), flush=True)
+        continue
     torch.backends.mkldnn.enabled = mkldnn
     if index not in runs:
         x_np, w_np, b_np, g_np, p = case_data(index)
@@ -143,10 +154,11 @@ def main(argv=None) -> None:
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(1)
-    source = TORCH_WORKER % {"here": str(Path(__file__).resolve().parent)}
+    source = torch_blas_source() + TORCH_WORKER % {"here": str(Path(__file__).resolve().parent)}
     worker = TorchWorker(source) if torch_available() else None
     if worker is None:
         print("PyTorch is not installed: its columns are skipped.")
+    print(blas_report(worker))
 
     print(f"conv2d forward+backward (dinput, dweight, dbias), float32, 3x3, stride 1, "
           f"padding 1 — milliseconds, medians of {args.rounds} interleaved rounds.\n"

@@ -13,7 +13,8 @@ PyTorch runs in its own process (on 2 cores, torch and NumPy in one process slow
 each other down), driven round by round over a pipe so that the variants
 interleave; every figure is the median over rounds.
 
-Run: ``python bench/bench_engine.py [--rounds N]``.
+Run (see bench/README.md: unset OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE for it):
+``python bench/bench_engine.py [--rounds N]``. It prints the BLAS library each side uses.
 """
 
 from __future__ import annotations
@@ -26,7 +27,14 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository root
 from bench.memory_probe import can_reset_peak_rss, peak_rss_growth  # noqa: E402
-from bench.timing import TorchWorker, interleaved_medians, torch_available, wall_time  # noqa: E402
+from bench.timing import (  # noqa: E402
+    TorchWorker,
+    blas_report,
+    interleaved_medians,
+    torch_available,
+    torch_blas_source,
+    wall_time,
+)
 
 CHAIN_SHAPES = [(1, 1), (4, 4), (64, 64)]
 CHAIN_LENGTH = 1000  # iterations; each is 1 or 2 ops (see chain_ops)
@@ -170,6 +178,9 @@ def mlp(batch):
 runs = {}
 for line in sys.stdin:
     kind, arg = json.loads(line)
+    if kind == "blas":
+        print(json.dumps(blas_answer()), flush=True)
+        continue
     key = (kind, str(arg))
     if key not in runs:
         runs[key] = chain(tuple(arg)) if kind == "chain" else mlp(arg)
@@ -195,10 +206,12 @@ def main(argv=None) -> None:
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(1)
-    source = TORCH_WORKER % {"chain": CHAIN_LENGTH, "sizes": MLP_SIZES}
+    source = torch_blas_source() + TORCH_WORKER % {"chain": CHAIN_LENGTH, "sizes": MLP_SIZES}
     worker = TorchWorker(source) if torch_available() else None
     if worker is None:
         print("PyTorch is not installed: its columns are skipped.")
+    print(blas_report(worker))
+    print(f"Medians of {args.rounds} interleaved rounds.")
 
     n_ops = chain_ops()
     print(f"\n1. Chain of {n_ops} ops, forward+backward, float64 — microseconds per op")

@@ -1,17 +1,25 @@
-"""What every benchmark here shares: interleaved timing and PyTorch in its own process.
+"""What every benchmark here shares: interleaved timing, PyTorch in its own process, and
+a line saying which BLAS each side runs on.
 
 On 2 cores, PyTorch and NumPy in one process slow each other down, so PyTorch runs in
 a worker process that times one run per request; the benchmarks interleave those
 requests with their own timers, round by round, and report medians.
+
+Figures mean little without the BLAS library, its version, the CPU kernel it picked
+and its thread count: ``blas_report`` gives them (from threadpoolctl) for this process
+and, through ``TORCH_BLAS_REQUEST``, for the PyTorch worker. It also names the
+environment variables that override OpenBLAS's kernel choice (see bench/README.md).
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -64,3 +72,66 @@ class TorchWorker:
     def close(self) -> None:
         self.proc.stdin.close()
         self.proc.wait()
+
+
+# Environment variables that change which kernels OpenBLAS runs (see bench/README.md).
+BLAS_OVERRIDES = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OPENBLAS_NUM_THREADS",
+                  "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def describe_pools(pools: list[dict]) -> str:
+    """threadpoolctl's ``threadpool_info()`` as one line per library: the API, the
+    implementation and version, the CPU kernel (OpenBLAS's "architecture") and threads."""
+    lines = []
+    for pool in pools:
+        kernel = f", kernel {pool['architecture']}" if pool.get("architecture") else ""
+        version = f" {pool['version']}" if pool.get("version") else ""
+        lines.append(f"{pool.get('user_api', '?')}: {pool.get('internal_api', '?')}{version}"
+                     f"{kernel}, {pool.get('num_threads')} thread(s) "
+                     f"({Path(pool.get('filepath', '')).name})")
+    return "; ".join(lines) or "no BLAS or OpenMP library loaded"
+
+
+def blas_report(worker: TorchWorker | None = None) -> str:
+    """Which BLAS this process (NumPy) uses, and the PyTorch worker if there is one
+    (it must answer ``TORCH_BLAS_REQUEST``), plus any overriding variables that are set."""
+    from threadpoolctl import threadpool_info
+
+    lines = [f"NumPy {np.__version__}: {describe_pools(threadpool_info())}"]
+    if worker is not None:
+        lines.append(f"PyTorch: {worker.request(*TORCH_BLAS_REQUEST)}")
+    overrides = [f"{k}={os.environ[k]}" for k in BLAS_OVERRIDES if k in os.environ]
+    lines.append("set: " + ", ".join(overrides) if overrides else
+                 "no OPENBLAS_*/OMP/MKL variables set")
+    if {"OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"} & set(os.environ):
+        lines.append("warning: OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE force another CPU "
+                     "kernel; unset them for figures like a learner's laptop "
+                     "(bench/README.md)")
+    return "\n".join("BLAS  " + line for line in lines)
+
+
+# What a PyTorch worker answers to ("blas", 0): its own libraries, described as above.
+TORCH_BLAS_REQUEST = ("blas", 0)
+TORCH_BLAS_ANSWER = r"""
+def blas_answer():
+    import re
+    import torch
+    from threadpoolctl import threadpool_info
+    config = torch.__config__.show()
+    blas = re.search(r"BLAS_INFO=(\w+)", config)
+    cpu = re.search(r"CPU capability usage: (\w+)", config)
+    onednn = torch.backends.mkldnn.is_available()
+    return (f"torch {torch.__version__}: BLAS {blas.group(1) if blas else '?'}, "
+            f"CPU kernels {cpu.group(1) if cpu else '?'}, "
+            f"oneDNN {'available' if onednn else 'absent'}, "
+            f"{torch.get_num_threads()} intra-op thread(s); "
+            f"loaded in its process: {describe_pools(threadpool_info())}")
+"""
+
+
+def torch_blas_source() -> str:
+    """Source for a PyTorch worker: ``describe_pools`` and ``blas_answer()``."""
+    import inspect
+
+    return ("from pathlib import Path\n" + inspect.getsource(describe_pools)
+            + TORCH_BLAS_ANSWER)

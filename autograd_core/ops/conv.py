@@ -22,10 +22,19 @@ are kh·kw times the input (9x for a 3x3 kernel); rebuilding them in backward is
 one strided copy, 5-10% of a forward+backward step on the layers of
 bench/bench_conv.py: a good price for 9x less memory held between the passes.
 
+Backward's two column arrays (the input's, rebuilt for dW, and dcolumns) are scratch:
+it writes them into work arrays it keeps from one call to the next (``workspace``),
+because a fresh multi-MB array every call is new pages the OS must fault in, which
+cost a CNN step about as much as the arithmetic on them. Every array an op returns
+is still new.
+
 ``windows``, ``pad`` and ``fold`` are shared with the pooling ops.
 """
 
 from __future__ import annotations
+
+import math
+import threading
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
@@ -60,14 +69,37 @@ def windows(padded: np.ndarray, kernel: tuple, stride: tuple, dilation: tuple) -
 
 
 def unfold(x: np.ndarray, kernel: tuple, stride: tuple, padding: tuple,
-           dilation: tuple) -> np.ndarray:
-    """im2col: the windows of ``x`` copied as (..., C, kh, kw, OH, OW), contiguous.
+           dilation: tuple, out: np.ndarray | None = None) -> np.ndarray:
+    """im2col: the windows of ``x`` copied as (..., C, kh, kw, OH, OW), contiguous
+    (into ``out`` if given, an array of that shape).
 
     This order keeps each output row contiguous in memory, so the copy streams
     along input rows and ``reshape(..., C·kh·kw, OH·OW)`` is free.
     """
-    view = windows(pad(x, padding), kernel, stride, dilation)
-    return np.ascontiguousarray(np.moveaxis(view, (-2, -1), (-4, -3)))
+    view = np.moveaxis(windows(pad(x, padding), kernel, stride, dilation), (-2, -1), (-4, -3))
+    if out is None:
+        return np.ascontiguousarray(view)
+    np.copyto(out, view)
+    return out
+
+
+class Workspace(threading.local):
+    """Scratch arrays reused from call to call, one per role and dtype (per thread):
+    ``workspace.get("columns", shape, dtype)`` is an uninitialised array of that shape,
+    a view of the largest one of that role asked for so far."""
+
+    def __init__(self):
+        self.arrays: dict = {}
+
+    def get(self, role: str, shape: tuple, dtype) -> np.ndarray:
+        size = math.prod(shape)
+        held = self.arrays.get((role, dtype))
+        if held is None or held.size < size:
+            held = self.arrays[role, dtype] = np.empty(size, dtype)
+        return held[:size].reshape(shape)
+
+
+workspace = Workspace()
 
 
 def fold(columns: np.ndarray, shape: tuple, stride: tuple, padding: tuple,
@@ -137,11 +169,15 @@ class Conv2d(Function):
         dx = dw = db = None
         if ctx.needs_input_grad[0]:
             w_flat = ctx.load("weight").reshape(groups, o // groups, -1)
-            dcolumns = np.matmul(np.swapaxes(w_flat, -1, -2), g_groups)
+            dcolumns = workspace.get("dcolumns", (*lead, groups, cg * kh * kw, oh * ow),
+                                     np.result_type(w_flat, g))
+            np.matmul(np.swapaxes(w_flat, -1, -2), g_groups, out=dcolumns)
             dcolumns = dcolumns.reshape(*lead, groups * cg, kh, kw, oh, ow)
             dx = fold(dcolumns, x_shape, stride, padding, dilation)
         if ctx.needs_input_grad[1]:
-            columns = unfold(ctx.load("input"), (kh, kw), stride, padding, dilation)
+            x = ctx.load("input")
+            columns = workspace.get("columns", (*lead, groups * cg, kh, kw, oh, ow), x.dtype)
+            columns = unfold(x, (kh, kw), stride, padding, dilation, out=columns)
             columns = columns.reshape(*lead, groups, cg * kh * kw, oh * ow)
             per_image = np.matmul(g_groups, np.swapaxes(columns, -1, -2))
             dw = per_image.sum(axis=tuple(range(len(lead)))).reshape(w_shape)

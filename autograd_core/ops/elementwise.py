@@ -209,7 +209,13 @@ class _UnaryBySlope(Function):
 
     @classmethod
     def backward(cls, ctx, g):
-        return (g * cls.slope(ctx.load(cls.saves)),)
+        saved = ctx.load(cls.saves)
+        slope = cls.slope(saved)
+        if slope is not saved and _fits(slope, g):
+            # g * slope written over the slope, a temporary of ours: one layer-sized
+            # array fewer at the peak of the sweep (the values are g * slope's)
+            return (np.multiply(g, slope, out=slope),)
+        return (g * slope,)
 
     def __init_subclass__(cls, **kwargs):
         # The forward-mode rule multiplies by the same slope; its text is the backward
@@ -221,6 +227,13 @@ class _UnaryBySlope(Function):
 
         jvp.__doc__ = re.sub(r"\bg\b", "ta", cls.rule).replace("da =", "dout =")
         cls.jvp = staticmethod(jvp)
+
+
+def _fits(out, x) -> bool:
+    """Whether ``x * out`` can be written into ``out``: an array of the result's shape
+    and dtype that is nobody else's (not a view)."""
+    return (out.__class__ is np.ndarray and out.base is None and out.shape == np.shape(x)
+            and out.dtype == np.result_type(out, x))
 
 
 class Exp(_UnaryBySlope):

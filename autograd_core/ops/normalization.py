@@ -58,7 +58,7 @@ class BatchNorm(Function):
     @classmethod
     def forward(cls, ctx, x, weight=None, bias=None, mean=None, var=None, eps=1e-5):
         inv_std = 1.0 / np.sqrt(var + eps)
-        normalized = (x - mean) * inv_std
+        normalized = _times(x - mean, inv_std)
         if ctx.needs_input_grad[0]:
             ctx.save(inv_std=inv_std)
             if weight is not None:
@@ -69,7 +69,8 @@ class BatchNorm(Function):
         if weight is not None:
             out = out * _per_channel(weight, x.ndim)
         if bias is not None:
-            out = out + _per_channel(bias, x.ndim)
+            b = _per_channel(bias, x.ndim)
+            out = _plus(out, b) if out is not normalized else out + b
         return out
 
     @classmethod
@@ -126,7 +127,29 @@ class BatchNorm(Function):
     @staticmethod
     def _input_grad(g, scale, normalized, g_sum, gx_sum):
         m = max(g.size // max(g_sum.size, 1), 1)  # values per channel (an empty input: 1)
-        return scale * (g - g_sum / m - normalized * (gx_sum / m))
+        # scale * (g - g_sum / m - normalized * (gx_sum / m)), reusing the temporaries
+        return _times(_minus(g - g_sum / m, normalized * (gx_sum / m)), scale)
+
+
+def _times(a: np.ndarray, b) -> np.ndarray:
+    """a * b, written into ``a`` (a temporary of the caller's) when the result has its
+    dtype and shape: the same values, one layer-sized array fewer."""
+    return np.multiply(a, b, out=a if _fits(a, b) else None)
+
+
+def _minus(a: np.ndarray, b) -> np.ndarray:
+    """a - b, into ``a`` when it fits (see ``_times``)."""
+    return np.subtract(a, b, out=a if _fits(a, b) else None)
+
+
+def _plus(a: np.ndarray, b) -> np.ndarray:
+    """a + b, into ``a`` when it fits (see ``_times``)."""
+    return np.add(a, b, out=a if _fits(a, b) else None)
+
+
+def _fits(a, b) -> bool:
+    return (isinstance(a, np.ndarray) and a.dtype == np.result_type(a, b)
+            and a.shape == np.broadcast_shapes(a.shape, np.shape(b)))
 
 
 class BatchNormEval(BatchNorm):

@@ -60,12 +60,21 @@ class MaxPool2d(Function):
     @staticmethod
     def backward(ctx, g):
         p = ctx.params
-        kh, kw = p["kernel_size"]
+        (kh, kw), (sh, sw), (ph, pw) = p["kernel_size"], p["stride"], p["padding"]
         argmax = ctx.load("argmax")
-        offsets = np.arange(kh * kw).reshape(kh, kw, 1, 1)
-        winner = argmax[..., None, None, :, :] == offsets  # (..., kh, kw, OH, OW)
-        columns = np.where(winner, g[..., None, None, :, :], np.zeros((), g.dtype))
-        return (fold(columns, ctx.input_shapes[0], p["stride"], p["padding"], _NO_DILATION),)
+        *lead, h, w = ctx.input_shapes[0]
+        oh, ow = g.shape[-2:]
+        # fold, placing g as it goes: for each kernel offset, the windows whose argmax
+        # it is send g to their input pixel at that offset, the others send 0 (one
+        # offset at a time: no (kh, kw, OH, OW) array of mostly zeros at once).
+        zero = np.zeros((), g.dtype)
+        dinput = np.zeros((*lead, h + 2 * ph, w + 2 * pw), dtype=g.dtype)
+        for i in range(kh):
+            rows = slice(i, i + sh * (oh - 1) + 1, sh)
+            for j in range(kw):
+                dinput[..., rows, j:j + sw * (ow - 1) + 1:sw] += np.where(
+                    argmax == i * kw + j, g, zero)
+        return (dinput[..., ph:ph + h, pw:pw + w],)
 
     @staticmethod
     def jvp(ctx, tx):
