@@ -260,7 +260,7 @@ def test_predict_mode_hides_the_sent_gradient_until_it_is_predicted():
 
 @pytest.mark.parametrize("mistake, phrase", [
     (lambda g: -g, "wrong sign"),
-    (lambda g: 4 * g, "4 times too large"),
+    (lambda g: 4 * g, "off by the same constant factor (too large)"),  # not "4 times"
     (lambda g: g / 2, "2 times too small"),
     (lambda g: g.T, "transpose"),
     (lambda g: g[:2], "shape (2, 3), but the gradient must have shape (4, 3)"),
@@ -321,8 +321,8 @@ def test_reveal_and_leaving_predict_mode_show_the_gradients():
     ([1.0, 2.0, 3.0, 4.0], [[1.0, 2.0], [3.0, 4.0]], "reshape"),
     ([0.0, 0.0], [1.0, 2.0], "zeros"),
     ([3.0, 6.0], [1.0, 2.0], "scale"),
-    (6.0, 2.0, "scale"),  # a whole factor is named even for a single number
-    (2.5, 2.0, "values"),  # ... any other factor between two numbers is not
+    (6.0, 2.0, "values"),  # a factor between two single numbers would give the answer
+    (2.5, 2.0, "values"),
     ([float("nan"), 1.0], [1.0, 2.0], "nonfinite"),
     ([[1.0, 2.0]] * 4, [4.0, 8.0], "missing_broadcast_sum"),
     ([[1.0, 2.0]] * 4, [1.0, 2.0], "missing_reduction"),

@@ -6,14 +6,65 @@ IntSlider, all tied to one integer trait ``value``. ``Picture`` shows an SVG lai
 out once, inside a container with a unique id, and a separate small HTML widget
 holding the ``<style>`` block that highlights it (see ``widgets.highlight``).
 ``with_static_picture`` adds the picture a stored notebook shows without a kernel.
+
+``close_tree`` closes a widget and every widget inside it (children, layouts,
+styles), so a closed view leaves nothing in ipywidgets' registry. ``Pages`` is the
+picture of a graph too large to lay out at once: the neighbourhood of the current
+op, one page of consecutive ops at a time, each laid out once and the next ones
+laid out ahead in a background thread.
 """
 
 from __future__ import annotations
 
+import re
+import threading
 import uuid
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 
 import ipywidgets as w
 import traitlets
+
+from .graph_ids import edge_id, saved_node_id
+from .render import layout_estimate, to_dot
+from .svg import LayoutTimeout, to_svg
+
+# A view lays its whole graph out when Graphviz is predicted to take at most this
+# many seconds (see widgets.render.layout_estimate); above it, it draws less.
+VIEW_BUDGET = 0.5
+PAGE_BUDGET = 0.3  # ... and a page of the neighbourhood view, this many
+PAGE_OPS = 120  # ops on a page at most (pages overlap by half)
+WHOLE_TIMEOUT = 1.5  # seconds: a whole picture predicted cheap but not, is stopped
+PAGE_WAIT = 0.01  # seconds a step waits for its page; later, the page comes when laid out
+
+
+def close_tree(widget: w.Widget, *others: w.Widget) -> None:
+    """Close ``widget`` (and ``others``, widgets it keeps but does not show) and every
+    widget they hold (children, layout, style), so none stays in ipywidgets' registry
+    of live widgets."""
+    stack, seen = [widget, *others], set()
+    while stack:
+        item = stack.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        for name in item.keys:
+            value = getattr(item, name, None)
+            for v in value if isinstance(value, tuple | list) else (value,):
+                if isinstance(v, w.Widget):
+                    stack.append(v)
+        w.Widget.close(item)
+
+
+def close_view(view: w.Widget) -> None:
+    """Close a paged view (stepper, tracer): stop laying out its pages ahead, then close
+    every widget inside it. The Python object keeps working, as a closed ipywidget does,
+    so it keeps its recorded graph until it is itself let go."""
+    pages = view.__dict__.get("pages")
+    if pages is not None:
+        pages.close()
+    close_tree(view)
 
 
 def with_static_picture(bundle: dict | None, mime: str, picture, text: str) -> dict:
@@ -125,3 +176,200 @@ class Picture(w.VBox):
 
 
 FIT_NODES = 80  # graphs up to this many nodes start scaled to fit their box
+
+
+_layouts = ThreadPoolExecutor(max_workers=1, thread_name_prefix="autograd-layout")
+
+
+class Pages:
+    """The picture of a graph for a view that moves over its ops (stepper, tracer).
+
+    ``picture="auto"``: if the whole graph lays out within ``VIEW_BUDGET`` (predicted,
+    and stopped after ``WHOLE_TIMEOUT`` if the prediction was wrong), there is one
+    page, the whole graph, laid out once. Otherwise pages of consecutive ops (in
+    execution order) overlapping by half; ``page_of(order)`` is the page on which
+    that op is at least a quarter page from either edge; the ops off the page are
+    note nodes. Each page is laid out once, and the pages beside the one shown are
+    laid out ahead in a background thread, so a step rarely waits for Graphviz.
+    ``"full"`` always draws the whole graph (Graphviz may then take long, up to
+    ``widgets.svg.LAYOUT_TIMEOUT``); ``"neighbourhood"`` always pages.
+
+    Pages' tooltips carry no value summaries (the whole picture's do): keeping every
+    array alive to describe later pages would keep what the sweep releases.
+    """
+
+    def __init__(self, graph, *, picture: str = "auto", collapse=(), values=None,
+                 **dot_options):
+        if picture not in ("auto", "full", "neighbourhood"):
+            raise ValueError(f"picture must be 'auto', 'full' or 'neighbourhood', "
+                             f"not {picture!r}")
+        self.graph, self.collapse, self.options = graph, tuple(collapse), dot_options
+        self._svgs: dict[int, Future] = {}
+        self._visible: dict[int, set[str]] = {}
+        self.whole_dot: str | None = None
+        self.copied: frozenset[str] = frozenset()  # leaves drawn once per use
+        n = len(graph.ops)
+        whole = picture == "full" or n <= 8 or (
+            picture == "auto" and layout_estimate(graph, collapse=self.collapse).seconds
+            <= VIEW_BUDGET)
+        self.whole_svg = None
+        if whole:
+            self.whole_dot = to_dot(graph, values=values, collapse=self.collapse,
+                                    **dot_options)
+            self.copied = frozenset(re.findall(r'class="tensor [^"]*copy_(\w+)"',
+                                               self.whole_dot))
+            try:
+                self.whole_svg = to_svg(self.whole_dot,
+                                        timeout=None if picture == "full" else WHOLE_TIMEOUT)
+            except LayoutTimeout:
+                if picture == "full":
+                    raise
+        self.size = n if self.whole_svg is not None else self._page_size()
+        self.half = max(self.size // 2, 1)
+        self.count = 1 if self.whole_svg is not None else -(-max(n - self.size, 0)
+                                                             // self.half) + 1
+        self.shown: int | None = None  # the page in the picture
+        self.wanted: int | None = None  # the page the view is on (shown when laid out)
+        self.current_svg = self.whole_svg
+        self.arrived = threading.Event()  # set when no page is awaited
+        self.arrived.set()
+        self._lock = threading.RLock()
+        self._closed = False
+        self.note = "" if not self.paged else (
+            f"This graph has {n:,} ops, too many to lay out at once, so the picture shows "
+            f"the neighbourhood of the current op ({self.size} ops around it; the others "
+            "are note nodes) and follows the step. To draw it all, pass picture='full' "
+            "(Graphviz may take minutes).")
+
+    def _page_size(self) -> int:
+        size = PAGE_OPS
+        while size > 8 and layout_estimate(self.graph, collapse=self.collapse,
+                                           ops=[(0, size)]).seconds > PAGE_BUDGET:
+            size //= 2
+        return size
+
+    @property
+    def paged(self) -> bool:
+        return self.whole_svg is None
+
+    def page_of(self, order: int | None) -> int:
+        """The page to show for the op of execution order ``order`` (None: the output's)."""
+        if not self.paged:
+            return 0
+        if order is None:
+            return self.count - 1
+        return max(0, min(self.count - 1, (order - self.half // 2) // self.half))
+
+    def span(self, page: int) -> tuple[int, int]:
+        start = page * self.half
+        return start, min(start + self.size, len(self.graph.ops))
+
+    def dot(self, page: int) -> str:
+        if not self.paged:
+            return self.whole_dot
+        return to_dot(self.graph, collapse=self.collapse, ops=[self.span(page)],
+                      **self.options)
+
+    def svg(self, page: int) -> str:
+        """The laid-out page (waits for it)."""
+        if not self.paged:
+            return self.whole_svg
+        future = self._request(page)
+        try:
+            return future.result()
+        except Exception:
+            self._svgs.pop(page, None)
+            raise
+
+    def first(self, page: int) -> str:
+        """Lay ``page`` out now (the view's first picture) and make it the one shown."""
+        svg = self.svg(page)
+        self.shown = self.wanted = page
+        self.current_svg = svg
+        return svg
+
+    def show(self, page: int, picture: Picture, restyle: Callable[[], None]) -> bool:
+        """Put ``page`` in ``picture`` and call ``restyle``. If the page is not laid out
+        within ``PAGE_WAIT``, the picture keeps the page it has (``restyle`` still
+        runs) and gets the new one from the layout thread when it is ready, so a step
+        never waits for Graphviz. Returns whether the page is shown now."""
+        with self._lock:
+            self.wanted = page
+            if page == self.shown or self._closed:  # closed: no new layouts
+                restyle()
+                return True
+            future = self._request(page)
+            try:
+                svg = future.result(timeout=PAGE_WAIT)
+            except FutureTimeout:
+                self.arrived.clear()
+                future.add_done_callback(lambda f: self._arrive(page, f, picture, restyle))
+                restyle()
+                return False
+            self._put(page, svg, picture)
+            restyle()
+            return True
+
+    def _arrive(self, page: int, future: Future, picture: Picture, restyle) -> None:
+        with self._lock:
+            try:
+                if self._closed or self.wanted != page or future.cancelled():
+                    return
+                self._put(page, future.result(), picture)
+                restyle()
+            finally:
+                if self.wanted == page or self._closed:
+                    self.arrived.set()
+
+    def _put(self, page: int, svg: str, picture: Picture) -> None:
+        self.shown, self.current_svg = page, svg
+        picture.set_svg(svg, fit=picture.fit)
+
+    def _request(self, page: int) -> Future:
+        """The layout of ``page``, first in the queue; then the pages beside it."""
+        with self._lock:
+            future = self._svgs.get(page)
+            if future is None or (not future.done() and not future.running()):
+                for p, f in list(self._svgs.items()):  # queued ones go after this page
+                    if f.cancel():
+                        del self._svgs[p]
+                future = self._svgs[page] = _layouts.submit(_lay_out, self, page)
+            for near in (page + 1, page - 1):  # the pages a step or two away: lay out ahead
+                if 0 <= near < self.count and near not in self._svgs:
+                    self._svgs[near] = _layouts.submit(_lay_out, self, near)
+            if len(self._svgs) > 6:  # keep only the pages near this one
+                for old in sorted(self._svgs, key=lambda p: abs(p - page))[6:]:
+                    self._svgs.pop(old).cancel()
+            return future
+
+    def visible(self, page: int) -> set[str] | None:
+        """Ids drawn on ``page`` (None: the whole graph is drawn)."""
+        if not self.paged:
+            return None
+        if page not in self._visible:
+            start, stop = self.span(page)
+            ids: set[str] = set()
+            for o in self.graph.ops[start:stop]:
+                ids.add(o.id)
+                ids.update(o.inputs)
+                ids.add(o.output)
+                ids.update(edge_id(o.id, i) for i in range(len(o.inputs)))
+                ids.update(saved_node_id(o.id, s.name) for s in o.saved if s.tensor is None)
+            self._visible = {page: ids}  # one page's ids at a time
+        return self._visible[page]
+
+    def close(self) -> None:
+        """Stop laying out pages (ahead or asked for) and drop those laid out."""
+        with self._lock:
+            self._closed = True
+            for future in self._svgs.values():
+                future.cancel()
+            self._svgs.clear()
+            self._visible.clear()
+            self.arrived.set()
+
+
+def _lay_out(pages: Pages, page: int) -> str:
+    if pages._closed:
+        return ""
+    return to_svg(pages.dot(page))

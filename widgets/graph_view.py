@@ -5,72 +5,166 @@
 ``GraphView(loss)`` is the same picture in a widget: hover a node to read its
 tooltip (op, gradient rule, saved tensors and sizes, value summaries), and
 collapse modules to one box. Both lay the graph out with graphviz-pure.
+
+Any size: when Graphviz is predicted to take more than about a second for the
+whole graph (``widgets.render.plan_picture``), both draw less of it, and say so:
+modules collapsed to one box each at the deepest level that fits, else the first
+and last ops with one note node for the ones between. ``ops=(start, stop)`` draws
+a chosen range; ``picture="full"`` insists on everything (Graphviz is still stopped
+after ``widgets.svg.LAYOUT_TIMEOUT`` seconds, with a message that says what to do).
+``GraphView.close()`` closes every widget inside, so nothing keeps the view alive.
 """
 
 from __future__ import annotations
+
+import html
 
 import ipywidgets as w
 import traitlets
 
 from autograd_core.graph import Graph
 
-from .controls import Picture, with_static_picture
-from .live import live
-from .render import to_dot
-from .svg import SVG, to_svg
+from .controls import VIEW_BUDGET, WHOLE_TIMEOUT, Picture, close_tree, with_static_picture
+from .live import Live, live
+from .render import Plan, layout_estimate, plan_picture, to_dot
+from .svg import SVG, LayoutTimeout, to_svg
 
 __all__ = ["draw", "GraphView", "graph_dot"]
 
+PICKER_MODULES = 600  # modules the collapse picker lists at most (the outer levels)
 
-def graph_dot(output, *, show_values: bool = False, collapse=(), legend: bool = True) -> str:
-    """DOT text for ``output``'s graph (a Tensor, or an already captured Graph), with
-    live values and leaves' ``.grad`` in the tooltips."""
+
+def graph_dot(output, *, show_values: bool = False, collapse=(), legend: bool = True,
+              ops=None) -> str:
+    """DOT text for ``output``'s graph (a Tensor, an already captured Graph, or a
+    ``widgets.live.Live``), with live values and leaves' ``.grad`` in the tooltips.
+    ``ops``: ranges of op order to draw (None: all)."""
     if isinstance(output, Graph):
-        return to_dot(output, show_values=show_values, collapse=collapse, legend=legend)
-    view = live(output, "draw")
+        return to_dot(output, show_values=show_values, collapse=collapse, legend=legend,
+                      ops=ops)
+    view = output if isinstance(output, Live) else live(output, "draw")
     grads = {tid: leaf.grad._data for tid, leaf in view.leaves.items() if leaf.grad is not None}
     return to_dot(view.graph, values=view.values, grads=grads, show_values=show_values,
-                  input_names=view.input_names, collapse=collapse, legend=legend)
+                  input_names=view.input_names, collapse=collapse, legend=legend, ops=ops)
 
 
-def draw(output, *, show_values: bool = False, collapse=(), legend: bool = True) -> SVG:
+def _ranges(ops) -> tuple[tuple[int, int], ...] | None:
+    """``ops=(start, stop)`` or a list of such ranges, as a tuple of ranges."""
+    if ops is None:
+        return None
+    if len(ops) == 2 and all(isinstance(k, int) for k in ops):
+        ops = [ops]
+    return tuple((int(a), int(b)) for a, b in ops)
+
+
+def _picture(output, graph: Graph, *, collapse, ops, picture: str, timeout,
+             **options) -> tuple[str, str, Plan]:
+    """(DOT, SVG, plan) of the most of ``graph`` that lays out quickly (``picture=
+    "auto"``), or of exactly what was asked (``"full"``, or given ``ops``)."""
+    if picture not in ("auto", "full"):
+        raise ValueError(f"picture must be 'auto' or 'full', not {picture!r}")
+    ops = _ranges(ops)
+    if picture == "full" or ops is not None:
+        plan = Plan(tuple(collapse), ops, "", layout_estimate(graph, collapse=collapse, ops=ops))
+        dot = graph_dot(output, collapse=plan.collapse, ops=plan.ops, **options)
+        return dot, to_svg(dot, timeout=timeout), plan
+    plan = plan_picture(graph, VIEW_BUDGET, collapse=collapse)
+    dot = graph_dot(output, collapse=plan.collapse, ops=plan.ops, **options)
+    try:
+        return dot, to_svg(dot, timeout=WHOLE_TIMEOUT if timeout is None else timeout), plan
+    except LayoutTimeout as stopped:  # predicted quick, was not: the smallest picture
+        n = len(graph.ops)
+        small = ((0, min(12, n)), (max(n - 12, 12), n)) if n > 24 else ((0, n),)
+        plan = Plan(tuple(collapse), small, f"Graphviz was stopped after "
+                    f"{stopped.seconds:g} s, so only the first and last ops are drawn. "
+                    "Draw a range with ops=(start, stop).",
+                    layout_estimate(graph, collapse=collapse, ops=small))
+        dot = graph_dot(output, collapse=plan.collapse, ops=plan.ops, **options)
+        return dot, to_svg(dot, timeout=timeout), plan
+
+
+def draw(output, *, show_values: bool = False, collapse=(), legend: bool = True, ops=None,
+         picture: str = "auto", timeout: float | None = None) -> SVG:
     """The graph behind ``output`` as a static SVG picture.
+
+    ``ops=(start, stop)`` draws only those ops (by execution order); ``picture="auto"``
+    draws less of a graph too large to lay out in about a second, ``"full"`` all of it
+    (stopped after ``timeout`` seconds, default ``widgets.svg.LAYOUT_TIMEOUT``).
 
     >>> draw(loss)                                   # doctest: +SKIP
     <SVG picture, 8123 bytes>
     """
-    return SVG(to_svg(graph_dot(output, show_values=show_values, collapse=collapse,
-                                legend=legend)))
+    if not isinstance(output, Graph):
+        output = live(output, "draw")
+    graph = output if isinstance(output, Graph) else output.graph
+    _dot, svg, _plan = _picture(output, graph, collapse=collapse, ops=ops, picture=picture,
+                                timeout=timeout, show_values=show_values, legend=legend)
+    return SVG(svg)
 
 
 class GraphView(w.VBox):
     """The recorded graph with hover tooltips; ``collapsed`` lists modules drawn as
-    one box. Stored notebooks also keep the plain SVG of the picture."""
+    one box. Stored notebooks also keep the plain SVG of the picture.
+
+    On a graph too large to lay out quickly it draws less (see the module docstring)
+    and says what above the picture; the module picker shows what is collapsed.
+    """
 
     collapsed = traitlets.Tuple()
 
     def __init__(self, output, *, show_values: bool = False, collapse=(), legend: bool = True,
-                 max_height: str = "640px"):
-        self.graph = output if isinstance(output, Graph) else live(output, "GraphView").graph
+                 max_height: str = "640px", ops=None, picture: str = "auto",
+                 timeout: float | None = None):
+        if not isinstance(output, Graph):
+            output = live(output, "GraphView")  # captured once; drawn with its values
+        self.graph = output if isinstance(output, Graph) else output.graph
         self._output, self._options = output, dict(show_values=show_values, legend=legend)
+        self._ops, self._picture, self._timeout = ops, picture, timeout
+        self._drawing = False
         modules = sorted({op.module for op in self.graph.ops if op.module})
+        if len(modules) > PICKER_MODULES:  # a huge model: offer the outer levels only
+            depth = 1
+            while len({".".join(m.split(".")[:depth + 1]) for m in modules}) <= PICKER_MODULES:
+                depth += 1
+            modules = sorted({".".join(m.split(".")[:depth]) for m in modules})
         self.module_picker = w.SelectMultiple(
             options=modules, value=tuple(c for c in collapse if c in modules),
             description="collapse", rows=min(len(modules), 5) or 1)
+        self.note = w.HTML()
         self.picture = Picture("", max_height)
-        children = [self.picture] + ([self.module_picker] if modules else [])
+        children = [self.note, self.picture] + ([self.module_picker] if modules else [])
         super().__init__(children)
         w.link((self.module_picker, "value"), (self, "collapsed"))
         self.observe(self._draw, "collapsed")
+        self._drawing = True  # draw once, below, not on each trait set here
         self.collapsed = tuple(collapse)
+        self._drawing = False
         self._draw()
 
     def _draw(self, _change=None) -> None:
-        self.dot = graph_dot(self._output, collapse=self.collapsed, **self._options)
-        self.svg = to_svg(self.dot)
+        if self._drawing:
+            return
+        self._drawing = True
+        try:
+            self.dot, self.svg, self.plan = _picture(
+                self._output, self.graph, collapse=self.collapsed, ops=self._ops,
+                picture=self._picture, timeout=self._timeout, **self._options)
+            picked = tuple(c for c in self.plan.collapse if c in self.module_picker.options)
+            if set(picked) != set(self.collapsed):  # modules collapsed to fit: show which
+                self.collapsed = picked
+        finally:
+            self._drawing = False
+        self.note.value = (f"<div style='font-size:12px'>{html.escape(self.plan.note)}</div>"
+                           if self.plan.note else "")
         self.picture.set_svg(self.svg)
 
     def _repr_mimebundle_(self, **kwargs):
         return with_static_picture(
             super()._repr_mimebundle_(**kwargs), "image/svg+xml", self.svg,
             f"GraphView: {len(self.graph.ops)} ops, {len(self.graph.tensors)} tensors")
+
+    def close(self) -> None:
+        """Close every widget of the view, the module picker too (none stays in
+        ipywidgets' registry)."""
+        picker = self.__dict__.get("module_picker")  # absent if __init__ failed early
+        close_tree(self, *([picker] if picker is not None else []))

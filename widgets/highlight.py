@@ -12,7 +12,7 @@ thousand nodes. Every function here is pure: (ids) -> CSS text.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 
 from . import theme
 from .graph_ids import edge_id, holder_id
@@ -38,14 +38,22 @@ STYLES: dict[str, tuple[str, str]] = {
 }
 
 
-def css_block(container: str, groups: Mapping[str, Iterable[str]]) -> str:
+def css_block(container: str, groups: Mapping[str, Iterable[str]], *,
+              visible: Collection[str] | None = None, copied: Collection[str] = ()) -> str:
     """One CSS rule per non-empty category in ``groups`` (category -> graph ids), in
-    the fixed order of ``STYLES``, every selector under ``#container``."""
+    the fixed order of ``STYLES``, every selector under ``#container``.
+
+    ``visible``: the ids the picture draws (None: all), so a picture of part of a
+    huge graph gets a small block; ``copied``: tensors drawn once per use (see
+    ``widgets.render``), selected by their ``copy_<id>`` class too.
+    """
     rules = []
     for category, (inner, declarations) in STYLES.items():
         ids = list(dict.fromkeys(groups.get(category, ())))
+        if visible is not None:
+            ids = [i for i in ids if i in visible]
         if ids:
-            targets = ",".join("#" + i for i in ids)
+            targets = ",".join(f"#{i},.copy_{i}" if i in copied else "#" + i for i in ids)
             rules.append(f"#{container} :is({targets}){inner}{{{declarations}}}")
     return "\n".join(rules)
 
@@ -72,15 +80,23 @@ class StepStyler:
                             if len(steps) >= held_by.get(n, 0)}
         self.own = own
         self.ops = [step.op for step in replay.steps]
+        self.visited = {op: i + 1 for i, op in enumerate(self.ops) if op is not None}
 
-    def groups(self, k: int) -> dict[str, list[str]]:
-        """Category -> ids highlighted after ``k`` steps."""
+    def groups(self, k: int, visible: Collection[str] | None = None) -> dict[str, list[str]]:
+        """Category -> ids highlighted after ``k`` steps (only those in ``visible``, if
+        given: a page of a huge graph costs the page, not the graph)."""
         step = self.replay.step(k)
-        groups: dict[str, list[str]] = {
-            "done": [op for op in self.ops[: max(k - 1, 0)] if op is not None],
-            "has-grad": [t for t, n in self.first_grad.items() if n <= k],
-        }
-        released = [n for n, at in self.released_at.items() if at <= k]
+        if visible is None:
+            groups: dict[str, list[str]] = {
+                "done": [op for op in self.ops[: max(k - 1, 0)] if op is not None],
+                "has-grad": [t for t, n in self.first_grad.items() if n <= k],
+            }
+            released = [n for n, at in self.released_at.items() if at <= k]
+        else:
+            never = len(self.ops) + 1
+            groups = {"done": [i for i in visible if self.visited.get(i, never) < k],
+                      "has-grad": [i for i in visible if self.first_grad.get(i, never) <= k]}
+            released = [i for i in visible if self.released_at.get(i, never) <= k]
         groups["released"] = [n for n in released if n not in self.own]
         groups["released-own"] = [n for n in released if n in self.own]
         if step is None:
@@ -95,6 +111,7 @@ class StepStyler:
         groups["upstream"] = [step.receiver]
         return groups
 
-    def css(self, container: str, k: int) -> str:
-        return css_block(container, self.groups(k))
+    def css(self, container: str, k: int, *, visible: Collection[str] | None = None,
+            copied: Collection[str] = ()) -> str:
+        return css_block(container, self.groups(k, visible), visible=visible, copied=copied)
 

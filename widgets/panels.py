@@ -4,7 +4,12 @@
 engine did it: the upstream gradient arriving, the op's rule (from the op's own
 definition), the saved tensors it read, the gradient sent to each input (with the
 un-broadcast and the accumulation where they happened), what was released.
-``leaves_panel(replay, k)`` shows every leaf's ``.grad`` after ``k`` steps.
+``leaves_panel(replay, k)`` shows every leaf's ``.grad`` after ``k`` steps (on a
+graph with many leaves: the ones this step changed first, then the others up to
+``LEAF_ROWS``).
+
+Both stay small whatever the graph's size: an accumulation lists its last
+``CONTRIBUTIONS`` contributions and says how many came before.
 """
 
 from __future__ import annotations
@@ -18,6 +23,9 @@ from .replay import Replay, SentRecord, StepRecord
 from .summary import describe_tensor, format_bytes, full, shape_text
 
 __all__ = ["step_panel", "leaves_panel"]
+
+LEAF_ROWS = 40  # leaves listed at most (those the step changed come first)
+CONTRIBUTIONS = 8  # earlier contributions listed at most in an accumulation
 
 
 def _pre(text: str) -> str:
@@ -109,9 +117,15 @@ def _accumulation(replay: Replay, step: StepRecord, s: SentRecord) -> str:
     if not s.accumulated:
         return ""
     items = []
+    earlier = []
     for number, op, c in replay.contributions(s.tensor, step.number):
         if c is s:
             break
+        earlier.append((number, op, c))
+    if len(earlier) > CONTRIBUTIONS:
+        items.append(f"<i>{len(earlier) - CONTRIBUTIONS:,} earlier contributions, then:</i>"
+                     "<br/>")
+    for number, op, c in earlier[-CONTRIBUTIONS:]:
         items.append(f"step {number} from {op} ({_h(c.input_name)}):{_arr(c.grad)}")
     items.append(f"this step ({_h(s.input_name)}):{_arr(s.grad)}")
     return (f"<div style='margin-left:12px'>accumulated: {s.tensor} feeds several inputs, "
@@ -136,15 +150,24 @@ def leaves_panel(replay: Replay, k: int, revealed: bool = True) -> str:
     step = replay.step(k)
     changed = {s.tensor for s in step.sent if s.to_leaf} if step else set()
     rows = []
-    for tid in replay.leaves:
-        grad = replay.leaf_grad(tid, k)
+    shown = list(replay.leaves)
+    if len(shown) > LEAF_ROWS:
+        shown = [t for t in shown if t in changed] + [t for t in shown if t not in changed]
+        shown = shown[:LEAF_ROWS]
+    for tid in shown:
+        text = replay.grad_text(tid, k)
         hidden = tid in changed and not revealed
-        value = "<b>?</b>" if hidden else ("None" if grad is None else _arr(grad))
+        value = "<b>?</b>" if hidden else ("None" if text == "None" else _pre(text))
         style = f" style='background:{theme.HAS_GRAD_FILL}'" if tid in changed else ""
         rows.append(f"<tr{style}><td style='text-align:left;vertical-align:top'>"
                     f"{_h(describe_tensor(replay.tensors[tid]))}</td>"
                     f"<td style='text-align:left'>{value}</td></tr>")
     if not rows:
         return "<div>No leaf requires grad.</div>"
+    if len(shown) < len(replay.leaves):
+        return (f"<div><b>.grad of the leaves after step {k}</b> ({len(shown)} of "
+                f"{len(replay.leaves):,}: the ones this step changed first; "
+                "<code>stepper.replay.leaf_grads(k)</code> has them all)<table>"
+                + "".join(rows) + "</table></div>")
     return (f"<div><b>.grad of every leaf after step {k}</b><table>" + "".join(rows)
             + "</table></div>")

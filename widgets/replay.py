@@ -22,7 +22,7 @@ from autograd_core.tensor import Tensor
 
 from .graph_ids import saved_targets
 from .live import Live, live
-from .summary import full
+from .summary import Texts, for_later, full
 
 __all__ = ["SentRecord", "StepRecord", "Replay", "record"]
 
@@ -82,12 +82,19 @@ class Replay:
         # leaf id -> ([step numbers that changed it], [its .grad after each])
         self._history: dict[str, tuple[list[int], list[np.ndarray]]] = {
             tid: ([], []) for tid in leaves}
+        # tensor id -> ([step numbers that sent to it], [(step, from op, record)])
+        self._received: dict[str, tuple[list[int], list]] = {}
         for step in steps:
             for s in step.sent:
+                numbers, items = self._received.setdefault(s.tensor, ([], []))
+                numbers.append(step.number)
+                items.append((step.number, step.op, s))
                 if s.to_leaf:
                     numbers, totals = self._history[s.tensor]
                     numbers.append(step.number)
                     totals.append(s.total)
+        self._applied: int | None = None  # the step apply_to_leaves last set
+        self._grad_text: dict[tuple[str, int], str] = {}
 
     def __len__(self) -> int:
         return len(self.steps)
@@ -108,14 +115,39 @@ class Replay:
 
     def contributions(self, tid: str, k: int) -> list[tuple[int, str | None, SentRecord]]:
         """Every gradient sent to tensor ``tid`` in steps 1..k: (step, from op, record)."""
-        return [(step.number, step.op, s) for step in self.steps[:k] for s in step.sent
-                if s.tensor == tid]
+        numbers, items = self._received.get(tid, ((), ()))
+        return list(items[:bisect.bisect_right(numbers, k)])
 
     def apply_to_leaves(self, k: int) -> None:
-        """Set each live leaf's ``.grad`` to what it held after k steps (a copy)."""
-        for tid, leaf in self.leaves.items():
+        """Set each live leaf's ``.grad`` to what it held after k steps (a copy).
+
+        The first call sets every leaf; later ones set only the leaves whose gradient
+        changed between the last step applied and ``k``, so a step on a graph with
+        thousands of leaves touches the few the sweep changed."""
+        if self._applied is None:
+            changed = list(self.leaves)
+        elif abs(k - self._applied) < len(self.leaves) // 4:  # a few steps: read them
+            low, high = sorted((self._applied, k))
+            changed = list({s.tensor for step in self.steps[low:high] for s in step.sent
+                            if s.to_leaf})
+        else:  # a long jump: ask each leaf's history
+            a = self._applied
+            changed = [tid for tid, (numbers, _) in self._history.items()
+                       if bisect.bisect_right(numbers, a) != bisect.bisect_right(numbers, k)]
+        for tid in changed:
             grad = self.leaf_grad(tid, k)
-            leaf.grad = None if grad is None else Tensor(np.array(grad))
+            self.leaves[tid].grad = None if grad is None else Tensor(np.array(grad))
+        self._applied = k
+
+    def grad_text(self, tid: str, k: int) -> str:
+        """``full`` text of leaf ``tid``'s ``.grad`` after ``k`` steps (formatted once)."""
+        numbers, totals = self._history[tid]
+        i = bisect.bisect_right(numbers, k)
+        key = (tid, i)
+        if key not in self._grad_text:
+            grad = totals[i - 1] if i else self.initial[tid]
+            self._grad_text[key] = "None" if grad is None else full(grad)
+        return self._grad_text[key]
 
 
 def record(output, gradient=None, retain_graph: bool = False, view: Live | None = None,
@@ -136,8 +168,8 @@ def record(output, gradient=None, retain_graph: bool = False, view: Live | None 
                for tid, leaf in view.leaves.items()}
     # The sweep releases saved arrays as it goes; keep a description of each, not the
     # array itself, so that released memory really is released.
-    saved_text = {key: full(view.values[node]) if node in view.values else "(not kept)"
-                  for key, node in holders.items()}
+    saved_text = Texts({key: for_later(view.values[node]) if node in view.values
+                        else "(not kept)" for key, node in holders.items()})
     out_of = {op.id: op.output for op in graph.ops}
     steps = []
     for number, step in enumerate(backward_steps(output, gradient, retain_graph), start=1):

@@ -5,6 +5,12 @@ every step (``widgets.replay``); stepping replays them. The picture is laid out
 once; a step only replaces a small style block (``widgets.highlight``) and the
 side panels (``widgets.panels``), so it stays immediate on large graphs.
 
+Any size: a graph too large to lay out in about a second (``widgets.controls.Pages``)
+is drawn as the neighbourhood of the current op, a page of consecutive ops laid out
+once and the next ones ahead in the background; a step that stays on the page
+still only restyles it. ``close()`` closes every widget inside, so nothing keeps a
+closed stepper (and the sweep it recorded) alive once your variable lets it go.
+
 What happens to your tensors: building the stepper runs the real backward
 (``retain_graph=False`` by default, so the saved tensors are released, exactly as
 ``loss.backward()`` would). After that, every leaf's ``.grad`` FOLLOWS the
@@ -28,15 +34,13 @@ import ipywidgets as w
 import traitlets
 
 from . import messages, theme
-from .controls import Picture, StepControls, with_static_picture
+from .controls import Pages, Picture, StepControls, close_view, with_static_picture
 from .exercises.feedback import check_predicted_gradient
 from .highlight import StepStyler
 from .live import live
 from .panels import leaves_panel, step_panel
-from .render import to_dot
 from .replay import record
 from .summary import describe_tensor
-from .svg import to_svg
 
 __all__ = ["BackwardStepper"]
 
@@ -46,7 +50,9 @@ class BackwardStepper(w.VBox):
 
     ``gradient`` and ``retain_graph`` are passed to the engine's sweep as in
     ``output.backward(gradient, retain_graph)``; ``predict=True`` starts in predict
-    mode; ``collapse`` and ``show_values`` go to the picture (``widgets.render``).
+    mode; ``collapse`` and ``show_values`` go to the picture (``widgets.render``);
+    ``picture`` is ``"auto"`` (the whole graph if it lays out quickly, else the
+    neighbourhood of the current op), ``"full"`` or ``"neighbourhood"``.
     ``step`` (0..len(stepper.replay)) is how many steps have run; ``replay`` holds
     every recorded step.
 
@@ -61,15 +67,18 @@ class BackwardStepper(w.VBox):
 
     def __init__(self, output, gradient=None, *, retain_graph: bool = False,
                  predict: bool = False, collapse=(), show_values: bool = False,
-                 max_height: str = "640px", interval: int = 900):
+                 max_height: str = "640px", interval: int = 900, picture: str = "auto"):
         view = live(output, "BackwardStepper")
         # Lay the picture out before the sweep releases the saved tensors it describes.
-        self.dot = to_dot(view.graph, values=view.values, show_values=show_values,
-                          input_names=view.input_names, collapse=collapse)
-        self.svg = to_svg(self.dot)
+        self.pages = Pages(view.graph, picture=picture, collapse=collapse, values=view.values,
+                           show_values=show_values, input_names=view.input_names)
+        first = self.pages.page_of(None)
+        self.dot = self.pages.dot(first)
+        self.svg = self.pages.first(first)
         self.replay = record(output, gradient, retain_graph, view=view)
         del view  # drop the references to values the sweep has released
         self.graph = self.replay.graph
+        self._order = {o.id: o.order for o in self.graph.ops}
         self.styler = StepStyler(self.replay)
         self._revealed_steps: set[int] = set()
         self._right: dict[int, set[int]] = {}  # step -> indexes of sent predicted right
@@ -95,7 +104,9 @@ class BackwardStepper(w.VBox):
                       layout=w.Layout(flex="2 1 0", min_width="280px", padding="0 0 0 8px"))
         body = w.HBox([w.Box([self.picture], layout=w.Layout(flex="3 1 0", min_width="0")), side])
         legend = w.HTML(_LEGEND)
-        super().__init__([self.controls, legend, body])
+        self.note = w.HTML(f"<div style='font-size:12px'>{html.escape(self.pages.note)}</div>"
+                           if self.pages.note else "")
+        super().__init__([self.controls, legend, self.note, body])
 
         traitlets.link((self.controls, "value"), (self, "step"))
         traitlets.link((self.predict_toggle, "value"), (self, "predict_mode"))
@@ -194,7 +205,15 @@ class BackwardStepper(w.VBox):
         k = self.step
         record_ = self.replay.step(k)
         focus = record_.op if record_ is not None else self.graph.output
-        self.picture.restyle(self.styler.css(self.picture.container_id, k), focus)
+        page = self.pages.page_of(self._order.get(record_.op) if record_ else None)
+
+        def restyle():  # the page shown may still be the last one while the next is laid out
+            self.svg = self.pages.current_svg
+            self.picture.restyle(self.styler.css(
+                self.picture.container_id, k, visible=self.pages.visible(self.pages.shown),
+                copied=self.pages.copied), focus)
+
+        self.pages.show(page, self.picture, restyle)
         self.step_html.value = step_panel(self.replay, k, self.revealed)
         self.leaves_html.value = leaves_panel(self.replay, k, self.revealed)
         self.replay.apply_to_leaves(k)
@@ -207,6 +226,11 @@ class BackwardStepper(w.VBox):
         return with_static_picture(
             super()._repr_mimebundle_(**kwargs), "image/svg+xml", self.svg,
             f"BackwardStepper: {len(self.replay)} steps over {len(self.graph.ops)} ops")
+
+    def close(self) -> None:
+        """Close every widget of the stepper (none stays in ipywidgets' registry) and
+        stop laying out pages ahead (``widgets.controls.close_view``)."""
+        close_view(self)
 
 
 _LEGEND = (

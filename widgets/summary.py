@@ -13,6 +13,8 @@ few statistics, so a label stays one line whatever the tensor's size.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
+
 import numpy as np
 
 from autograd_core.graph import TensorInfo
@@ -52,6 +54,39 @@ def full(array, precision: int = 4, max_elements: int = 64) -> str:
     if a.size > max_elements:
         return summarize(a)
     return np.array2string(a, precision=precision, suppress_small=True, max_line_width=72)
+
+
+def for_later(array, max_elements: int = 64):
+    """What ``full(array)`` needs, kept cheaply for later: a copy of a small array
+    (formatting it is what costs, so it waits until shown), or the summary text of
+    a large one (so the array itself can be freed)."""
+    a = np.asarray(array)
+    return np.array(a) if a.size <= max_elements else summarize(a)
+
+
+def later_text(kept) -> str:
+    """``full`` of what ``for_later`` kept."""
+    return kept if isinstance(kept, str) else full(kept)
+
+
+class Texts(Mapping):
+    """key -> ``full`` text of an array, formatted when first read (values are what
+    ``for_later`` keeps, or text)."""
+
+    def __init__(self, kept: dict):
+        self._kept = kept
+        self._text: dict = {}
+
+    def __getitem__(self, key) -> str:
+        if key not in self._text:
+            self._text[key] = later_text(self._kept[key])
+        return self._text[key]
+
+    def __iter__(self) -> Iterator:
+        return iter(self._kept)
+
+    def __len__(self) -> int:
+        return len(self._kept)
 
 
 def _tidy(a: np.ndarray) -> np.ndarray:

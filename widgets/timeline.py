@@ -48,11 +48,12 @@ def forward_held(graph: Graph) -> list[int]:
     >>> forward_held(capture(loss))[-1] == saved_bytes(loss)   # doctest: +SKIP
     True
     """
-    held: list[SavedInfo] = []
+    held = _Held()
     out = []
     for o in graph.ops:
-        held += o.saved
-        out.append(held_bytes(held))
+        for s in o.saved:
+            held.add(s)
+        out.append(held.total)
     return out
 
 
@@ -60,13 +61,44 @@ def backward_held(graph: Graph, replay: Replay) -> list[int]:
     """Bytes still held after each step of the recorded sweep: each step lets go of
     what its op saved (the step's ``released``); a buffer stays held while any save
     of it does."""
-    held = list(graph.saved)
+    held = _Held()
+    saves: dict[tuple[str, str], SavedInfo] = {}
+    for s in graph.saved:
+        held.add(s)
+        saves[s.op, s.name] = s
     out = []
     for step in replay.steps:
-        released = {(step.op, name) for name in step.released}
-        held = [s for s in held if (s.op, s.name) not in released]
-        out.append(held_bytes(held))
+        for name in dict.fromkeys(step.released):
+            s = saves.pop((step.op, name), None)
+            if s is not None:
+                held.remove(s)
+        out.append(held.total)
     return out
+
+
+class _Held:
+    """A running ``held_bytes``: each buffer counted once while any save of it is
+    held (linear in the number of saves, where recounting at every op is quadratic)."""
+
+    def __init__(self):
+        self.saves: dict[str, int] = {}  # buffer -> saves of it held
+        self.sizes: dict[str, int] = {}
+        self.total = 0
+
+    def add(self, s: SavedInfo) -> None:
+        if s.buffer is None:
+            return
+        self.total += s.buffer_nbytes - self.sizes.get(s.buffer, 0)
+        self.sizes[s.buffer] = s.buffer_nbytes
+        self.saves[s.buffer] = self.saves.get(s.buffer, 0) + 1
+
+    def remove(self, s: SavedInfo) -> None:
+        if s.buffer is None or s.buffer not in self.saves:
+            return
+        self.saves[s.buffer] -= 1
+        if not self.saves[s.buffer]:
+            del self.saves[s.buffer]
+            self.total -= self.sizes.pop(s.buffer)
 
 
 def timeline(graph: Graph, replay: Replay | None = None, label: str = "recorded") -> Timeline:

@@ -10,6 +10,10 @@ behind it, with the values the program or the graph still holds.
 Each op is shown in execution order with its output (shape and a summary of the
 values) and what it saved, with bytes. The ops' order is the graph's: ``capture``
 numbers ops as they ran.
+
+A graph too large to lay out in about a second is drawn as the neighbourhood of
+the current op (``widgets.controls.Pages``), as the stepper does; ``close()``
+closes every widget inside, so nothing keeps a closed tracer alive.
 """
 
 from __future__ import annotations
@@ -26,13 +30,11 @@ from autograd_core.graph import saved_bytes
 from autograd_core.tensor import Tensor
 
 from . import messages, theme
-from .controls import Picture, StepControls, with_static_picture
+from .controls import Pages, Picture, StepControls, close_view, with_static_picture
 from .graph_ids import saved_targets
 from .highlight import css_block
 from .live import Live, live
-from .render import to_dot
-from .summary import describe_tensor, format_bytes, full, summarize
-from .svg import to_svg
+from .summary import describe_tensor, for_later, format_bytes, later_text, summarize
 from .timeline import forward_held
 
 __all__ = ["ForwardTracer", "TraceRow", "forward_trace", "compare_runs"]
@@ -48,9 +50,14 @@ class TraceRow:
     module: str | None
     inputs: tuple[str, ...]
     output: str
-    value: str
+    kept: object  # the output's values: a small copy, or already text (see ``value``)
     saved: tuple[tuple[str, str, int], ...]  # (name, holder node, bytes)
     held_bytes: int  # bytes the graph holds for backward after this op
+
+    @property
+    def value(self) -> str:
+        """The op's output values as text (formatted when first shown)."""
+        return later_text(self.kept)
 
 
 def forward_trace(view: Live) -> list[TraceRow]:
@@ -66,7 +73,7 @@ def forward_trace(view: Live) -> list[TraceRow]:
             op.order + 1, op.id, op.op, op.module,
             tuple(f"{n} = {describe_tensor(tensors[t])}" for n, t in zip(names, op.inputs)),
             describe_tensor(tensors[op.output]),
-            full(value) if value is not None else
+            for_later(value) if value is not None else
             "(not kept: the program dropped it and no op saved it)",
             tuple((s.name, holders[op.id, s.name], s.nbytes) for s in op.saved), held))
     return rows
@@ -111,10 +118,13 @@ class ForwardTracer(w.VBox):
 
     >>> ForwardTracer(lambda: model(x))   # runs it recording and under no_grad  # doctest: +SKIP
     >>> ForwardTracer(loss)               # the graph already recorded           # doctest: +SKIP
+
+    ``picture``: ``"auto"`` (the whole graph if it lays out quickly, else the
+    neighbourhood of the current op), ``"full"`` or ``"neighbourhood"``.
     """
 
     def __init__(self, fn_or_output, *args, max_height: str = "640px", interval: int = 700,
-                 **kwargs):
+                 picture: str = "auto", **kwargs):
         kept: dict[int, np.ndarray] = {}
         if isinstance(fn_or_output, Tensor):
             output, self.comparison = fn_or_output, None
@@ -125,14 +135,18 @@ class ForwardTracer(w.VBox):
         view = live(output, "ForwardTracer")
         if not view.graph.ops:
             raise messages.view_needs_graph("ForwardTracer", output.requires_grad)
+        outputs = {o.id: o.output for o in view.graph.ops}
         for seq, op_id in view.graph.node_ids.items():
             if seq in kept:
-                view.values.setdefault(view.graph.op(op_id).output, kept[seq])
+                view.values.setdefault(outputs[op_id], kept[seq])
         self.graph = view.graph
         self.rows = forward_trace(view)
         self._holders = saved_targets(self.graph)
-        self.svg = to_svg(to_dot(view.graph, values=view.values,
-                                 input_names=view.input_names))
+        self.pages = Pages(view.graph, picture=picture, values=view.values,
+                           input_names=view.input_names)
+        del view, kept
+        first = self.pages.page_of(0)
+        self.svg = self.pages.first(first)
         self.controls = StepControls(len(self.rows), interval, what="op")
         self.picture = Picture(self.svg, max_height)
         self.panel = w.HTML()
@@ -142,7 +156,9 @@ class ForwardTracer(w.VBox):
         body = w.HBox([w.Box([self.picture], layout=w.Layout(flex="3 1 0", min_width="0")),
                        w.VBox(side, layout=w.Layout(flex="2 1 0", min_width="260px",
                                                     padding="0 0 0 8px"))])
-        super().__init__([self.controls, body])
+        note = w.HTML(f"<div style='font-size:12px'>{html.escape(self.pages.note)}</div>"
+                      if self.pages.note else "")
+        super().__init__([self.controls, note, body])
         self.controls.observe(lambda _: self._show(), "value")
         self._show()
 
@@ -178,8 +194,16 @@ class ForwardTracer(w.VBox):
             row = self.rows[k - 1]
             groups.update(current=[row.op], upstream=[self.graph.ops[k - 1].output],
                           read=[holder for _, holder, _ in row.saved])
-        self.picture.restyle(css_block(self.picture.container_id, groups),
-                             self.rows[k - 1].op if k else None)
+        page = self.pages.page_of(k - 1 if k else 0)
+
+        def restyle():  # the page shown may still be the last one while the next is laid out
+            self.svg = self.pages.current_svg
+            self.picture.restyle(css_block(self.picture.container_id, groups,
+                                           visible=self.pages.visible(self.pages.shown),
+                                           copied=self.pages.copied),
+                                 self.rows[k - 1].op if k else None)
+
+        self.pages.show(page, self.picture, restyle)
         self.panel.value = _row_html(self.rows[k - 1], len(self.rows)) if k else (
             f"<b>Before the forward pass</b> (op 0 of {len(self.rows)}). Press <b>next</b> "
             "to run the first op.")
@@ -187,6 +211,11 @@ class ForwardTracer(w.VBox):
     def _repr_mimebundle_(self, **kwargs):
         return with_static_picture(super()._repr_mimebundle_(**kwargs), "image/svg+xml",
                                    self.svg, f"ForwardTracer: {len(self.rows)} ops")
+
+    def close(self) -> None:
+        """Close every widget of the tracer (none stays in ipywidgets' registry) and
+        stop laying out pages ahead (``widgets.controls.close_view``)."""
+        close_view(self)
 
 
 def _row_html(row: TraceRow, n: int) -> str:
