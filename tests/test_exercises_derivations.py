@@ -11,6 +11,12 @@ import pytest
 from widgets import exercises as ex
 
 
+@pytest.fixture(autouse=True)
+def _own_progress_file(tmp_path, monkeypatch):
+    """Progress goes to this test's own file, never to a learner's home directory."""
+    monkeypatch.setenv("AUTOGRAD_LESSONS_PROGRESS", str(tmp_path / "progress.json"))
+
+
 def numeric_vjp(f, x, g, eps=1e-6):
     """g · d f(x)/dx by central differences (float64)."""
     x = np.array(x, dtype=np.float64)

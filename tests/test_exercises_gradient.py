@@ -10,6 +10,12 @@ import pytest
 import autograd_core as ag
 from widgets.exercises import Mistake, Result, check_gradient
 
+
+@pytest.fixture(autouse=True)
+def _own_progress_file(tmp_path, monkeypatch):
+    """Progress goes to this test's own file, never to a learner's home directory."""
+    monkeypatch.setenv("AUTOGRAD_LESSONS_PROGRESS", str(tmp_path / "progress.json"))
+
 RNG = np.random.default_rng(0)
 E = RNG.standard_normal((3, 4))  # a non-square reference gradient
 SQUARE = RNG.standard_normal((4, 4))  # not symmetric
@@ -190,7 +196,9 @@ def test_feedback_is_deterministic():
 
 @pytest.mark.torch
 def test_a_pytorch_tensor_is_read():
-    torch = pytest.importorskip("torch", reason="PyTorch is not installed")
+    torch = pytest.importorskip(
+        "torch", reason="PyTorch is not installed: answers given as torch tensors are not "
+        "tested (install it with: pip install -e '.[torch]')")
     assert check_gradient(torch.tensor(E), E).ok
     needs_grad = torch.tensor(E, requires_grad=True)
     assert check_gradient(needs_grad * 2, 2 * E).ok

@@ -6,6 +6,12 @@ import pytest
 
 from widgets import exercises as ex
 
+
+@pytest.fixture(autouse=True)
+def _own_progress_file(tmp_path, monkeypatch):
+    """Progress goes to this test's own file, never to a learner's home directory."""
+    monkeypatch.setenv("AUTOGRAD_LESSONS_PROGRESS", str(tmp_path / "progress.json"))
+
 # Right predictions. Numbers are worked out by hand: G1's recording pass keeps the
 # first linear's input (32x16) and weight (64x16), tanh's output (32x64, which is also
 # the second linear's input) and the second weight (4x64), in float64.
@@ -34,7 +40,7 @@ RIGHT = {
 WRONG = {
     "G1": (dict(frozen_layer_passes_gradient=False), "prediction"),
     "G4": (dict(order=["mul", "tanh", "add", "sum"]), "reversed"),
-    "G11": (dict(tanh={"input"}), "prediction"),
+    "G11": (dict(tanh={"input"}), "set"),
     "W1": (dict(has_order=True), "prediction"),
     "W2": (dict(reverse_passes=64), "prediction"),  # counts: right or wrong
     "W6": (dict(w_neg_grad=0.0), "prediction"),
@@ -121,5 +127,13 @@ def test_a_wrong_count_is_called_a_count_not_a_gradient():
     result = ex.L1(merge_parameters=2)
     feedback = str(result)
     assert not result.ok
-    assert "You predicted 2; the engine shows 0." in feedback
+    assert "You predicted 2; that is not the count the engine measures." in feedback
     assert "gradient" not in feedback.lower()
+
+
+def test_the_engines_value_is_shown_only_after_a_second_wrong_try():
+    first = str(ex.L1(merge_parameters=2))
+    assert "engine shows" not in first and "0" not in first.split("measures")[0][-5:]
+    second = str(ex.L1(merge_parameters=3))
+    assert "You predicted 3; the engine shows 0." in second
+    assert "solved after seeing the answer" in second

@@ -9,6 +9,12 @@ import autograd_core as ag
 from widgets import exercises as ex
 
 
+@pytest.fixture(autouse=True)
+def _own_progress_file(tmp_path, monkeypatch):
+    """Progress goes to this test's own file, never to a learner's home directory."""
+    monkeypatch.setenv("AUTOGRAD_LESSONS_PROGRESS", str(tmp_path / "progress.json"))
+
+
 def snippet_function(exercise, name):
     """The function defined by an exercise's buggy snippet."""
     scope = {"np": np, "ag": ag}
@@ -188,7 +194,7 @@ def returns_one(*args):
 
 @pytest.mark.parametrize("exercise_id, check", [(b[0], b[1]) for b in BUGS])
 @pytest.mark.parametrize("given, code", [
-    (None, "raised"), (42, "raised"), ("def grads(x, y): ...", "raised"),
+    (None, "none"), (42, "type"), ("def grads(x, y): ...", "type"),
     (raises_inside, "raised"), (returns_one, None),
 ], ids=["None", "int", "source text", "raises", "wrong return"])
 def test_anything_else_gets_a_sentence(exercise_id, check, given, code):

@@ -7,6 +7,12 @@ import pytest
 
 from widgets import exercises as ex
 
+
+@pytest.fixture(autouse=True)
+def _own_progress_file(tmp_path, monkeypatch):
+    """Progress goes to this test's own file, never to a learner's home directory."""
+    monkeypatch.setenv("AUTOGRAD_LESSONS_PROGRESS", str(tmp_path / "progress.json"))
+
 # The verdicts of shared/question-bank.md.
 TRUTH = {"T1": True, "T2": False, "T3": False, "T4": False, "T5": False, "T6": False,
          "T7": True, "T8": False, "T9": False, "T10": True}
@@ -64,7 +70,8 @@ def test_the_right_justification_is_not_always_the_same_letter():
 
 
 def test_t1_forward_and_reverse_agree_to_rounding():
-    pytest.importorskip("autograd_core.func", reason="forward mode (func.jacfwd)")
+    pytest.importorskip("autograd_core.func", reason="autograd_core.func (forward mode) cannot "
+                        "be imported: reinstall the project with pip install -e '.[test]'")
     report = ex.T1.experiment()
     assert report.supports is True
     j = report.data
@@ -94,7 +101,9 @@ def test_t4_the_expanded_formula_outgrows_the_graph():
 
 
 def test_t4_symbolic_sizes_match_an_independent_count():
-    sympy = pytest.importorskip("sympy", reason="sympy counts the expanded derivative")
+    sympy = pytest.importorskip(
+        "sympy", reason="sympy is not installed: the size of the expanded derivative is not "
+        "counted (install it with: pip install -e '.[lessons]')")
     from widgets.lessons.symbolic import derivative, tree_size
 
     x = sympy.Symbol("x")

@@ -12,8 +12,12 @@ the feedback, naming the mistake where the evidence allows:
 
 Hints and solutions only on request: ``result.hint()``, ``exercises.G6.hint``,
 ``exercises.G6.solution``, ``check(..., hint=True)`` or the widget's buttons
-(``exercises.G6.widget(lambda: dict(dA=dA, dB=dB))``). ``Progress("G1", "G2")``
-summarises a notebook's exercises.
+(``exercises.G6.widget(lambda: dict(dA=dA, dB=dB))``). Asking for a solution is
+recorded. ``Progress("G1", "G2")`` summarises a notebook's exercises and ``progress()``
+every lesson, from a small file that survives a kernel restart
+(``~/.autograd-lessons/progress.json``, or ``$AUTOGRAD_LESSONS_PROGRESS``). A lesson
+showing what a mistake looks like runs ``exercises.G7.demo(...)`` (or ``demo=True``):
+shown, never recorded.
 
 The core of every gradient-shaped check is :func:`check_gradient` (in ``feedback``,
 which the stepper's predict mode calls too, as :func:`check_predicted_gradient`); an op
@@ -29,12 +33,13 @@ from .ids import QUESTION_BANK_IDS, parse_question_bank
 # Names are imported on first use, so the stepper can use ``feedback`` without
 # loading the question bank.
 _EXPORTS = {
-    "registry": "exercise", "check": "exercise", "Exercise": "exercise",
+    "registry": "exercise", "check": "exercise", "demo": "exercise", "Exercise": "exercise",
     "last_results": "exercise", "forget_results": "exercise",
     "check_gradient": "feedback", "check_predicted_gradient": "feedback",
     "check_backward": "backward_check", "BACKWARD_SPECS": "backward_check",
     "Result": "result", "Text": "result", "Mistake": "context", "Problem": "problems",
-    "Report": "report", "Progress": "progress",
+    "Report": "report", "Progress": "tracking", "progress": "tracking",
+    "reset_progress": "tracking",
 }
 _RENAMED = {"BACKWARD_SPECS": "SPECS"}
 

@@ -93,6 +93,10 @@ def check_g12(fn=None) -> Result:
         got = learner.call(fn, p, what="backprop")
     except learner.LearnerCodeFailed as exc:
         return learner.failed(exc)
+    if got is None:
+        return Result(False, "backprop returned None, so there is nothing to check yet: make "
+                             "it return {'dW2': ..., 'db2': ..., 'delta1': ...}.",
+                      diagnosis="none")
     if not isinstance(got, dict) or set(got) != set(mlp.PARTS):
         return Result(False, "backprop should return a dict with the keys 'dW2', 'db2' and "
                              f"'delta1'; it returned {type(got).__name__}"

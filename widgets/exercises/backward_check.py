@@ -116,14 +116,15 @@ def _instrumented(op: type) -> type:
 def _softplus_mistakes(arrays, g, params):
     (x,) = arrays
     s = 1 / (1 + np.exp(-x))
-    return [Mistake(g * (1 - s), "Your backward uses σ(−x) = 1 − σ(x); softplus' = σ(x) = "
-                    "1 / (1 + e^−x).", "d/dx log(1 + eˣ) = eˣ / (1 + eˣ).", "sign_inside")]
+    return [Mistake(g * (1 - s), "Your backward uses σ(−x) = 1 − σ(x): the sign inside the "
+                    "sigmoid is flipped.", "d/dx log(1 + eˣ) = eˣ / (1 + eˣ).", "sign_inside")]
 
 
 def _sigmoid_mistakes(arrays, g, params):
     (x,) = arrays
     s = 1 / (1 + np.exp(-x))
-    return [Mistake(g * s, "Your backward multiplies by σ only; σ' = σ(1 − σ).", "",
+    return [Mistake(g * s, "Your backward multiplies by σ only: one factor of σ' is missing.",
+                    "",
                     "missing_factor")]
 
 
@@ -162,6 +163,9 @@ def check_backward(op, spec: str | BackwardSpec = "softplus", *,
 
     >>> check_backward(MySoftplus, "softplus")        # doctest: +SKIP
     """
+    if op is None:
+        return Result(False, "Your op is None, so there is nothing to check yet: write the "
+                             "Function subclass and pass the class itself.", diagnosis="none")
     if not (isinstance(op, type) and issubclass(op, Function)):
         return Result(False, f"Pass the op class itself (a subclass of Function), not "
                              f"{type(op).__name__}: check_backward(MyOp, ...).",

@@ -55,12 +55,32 @@ def check_g6(*, square: bool = False, **answers) -> Result:
         (a @ b).backward(p.G)
         ones = np.ones_like(p.G)
         missing = "You multiplied by a matrix of ones instead of the upstream gradient G."
+        same = ("The shapes agree only because the matrices are square, so a shape check "
+                "cannot catch this one.")
+        shapes = "Work the same formula on the non-square problem: the shapes decide it."
         context = {
-            "dA": dict(of="A", mistakes=[Mistake(ones @ p.B.T, missing,
-                                                 "dA = G @ B.T: G is dL/dC.", "missing_upstream")]),
-            "dB": dict(of="B", mistakes=[Mistake(p.A.T @ ones, missing,
-                                                 "dB = A.T @ G: G is dL/dC.", "missing_upstream")]),
+            "dA": dict(of="A", mistakes=[
+                Mistake(ones @ p.B.T, missing, "G is dL/dC: it belongs in the product.",
+                        "missing_upstream")]),
+            "dB": dict(of="B", mistakes=[
+                Mistake(p.A.T @ ones, missing, "G is dL/dC: it belongs in the product.",
+                        "missing_upstream")]),
         }
+        if square:  # only a square problem lets these products have the right shape
+            context["dA"]["mistakes"] += [
+                Mistake(p.G @ p.B, f"Your dA uses B where its transpose is needed. {same}",
+                        shapes, "missing_transpose"),
+                Mistake(p.B.T @ p.G, "Your dA has its two factors in the wrong order "
+                        f"(matrix products do not commute). {same}", shapes, "factor_order"),
+                Mistake(p.B @ p.G, "Your dA has its factors in the wrong order, and uses B "
+                        f"where its transpose is needed. {same}", shapes, "factor_order")]
+            context["dB"]["mistakes"] += [
+                Mistake(p.A @ p.G, f"Your dB uses A where its transpose is needed. {same}",
+                        shapes, "missing_transpose"),
+                Mistake(p.G @ p.A.T, "Your dB has its two factors in the wrong order "
+                        f"(matrix products do not commute). {same}", shapes, "factor_order"),
+                Mistake(p.G @ p.A, "Your dB has its factors in the wrong order, and uses A "
+                        f"where its transpose is needed. {same}", shapes, "factor_order")]
         grads = {"dA": a.grad, "dB": b.grad}
         return [check_gradient(given[k], grads[k], name=k, **context[k]) for k in ("dA", "dB")
                 if k in given]
@@ -76,47 +96,130 @@ register(Exercise("G6", "derivation", {"gradients": check_g6}, level="M", proble
 
 
 
-def g7_problem(stride: int = 1, padding: int = 1) -> Problem:
+G7_DEFAULT = {"stride": 1, "padding": 0}  # problem() and the check agree: conv2d's defaults
+_G7_VARIANTS = ((1, 0), (1, 1), (2, 0), (2, 1))
+
+
+def g7_problem(stride: int = 1, padding: int = 0) -> Problem:
     """x (2, 2, 5, 5), kernel w (3, 2, 3, 3) and the upstream gradient of the output."""
     g = rng(7)
     x, w = g.standard_normal((2, 2, 5, 5)), g.standard_normal((3, 2, 3, 3))
     size = (5 + 2 * padding - 3) // stride + 1
     return Problem(f"y = conv2d(x, w, stride={stride}, padding={padding}) (cross-correlation, "
-                   "like every deep-learning library); G = dL/dy. Find dx and dw.",
+                   "like every deep-learning library); G = dL/dy. Find dx and dw, and check "
+                   f"them with G7(dx=..., dw=..., stride={stride}, padding={padding}).",
                    x=x, w=w, G=g.standard_normal((2, 3, size, size)), stride=stride,
                    padding=padding)
 
 
-def _conv_grads(p: Problem, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _conv_grads(p: Problem, w: np.ndarray, g: np.ndarray | None = None
+                ) -> tuple[np.ndarray, np.ndarray]:
     x_t, w_t = ag.tensor(p.x, requires_grad=True), ag.tensor(w, requires_grad=True)
-    conv2d(x_t, w_t, stride=p.stride, padding=p.padding).backward(p.G)
+    conv2d(x_t, w_t, stride=p.stride, padding=p.padding).backward(p.G if g is None else g)
     return x_t.grad.numpy(), w_t.grad.numpy()
 
 
-def check_g7(*, stride: int = 1, padding: int = 1, **answers) -> Result:
+def _stride_one_placement(p: Problem) -> tuple[np.ndarray, np.ndarray]:
+    """dx and dw written with the stride left out of the indices: each output position p
+    reads input rows p..p+2 instead of p·s..p·s+2 (G not spread out with zeros)."""
+    pad = p.padding
+    xp = np.pad(p.x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    dxp, dw = np.zeros_like(xp), np.zeros_like(p.w)
+    ho, wo = p.G.shape[2:]
+    for i in range(3):
+        for j in range(3):
+            win = xp[:, :, i:i + ho, j:j + wo]
+            dw[:, :, i, j] = np.einsum("nopq,ncpq->oc", p.G, win)
+            dxp[:, :, i:i + ho, j:j + wo] += np.einsum("nopq,oc->ncpq", p.G, p.w[:, :, i, j])
+    return dxp[:, :, pad:pad + 5, pad:pad + 5], dw
+
+
+def _g7_mistakes(p: Problem, dx: np.ndarray, dw: np.ndarray) -> dict[str, list[Mistake]]:
+    # dx is linear in the kernel: the engine's dx for the flipped kernel is exactly
+    # "the full convolution with the kernel NOT rotated".
+    dx_unrotated, _ = _conv_grads(p, p.w[..., ::-1, ::-1])
+    found = {
+        "dx": [Mistake(dx_unrotated, "Your dx uses the kernel without rotating it by 180°.",
+                       "dx is the full convolution of G with the kernel rotated 180° (flipped "
+                       "in both spatial axes), spread back with the stride and cropped by the "
+                       "padding.", "unrotated_kernel")],
+        "dw": [Mistake(dw[..., ::-1, ::-1], "Your dw is rotated by 180°: correlate the (padded) "
+                                           "input with G, do not convolve.",
+                       "dw[o, c, i, j] sums G[n, o, p, q] times the input pixel that kernel "
+                       "entry (i, j) met at output position (p, q).", "rotated_kernel_grad")],
+    }
+    n_out = p.G.shape[1]
+    for o in range(n_out):
+        only = np.zeros_like(p.G)
+        only[:, o] = p.G[:, o]
+        found["dx"].append(Mistake(
+            _conv_grads(p, p.w, only)[0], f"Your dx collects the gradient of only one output "
+            f"channel (channel {o}); every one of the {n_out} output channels used x, so each "
+            "sends its gradient back and they add up.", "Sum over the output channels o.",
+            "one_output_channel"))
+    for n in range(p.x.shape[0]):
+        one = np.zeros_like(p.G)
+        one[n] = p.G[n]
+        found["dw"].append(Mistake(
+            _conv_grads(p, p.w, one)[1], f"Your dw holds the contribution of example {n} "
+            "only: the kernel is shared by every example of the batch, so dw sums over the "
+            "batch.", "Sum over the batch axis n as well as the output positions.",
+            "missing_batch_sum"))
+    if p.stride > 1:
+        dx1, dw1 = _stride_one_placement(p)
+        found["dx"].append(Mistake(dx1, "Your dx sends each output position's gradient back "
+                                        "as if the stride were 1: with stride s, output "
+                                        "position p came from input rows p·s … p·s + 2. (In "
+                                        "the full-convolution picture: spread G out with "
+                                        "s − 1 zeros between its entries first.)", "",
+                                   "stride_not_spread"))
+        found["dw"].append(Mistake(dw1, "Your dw reads the input windows as if the stride "
+                                        "were 1: with stride s, output position p saw input "
+                                        "rows p·s … p·s + 2.", "", "stride_not_spread"))
+    return found
+
+
+def _other_variant(given: dict, p: Problem) -> str:
+    """'stride=2, padding=1' if the answers are right for another G7.problem(...)."""
+    for stride, padding in _G7_VARIANTS:
+        if (stride, padding) == (p.stride, p.padding):
+            continue
+        q = g7_problem(stride, padding)
+        dx, dw = _conv_grads(q, q.w)
+        right = True
+        for key, want in (("dx", dx), ("dw", dw)):
+            if key in given:
+                got = check_gradient(given[key], want)
+                right = right and got.ok
+        if right:
+            return f"stride={stride}, padding={padding}"
+    return ""
+
+
+def check_g7(*, stride: int = G7_DEFAULT["stride"], padding: int = G7_DEFAULT["padding"],
+             **answers) -> Result:
     """``G7(dx=..., dw=...)`` for ``G7.problem(stride, padding)`` (pass the same values)."""
+    if stride not in (1, 2) or padding not in (0, 1):
+        return Result(False, "G7 has problems for stride 1 or 2 and padding 0 or 1: pass the "
+                             "same stride and padding as to G7.problem(...).", diagnosis="call")
     p = g7_problem(stride, padding)
 
     def run(given):
         dx, dw = _conv_grads(p, p.w)
-        # dx is linear in the kernel: the engine's dx for the flipped kernel is exactly
-        # "the full convolution with the kernel NOT rotated".
-        dx_unrotated, _ = _conv_grads(p, p.w[..., ::-1, ::-1])
-        context = {
-            "dx": dict(of="x", mistakes=[Mistake(
-                dx_unrotated, "Your dx uses the kernel without rotating it by 180°.",
-                "dx is the full convolution of G with the kernel rotated 180° (flipped in both "
-                "spatial axes), spread back with the stride and cropped by the padding.",
-                "unrotated_kernel")]),
-            "dw": dict(of="w", batch_size=p.x.shape[0], mistakes=[Mistake(
-                dw[..., ::-1, ::-1], "Your dw is rotated by 180°: correlate the (padded) input "
-                                     "with G, do not convolve.",
-                "dw[o, c, i, j] = Σ over batch and output positions of G[n, o, p, q] · "
-                "x_padded[n, c, p·stride + i, q·stride + j].", "rotated_kernel_grad")]),
-        }
+        mistakes = _g7_mistakes(p, dx, dw)
+        context = {"dx": dict(of="x", mistakes=mistakes["dx"]),
+                   "dw": dict(of="w", batch_size=p.x.shape[0], mistakes=mistakes["dw"])}
         grads = {"dx": dx, "dw": dw}
-        return [check_gradient(given[k], grads[k], name=k, **context[k]) for k in ("dx", "dw")
-                if k in given]
+        results = [check_gradient(given[k], grads[k], name=k, **context[k]) for k in ("dx", "dw")
+                   if k in given]
+        if not all(r.ok for r in results):
+            other = _other_variant(given, p)
+            if other:
+                return [Result(False, f"These are right for G7.problem({other}), but this check "
+                                      f"ran with stride={p.stride}, padding={p.padding}: pass "
+                                      f"the same values, G7(dx=..., dw=..., {other}).",
+                               name=k, diagnosis="other_problem") for k in given]
+        return results
 
     return check_named(answers, ("dx", "dw"), run)
 
@@ -154,8 +257,8 @@ def check_g13(**answers) -> Result:
                                           batch_size=n, of="w"))
         if "factor" in given:
             ratio = grad_sum / p.grad_mean  # every entry: the same factor
-            inverse = Mistake(1 / ratio[0], "That is the factor from sum to mean; from mean "
-                              "to sum it is the inverse.", "", "inverse")
+            inverse = Mistake(1 / ratio[0], "That is the factor from sum to mean; the "
+                              "question asks for grad_sum / grad_mean.", "", "inverse")
             results.append(check_gradient(given["factor"], ratio[0], name="factor",
                                           reference="the engine's ratio", mistakes=[inverse]))
         return results

@@ -59,8 +59,7 @@ def _batchnorm_naive(a, e, ctx: Context):
             f"{ctx.name} is the gradient through x̂ = (x - μ)/σ only, treating the mean μ and "
             "the variance σ² as constants. But μ and σ² are computed from these very inputs, "
             "so each input also moves them: two more paths are missing.",
-            "Add the paths through μ and through σ²: dx = (1/σ)(dx̂ - mean(dx̂) - x̂·mean(dx̂·x̂)), "
-            "means over the axis that was normalised (the batch for batch norm).")
+            "Follow each input into μ and into σ² as well as into x̂: three paths, added.")
     return None
 
 
@@ -102,8 +101,8 @@ def _transpose(a, e, ctx: Context):
                 "transpose",
                 f"{ctx.name} is the transpose of the right answer. The shapes agree only "
                 "because the matrix is square, so a shape check cannot catch this one.",
-                "Check the order on a non-square example: dA = G @ B.T has A's shape, "
-                "B.T @ G does not.")
+                "Work the same formula on a non-square example: only one order of the "
+                "factors gives the tensor's own shape.")
     return None
 
 
@@ -145,8 +144,8 @@ def _upstream(a, e, ctx: Context):
     if times.shape == e.shape and close(times, e, ctx.tol):
         return Diagnosis(
             "missing_upstream",
-            f"{ctx.name} is missing the upstream gradient: multiplied by it, your answer is "
-            "right. You gave the local derivative only.",
+            f"{ctx.name} is missing the upstream gradient: you gave the local derivative "
+            "only.",
             "Chain rule: gradient = upstream gradient × local derivative; the upstream "
             "gradient is what the later ops send back (dL/d output).")
     return None
@@ -166,8 +165,8 @@ def _activation(a, e, ctx: Context):
     if close(a * fp, e, ctx.tol) and (ctx.before_activation is None or close(a, base, ctx.tol)):
         return Diagnosis(
             "missing_activation_derivative",
-            f"{ctx.name} is missing the activation's derivative: multiplied elementwise by "
-            "f'(z) it would be right.",
+            f"{ctx.name} is missing the activation's derivative f'(z): the gradient was not "
+            "taken back through the activation.",
             "Going back through h = f(z) multiplies the gradient by f'(z), evaluated at this "
             "layer's pre-activation z.")
     for label, other in ctx.wrong_derivatives.items():
@@ -176,8 +175,7 @@ def _activation(a, e, ctx: Context):
         if close(a[known], (base * other)[known], ctx.tol):
             return Diagnosis(
                 "wrong_activation_derivative",
-                f"{ctx.name} uses the wrong activation derivative: {label}. The rest of your "
-                "formula is right.",
+                f"{ctx.name} uses the wrong activation derivative: {label}.",
                 "The derivative belongs to the layer you are going back through: f'(z) at "
                 "that layer's own pre-activation.")
     return None
@@ -201,23 +199,23 @@ def _scale(a, e, ctx: Context):
     c = float(np.sum(a * e)) / denom
     if c == 0 or abs(c - 1) < 1e-3 or not close(a, c * e, ctx.tol):
         return None
-    f = words.factor(c)
-    size = words.factor(max(abs(c), 1 / abs(c)))
-    # Any single number is some multiple of another: name a factor there only when it
-    # is whole (or one over a whole number), like a batch size.
-    if a.size == 1 and not size.isdigit():
+    # Any single number is some multiple of another, and naming the factor of a single
+    # number gives its answer away: say nothing about a factor there.
+    if a.size == 1:
         return None
-    how = f"{size} times too {'large' if abs(c) > 1 else 'small'}"
     way = "the right way" if c > 0 else "the opposite way"
-    why = ""
+    size = words.factor(max(abs(c), 1 / abs(c)))
     if size == "2":
-        why = " A 2 often comes from differentiating a square (d/dx x² = 2x) or a ½ in the loss."
-    elif size.isdigit():
-        why = (f" If {size} is the batch size, you summed where the loss averages "
-               "(or the other way round).")
-    return Diagnosis("scale", f"{ctx.name} points {way} but is {how}: {f} times the right "
-                              f"answer.{why}",
-                     "Track the constant factors of your formula one at a time.")
+        how = "2 times too large" if abs(c) > 1 else "2 times too small"
+        return Diagnosis("scale", f"{ctx.name} points {way} but is {how}. A 2 often comes "
+                                  "from differentiating a square (d/dx x² = 2x) or a ½ in the "
+                                  "loss.", "Track the constant factors of your formula one at "
+                                           "a time.")
+    return Diagnosis("scale", f"{ctx.name} points {way}, with every entry off by the same "
+                              f"constant factor (too {'large' if abs(c) > 1 else 'small'}): "
+                              "a constant of your formula is wrong or missing.",
+                     "Track the constant factors of your formula one at a time: the mean's "
+                     "1/N, a ½ in the loss, a 2 from a square.")
 
 
 DIAGNOSERS: tuple[Diagnoser, ...] = (
@@ -252,6 +250,8 @@ def _two_mistakes(a, e, ctx: Context):
         found = _first(undone, e, ctx)
         if found is not None and found.code not in (code, "scale"):
             rest = found.sentence.replace(ctx.name, "it", 1)
+            if rest[:1].isupper() and (rest[1:2].islower() or rest[1:2] == " "):
+                rest = rest[0].lower() + rest[1:]  # "Your dW2 ..." inside a sentence
             return Diagnosis(f"{code}+{found.code}",
                              f"{ctx.name} has two mistakes: {phrase}; and, with that undone, "
                              f"{rest}", found.hint)
@@ -272,18 +272,30 @@ def diagnose_values(a: np.ndarray, e: np.ndarray, ctx: Context) -> Diagnosis:
 
 
 def _where_they_differ(a, e, ctx: Context) -> Diagnosis:
+    """Where the answer differs, and how much, without the engine's values: the index (or
+    the count), whether it is close (a small term missing) and which way it is off."""
     bad = mismatches(a, e, ctx.tol)
-    if a.ndim == 0:
-        return Diagnosis("values", f"{ctx.name} is {words.number(a)}; {ctx.reference} is "
-                                   f"{words.number(e)}.",
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rel = np.abs(a - e) / np.maximum(np.abs(e), np.max(np.abs(e[np.isfinite(e)]),
+                                                            initial=0.0) or 1.0)
+    rel = np.where(np.isnan(rel), np.inf, rel)
+    near = bool(np.all(rel[bad] < 1e-2)) if bad.any() else False
+    closeness = (" It is close (within 1%) but not within rounding error: a small term is "
+                 "missing or different (an ε, a constant, a rounded input)." if near else "")
+    hint = "Compare one entry by hand, following each path from the loss to this entry."
+    if a.ndim == 0 or a.size == 1:
+        return Diagnosis("values",
+                         f"{ctx.name} does not match {ctx.reference}.{closeness}",
                          "Recompute step by step and compare each intermediate.")
-    with np.errstate(invalid="ignore"):
-        gap = np.where(bad, np.abs(a - e), -1.0)
-    gap = np.where(np.isnan(gap), np.inf, gap)
-    worst = np.unravel_index(int(np.argmax(gap)), a.shape)
-    return Diagnosis(
-        "values",
-        f"{ctx.name} differs from {ctx.reference} in {int(bad.sum())} of {a.size} entries. "
-        f"The largest difference is at index {words.index(worst)}: you have "
-        f"{words.number(a[worst])}, the engine has {words.number(e[worst])}.",
-        "Compare one entry by hand, following each path from the loss to this entry.")
+    worst = np.unravel_index(int(np.argmax(np.where(bad, rel, -1.0))), a.shape)
+    direction = "too large" if a[worst] > e[worst] else "too small"
+    if not np.isfinite(a[worst]) or not np.isfinite(e[worst]):
+        direction = "different"
+    n_bad = int(bad.sum())
+    if n_bad == 1:
+        where = f"only index {words.index(worst)} is wrong (yours is {direction} there)."
+    else:
+        where = (f"the largest difference is at index {words.index(worst)} (yours is "
+                 f"{direction} there).")
+    return Diagnosis("values", f"{ctx.name} differs from {ctx.reference} in {n_bad} of "
+                               f"{a.size} entries: {where}{closeness}", hint)

@@ -63,8 +63,8 @@ def check_e2(**answers) -> Result:
         out = []
         if "dw" in given:
             out.append(check_gradient(given["dw"], w.grad, name="dw", of="w", mistakes=[
-                Mistake(p.x, "You dropped the 2: it is a constant factor and stays in the "
-                        "gradient, dw = 2x.", "", "missing_constant")]))
+                Mistake(p.x, "You dropped the 2: a literal is a constant factor, and a "
+                        "constant factor stays in the gradient.", "", "missing_constant")]))
         if "literal_gets_gradient" in given:
             labels = ", ".join(t.label for t in constants) or "none"
             fact = Fact(not constants, "The literal enters the graph as a constant input "
@@ -95,8 +95,10 @@ def check_e3(slopes) -> Result:
     ag.sigmoid(z).backward(np.ones(5))
     s = 1 / (1 + np.exp(-p.z))
     return check_gradient(slopes, z.grad, name="slopes", mistakes=[
-        Mistake(s, "Those are the values σ(z); the slope is σ(z)(1 − σ(z)).", "", "value"),
-        Mistake(1 - s, "That is 1 − σ(z); the slope is σ(z)(1 − σ(z)).", "", "value")])
+        Mistake(s, "Those are the values σ(z), not the slopes (the derivative of σ at z).",
+                "", "value"),
+        Mistake(1 - s, "That is 1 − σ(z), one factor of the slope, not the slope itself.",
+                "", "value")])
 
 
 register(Exercise("E3", "derivation", {"slopes": check_e3}, problem=e3_problem))

@@ -14,7 +14,9 @@ Calling an exercise runs its first check: ``exercises.G6(dA=..., dB=...)``.
 
 from __future__ import annotations
 
+import difflib
 import importlib
+import inspect
 import sys
 from collections.abc import Callable, Mapping
 from functools import cache
@@ -22,6 +24,7 @@ from importlib import resources
 from types import MappingProxyType
 from typing import Any
 
+from . import learner, store
 from .ids import QUESTION_BANK_IDS
 from .result import Result, Text
 
@@ -40,6 +43,10 @@ _ITEM_MODULES = (
 
 _REGISTRY: dict[str, Exercise] = {}
 _LAST: dict[str, Result] = {}  # the last result of each exercise in this kernel
+
+# Results that are not a try at the item: nothing given yet, a misspelled name, a call the
+# check could not read. They are shown, but progress does not record them.
+NOT_AN_ATTEMPT = frozenset({"none", "unknown_name", "call", "check_error", "no_reason"})
 
 
 class Exercise:
@@ -74,29 +81,83 @@ class Exercise:
         self.question = Text(question or title)
         self.checks = MappingProxyType(dict(checks))
         self.hint = Text(hint)
-        self.solution = Text(solution)
+        self._solution = Text(solution)
         self.snippet = Text(snippet) if snippet else None
         self.options = MappingProxyType(dict(options)) if options else None
         self._problem = problem
         self._experiment = experiment
 
     # -- running checks -------------------------------------------------------------
-    def check(self, *args, hint: bool = False, **kwargs) -> Result:
-        """Run the main check on your answer; the Result prints the feedback."""
-        return self.run(next(iter(self.checks)), *args, hint=hint, **kwargs)
+    def check(self, *args, hint: bool = False, demo: bool = False, **kwargs) -> Result:
+        """Run the main check on your answer; the Result prints the feedback.
+        ``demo=True`` runs it as a demonstration: shown, never recorded in your progress."""
+        return self.run(next(iter(self.checks)), *args, hint=hint, demo=demo, **kwargs)
 
     __call__ = check
 
-    def run(self, check: str, *args, hint: bool = False, **kwargs) -> Result:
+    def demo(self, *args, check: str | None = None, **kwargs) -> Result:
+        """Run a check as a demonstration (a lesson showing what a mistake looks like): the
+        feedback is shown, but nothing is recorded, so your own result stays as it was."""
+        return self.run(check or next(iter(self.checks)), *args, demo=True, **kwargs)
+
+    def run(self, check: str, *args, hint: bool = False, demo: bool = False,
+            **kwargs) -> Result:
         """Run one named check of this exercise (see ``.checks``)."""
         if check not in self.checks:
-            raise KeyError(f"{self.id} has no check {check!r}; its checks are "
-                           f"{list(self.checks)}.")
-        result = self.checks[check](*args, **kwargs)
-        result = result.presented(title=self.heading, hint=self.hint, solution=self.solution,
-                                  show_hint=hint)
+            near = difflib.get_close_matches(str(check), list(self.checks), n=1)
+            tip = f" (did you mean {near[0]!r}?)" if near else ""
+            result = Result(False, f"{self.id} has no check called {str(check)[:40]!r}{tip}; "
+                                   f"its checks are {', '.join(map(repr, self.checks))}.",
+                            diagnosis="call")
+            return result.presented(title=self.heading)
+        fn = self.checks[check]
+        token = store.current.set(store.Attempt(self.id, check, demo))
+        try:
+            result = _call_problem(self.id, fn, args, kwargs)
+            if result is None:
+                result = fn(*args, **kwargs)
+        except Exception as error:  # noqa: BLE001 - every call a learner makes gets a sentence
+            result = Result(False, f"The check could not read what you passed "
+                                   f"({learner.describe(error)[:120]}). Pass your answer as "
+                                   f"the question shows: {self.id}.question.",
+                            diagnosis="check_error")
+        finally:
+            store.current.reset(token)
+        title = self.heading + (" · demonstration (not recorded in your progress)"
+                                if demo else "")
+        result = result.presented(title=title, hint=self.hint, solution=self._solution,
+                                  show_hint=hint, on_reveal=self._record_seen)
+        if demo:
+            return result
         _LAST[self.id] = result
+        if result.diagnosis not in NOT_AN_ATTEMPT:
+            from .tracking import record
+
+            note = record(self, check, result)
+            if note:
+                result.message = f"{result.message}\n{note}"
         return result
+
+    @property
+    def solution(self) -> Text:
+        """The worked solution. Asking for it is recorded: an item solved after this counts
+        as "solved after seeing the solution"."""
+        self._record_seen()
+        return self._solution
+
+    @property
+    def solution_text(self) -> Text:
+        """The worked solution for tools (exports, tests): reading it records nothing."""
+        return self._solution
+
+    def reveal(self) -> Text:
+        """Show the worked solution (and the answers of a prediction item); recorded."""
+        return self.solution
+
+    def _record_seen(self) -> None:
+        from .tracking import record_seen
+
+        record_seen(self.id)
 
     def problem(self, *args, **kwargs):
         """The data this exercise works on (the same every run)."""
@@ -143,6 +204,45 @@ class Exercise:
         return "\n".join(line for line in lines if line)
 
 
+def _call_problem(exercise_id: str, fn: Callable, args: tuple, kwargs: dict) -> Result | None:
+    """A sentence for a call the check cannot take (an answer passed by position to a check
+    that takes names, a misspelled name, too many answers), or None if the call fits."""
+    try:
+        signature = inspect.signature(fn, follow_wrapped=False)
+        signature.bind(*args, **kwargs)
+        return None
+    except (TypeError, ValueError):
+        pass
+    params = [p for p in signature.parameters.values()
+              if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    names = [p.name for p in params]
+    takes_names = any(p.kind == p.VAR_KEYWORD for p in signature.parameters.values())
+    unknown = [k for k in kwargs if k not in names]
+    if unknown and not takes_names and names in (["fn"], ["op"]):
+        what = "function" if names == ["fn"] else "op class"
+        return Result(False, f"{exercise_id} takes your {what} by position, not by name: "
+                             f"{exercise_id}(your_{what.split()[0]}).", diagnosis="unknown_name")
+    if unknown and not takes_names:
+        tips = []
+        for k in unknown:
+            near = difflib.get_close_matches(k, names, n=1, cutoff=0.5)
+            tips.append(f"{k[:40]!r}" + (f" (did you mean {near[0]!r}?)" if near else ""))
+        takes = ", ".join(names) if names else "no named answers"
+        return Result(False, f"{exercise_id} has no answer called {', '.join(tips)}; it takes "
+                             f"{takes}.", diagnosis="unknown_name")
+    if args and takes_names and not names:
+        try:
+            example = fn().message
+        except Exception:  # noqa: BLE001
+            example = ""
+        return Result(False, f"{exercise_id} takes its answers by name, not by position. "
+                             f"{example}".strip(), diagnosis="call")
+    most = len([p for p in params if p.kind != p.KEYWORD_ONLY])
+    return Result(False, f"{exercise_id} takes at most {most} answer{'s' if most != 1 else ''} "
+                         f"by position ({', '.join(names) or 'none'}); you passed {len(args)}.",
+                  diagnosis="call")
+
+
 @cache
 def texts() -> Mapping[str, Mapping[str, str]]:
     """The words of every exercise from ``texts.toml``, by question-bank ID."""
@@ -175,8 +275,24 @@ def check(exercise_id: str, *args, hint: bool = False, **kwargs) -> Result:
     """Run the main check of a question-bank item: ``check("G6", dA=..., dB=...)``."""
     exercises = registry()
     if exercise_id not in exercises:
-        raise KeyError(f"no exercise {exercise_id!r}; known IDs: {', '.join(exercises)}")
+        return _no_such_item(exercise_id)
     return exercises[exercise_id].check(*args, hint=hint, **kwargs)
+
+
+def _no_such_item(exercise_id) -> Result:
+    near = difflib.get_close_matches(str(exercise_id).upper(), list(registry()), n=1)
+    tip = f" Did you mean {near[0]!r}?" if near else ""
+    return Result(False, f"There is no exercise {str(exercise_id)[:20]!r}; the IDs are G1–G14, "
+                         f"T1–T10, S1–S6, W1–W6, E1–E6 and L1–L9.{tip}", diagnosis="call")
+
+
+def demo(exercise_id: str, *args, check: str | None = None, **kwargs) -> Result:
+    """Run a check as a demonstration: ``demo("G7", dx=unrotated_dx)``. The feedback is
+    shown, but nothing is recorded (neither progress nor the last result of the item)."""
+    exercises = registry()
+    if exercise_id not in exercises:
+        return _no_such_item(exercise_id)
+    return exercises[exercise_id].demo(*args, check=check, **kwargs)
 
 
 def last_results() -> Mapping[str, Result]:

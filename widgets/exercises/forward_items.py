@@ -177,8 +177,9 @@ def check_l5(**predictions) -> Result:
         "running_mean": Fact(bn.running_mean.numpy(), "running = (1 − momentum)·running + "
                              "momentum·batch mean, with momentum 0.1.", "number",
                              {"mistakes": [Mistake(p.x.mean(0), "That is the batch mean "
-                                                   "itself; the running estimate moves only "
-                                                   "10% of the way (momentum 0.1).", "",
+                                                   "itself; after one batch the running "
+                                                   "estimate has moved only part of the way "
+                                                   "to it (the momentum).", "",
                                                    "momentum")]}),
     }
     return check_predictions(predictions, facts)

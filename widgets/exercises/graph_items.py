@@ -198,7 +198,11 @@ def check_g2(**answers) -> Result:
                         "a tie equally.", "", "tie_convention")]),
             "dx": dict(of="x", upstream=p.G, mistakes=[
                 Mistake(p.G * (p.x >= 0), "At x = 0 you passed the gradient; the engine's ReLU "
-                        "uses gradient 0 at 0 (its mask is x > 0).", "", "relu_at_zero")]),
+                        "uses gradient 0 at 0 (its mask is x > 0).", "", "relu_at_zero"),
+                Mistake(p.G * ((p.x > 0) + 0.5 * (p.x == 0)), "At x = 0 (index 1) you used "
+                        "ReLU′(0) = ½, the tie rule of maximum(a, b); relu is its own op, and "
+                        "its mask is x > 0, so nothing passes at exactly 0.", "",
+                        "relu_at_zero")]),
         }
         grads = {"da": a.grad, "db": b.grad, "dx": x.grad}
         return [check_gradient(given[k], grads[k], name=k, **context[k]) for k in grads
@@ -231,16 +235,22 @@ def check_g3(**answers) -> Result:
         F.max_pool2d(x1, 2).backward(p.G)
         F.avg_pool2d(x2, 2).backward(p.G)
         spread = np.repeat(np.repeat(p.G, 2, axis=2), 2, axis=3)
+        windows = p.x.reshape(2, 2, 2, 2).transpose(0, 2, 1, 3)
+        smallest = (windows == windows.min(axis=(2, 3), keepdims=True)).transpose(0, 2, 1, 3)
         context = {
             "dx_max": dict(of="x", mistakes=[
+                Mistake(spread * smallest.reshape(p.x.shape), "You sent each window's gradient "
+                        "to its smallest input (the argmin); max pooling sends it to the input "
+                        "that won the forward max.", "", "pool_argmin"),
                 Mistake(spread / 4, "You spread the gradient evenly over each window, as average "
                         "pooling does; max pooling sends all of it to the window's maximum.",
                         "Find the argmax of each window.", "pool_spread"),
                 Mistake(spread, "You gave every input of the window the whole gradient; only "
                         "the maximum gets it, the others get 0.", "", "pool_spread")]),
             "dx_avg": dict(of="x", mistakes=[
-                Mistake(spread, "You gave each input the whole upstream gradient; each of the "
-                        "k² = 4 inputs of a 2x2 window gets 1/4 of it.", "", "missing_1_over_k2"),
+                Mistake(spread, "You gave each input the whole upstream gradient; average "
+                        "pooling shares it among the k² inputs of its window.", "",
+                        "missing_1_over_k2"),
                 Mistake(x1.grad.numpy(), "That is max pooling's gradient; average pooling gives "
                         "every input of the window 1/k² of it.", "", "pool_max")]),
         }

@@ -17,6 +17,7 @@ import numpy as np
 from autograd_core import Tensor
 
 from .. import messages
+from . import words
 
 
 class AnswerProblem(Exception):
@@ -36,8 +37,7 @@ class Answer:
 
 
 def _short(value) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
+    return words.short(value, 40)
 
 
 def _shape_words(shape) -> str:

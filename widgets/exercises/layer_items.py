@@ -45,7 +45,8 @@ def check_g8(shape) -> Result:
     right = g8_engine_shape()
     given = _shape_of(shape)
     if given is None:
-        return Result(False, f"{shape!r} is not a shape; write it as a tuple of sizes, e.g. "
+        return Result(False, f"{words.short(shape)} is not a shape; write it as a tuple of "
+                             "sizes, e.g. "
                              "(3, 4).", name="shape", diagnosis="type")
     if given == right:
         return Result(True, f"Right: {words.shape(right)}, one entry per unit; the batch axis is "
@@ -150,6 +151,23 @@ def _bn_dx(p: Problem, *, unbiased: bool = False) -> np.ndarray:
     return x.grad.numpy()
 
 
+def _bn_backward(x, gamma, g, eps, axis) -> np.ndarray:
+    """Batch norm's dx in closed form, normalising over ``axis``."""
+    inv = 1 / np.sqrt(x.var(axis=axis, keepdims=True) + eps)
+    xhat = (x - x.mean(axis=axis, keepdims=True)) * inv
+    d = g * gamma
+    return inv * (d - d.mean(axis=axis, keepdims=True)
+                  - xhat * (d * xhat).mean(axis=axis, keepdims=True))
+
+
+def _bn_axis1(p: Problem) -> np.ndarray:
+    return _bn_backward(p.x, p.gamma, p.G, p.eps, axis=1)
+
+
+def _bn_dx_no_eps(p: Problem) -> np.ndarray:
+    return _bn_backward(p.x, p.gamma, p.G, 0.0, axis=0)
+
+
 @one_answer("dx")
 def check_g14(dx) -> Result:
     """``G14(dx=...)`` for ``G14.problem()``."""
@@ -169,6 +187,21 @@ def check_g14(dx) -> Result:
         Mistake(_bn_dx(p, unbiased=True), "Your dx normalises with the unbiased variance "
                 "(divided by N - 1); batch norm uses the biased one (divided by N).",
                 "Use x.var(axis=0) (NumPy's default ddof=0).", "unbiased_variance"),
+        Mistake(inv * (dxhat - dxhat.sum(0) - xhat * (dxhat * xhat).sum(0)), "Your dx uses sums "
+                "over the batch where batch norm's mean and variance take means: the terms of "
+                "the mean and variance paths are N times too large.", "μ and σ² are means "
+                "over the batch: each carries a 1/N.", "batchnorm_sums"),
+        Mistake(inv * (dxhat - dxhat.mean(0) + xhat * (dxhat * xhat).mean(0)), "Your dx has "
+                "the wrong sign on the variance path's term: a larger σ shrinks x̂, so that "
+                "term pulls the other way from the direct path.", "Differentiate 1/σ with "
+                "respect to σ²: it has a minus sign.", "batchnorm_variance_sign"),
+        Mistake(_bn_axis1(p), "Your dx takes the means over the wrong axis (over the features "
+                "of each sample, axis 1); batch norm normalises each feature over the batch "
+                "(axis 0).", "Every mean in the formula runs over the batch axis.",
+                "batchnorm_wrong_axis"),
+        Mistake(_bn_dx_no_eps(p), "Your dx leaves out ε: batch norm divides by √(σ² + ε), "
+                "and the check compares to rounding error, so even this small term shows.",
+                "Normalise with np.sqrt(var + eps), as the forward pass does.", "missing_eps"),
     ]
     return check_gradient(dx, _bn_dx(p), name="dx", of="x", naive=dxhat * inv,
                           batch_size=p.x.shape[0], mistakes=mistakes)

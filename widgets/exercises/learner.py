@@ -20,9 +20,9 @@ _OURS = (str(Path(__file__).resolve().parent.parent.parent / "autograd_core"),
 class LearnerCodeFailed(Exception):
     """The learner's code raised; ``sentence`` says what and where, ``error`` is the original."""
 
-    def __init__(self, sentence: str, error: BaseException):
+    def __init__(self, sentence: str, error: BaseException, code: str = "raised"):
         super().__init__(sentence)
-        self.sentence, self.error = sentence, error
+        self.sentence, self.error, self.code = sentence, error, code
 
 
 def where_it_failed(error: BaseException) -> str:
@@ -48,14 +48,17 @@ def call(fn: Callable, *args, what: str = "", **kwargs):
     """``fn(*args, **kwargs)``, or ``LearnerCodeFailed`` with a sentence if it raises.
     ``what`` names the function in the sentence (e.g. "grads")."""
     what = f"your function `{what}`" if what else "your function"
+    if fn is None:  # the placeholder of an exercise cell: nothing written yet
+        raise LearnerCodeFailed(f"{what} is None, so there is nothing to check yet: define "
+                                "it and pass the function itself.", TypeError(), "none")
     if not callable(fn):
         raise LearnerCodeFailed(f"{what} should be a function, but it is "
-                                f"{type(fn).__name__} ({fn!r:.40}).", TypeError())
+                                f"{type(fn).__name__} ({fn!r:.40}).", TypeError(), "type")
     try:
         return fn(*args, **kwargs)
     except NotImplementedError as error:
         raise LearnerCodeFailed(f"{what} raised NotImplementedError: it is not written yet"
-                                f"{where_it_failed(error)}.", error) from None
+                                f"{where_it_failed(error)}.", error, "none") from None
     except Exception as error:  # anything a learner's code raises becomes feedback
         raise LearnerCodeFailed(f"{what} raised {describe(error)}{where_it_failed(error)}.",
                                 error) from None
@@ -64,5 +67,5 @@ def call(fn: Callable, *args, what: str = "", **kwargs):
 def failed(exc: LearnerCodeFailed, name: str = "", hint: str = "") -> Result:
     """The Result for code that raised."""
     return Result(False, exc.sentence[:1].upper() + exc.sentence[1:], name=name,
-                  diagnosis="raised", hint=hint or "Run your function on its own in a cell to "
+                  diagnosis=exc.code, hint=hint or "Run your function on its own in a cell to "
                                                    "see the full traceback.")

@@ -73,13 +73,14 @@ def _mistakes(p: Problem, e: dict) -> dict[str, list[Mistake]]:
     d2, a1, a2, z1 = e["delta2"], p.a1, p.a2, p.z1
     no_fprime2 = d2 / (1 - a2 ** 2)  # dL/da2: the gradient before going through tanh
     found = {
-        "dW2": [Mistake(no_fprime2.T @ a1, "Your dW2 is missing tanh'(z2) = 1 − a2²: you used "
-                        "dL/da2 where dL/dz2 = dL/da2 * (1 − a2²) is needed.",
+        "dW2": [Mistake(no_fprime2.T @ a1, "Your dW2 is missing tanh'(z2): you used dL/da2 where "
+                        "dL/dz2 is needed.",
                         "Go back through a2 = tanh(z2) before you reach W2.",
                         "missing_activation_derivative"),
                 Mistake(d2.T @ z1, "Your dW2 uses z1, but layer 2's input is a1 = tanh(z1).",
                         "dW2 = delta2.T @ (the input of layer 2).", "wrong_input")],
-        "db2": [Mistake(no_fprime2.sum(0), "Your db2 is missing tanh'(z2) = 1 − a2².",
+        "db2": [Mistake(no_fprime2.sum(0), "Your db2 is missing tanh'(z2): you summed dL/da2 "
+                        "where dL/dz2 is needed.",
                         "db2 is delta2 summed over the batch, with delta2 = dL/dz2.",
                         "missing_activation_derivative")],
         "delta1": [],
@@ -87,8 +88,8 @@ def _mistakes(p: Problem, e: dict) -> dict[str, list[Mistake]]:
     if p.W2.shape[0] == p.W2.shape[1]:
         found["delta1"].append(Mistake(
             (d2 @ p.W2.T) * (1 - a1 ** 2),
-            "Your delta1 uses W2.T where W2 is needed: in row layout, delta1 = (delta2 @ W2) * "
-            "f'(z1). The shapes agree only because W2 is square.",
+            "Your delta1 uses W2.T where W2 itself is needed (in the engine's row layout). The "
+            "shapes agree only because W2 is square.",
             "Write the shapes under each factor: (N, H2) @ (H2, H1) gives (N, H1).",
             "transpose"))
     return found
@@ -100,10 +101,10 @@ def check_parts(p: Problem, answers: dict, *, label: str = "") -> list[Result]:
     mistakes = _mistakes(p, e)
     n = p.x.shape[0]
     fprime1 = 1 - p.a1 ** 2
-    wrong = {"1 − z1² (tanh' is 1 − tanh(z1)² = 1 − a1², not 1 − z1²)": 1 - p.z1 ** 2}
+    wrong = {"1 − z1² (tanh'(z1) is written with tanh(z1), not with z1)": 1 - p.z1 ** 2}
     if p.a2.shape == p.a1.shape:
-        wrong["1 − a2², the derivative of layer 2 (the hidden delta needs layer 1's "
-              "1 − a1²)"] = 1 - p.a2 ** 2
+        wrong["1 − a2², the derivative of layer 2 (the hidden delta goes back through "
+              "layer 1's activation)"] = 1 - p.a2 ** 2
     context = {
         "dW2": dict(of="W2", batch_size=n),
         "db2": dict(of="b2", batch_size=n),

@@ -39,7 +39,12 @@ def one_answer(name: str) -> Callable:
 
     def wrap(fn: Callable[[object], Result]) -> Callable[..., Result]:
         @functools.wraps(fn)
-        def check(**answers) -> Result:
+        def check(*args, **answers) -> Result:
+            if len(args) == 1 and not answers:  # E4(dw) as well as E4(dw=dw)
+                answers = {name: args[0]}
+            elif args:
+                return Result(False, f"This exercise takes one answer, {name}; you passed "
+                                     f"{len(args) + len(answers)}.", diagnosis="call")
             problem = named_answers(answers, (name,))
             return problem if problem is not None else fn(answers[name])
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from . import words
+from . import store, words
 from .feedback import check_gradient
 from .result import Result
 
@@ -32,25 +32,52 @@ class Fact:
     accept: tuple = ()  # other answers that count as right (e.g. "none" for an empty set)
 
 
+_UNREADABLE = frozenset({"none", "text", "type", "ragged", "bool", "complex", "unreadable"})
+_MAX_SHOWN = 80  # characters of a value quoted back (a 10⁷-element answer is not echoed)
+
+
+def _clip(text: str, limit: int = _MAX_SHOWN) -> str:
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def _show(value) -> str:
     if isinstance(value, set | frozenset):
-        return "{" + ", ".join(sorted(map(str, value))) + "}" if value else "nothing"
+        return _clip("{" + ", ".join(sorted(map(str, value))) + "}") if value else "nothing"
     if isinstance(value, tuple) and all(isinstance(v, int | np.integer) for v in value):
-        return words.shape(value)
-    return repr(value)
+        return _clip(words.shape(value))
+    if isinstance(value, np.ndarray):
+        if value.size > 8:
+            return f"an array of shape {words.shape(value.shape)}"
+        return _clip(np.array2string(value, precision=4, separator=", "))
+    if isinstance(value, float | np.floating):
+        return words.number(value)
+    return words.short(value, _MAX_SHOWN)
+
+
+def _kind_of(value) -> str:
+    """What a malformed prediction is, in a few words."""
+    if isinstance(value, np.ndarray):
+        return f"an array of shape {words.shape(value.shape)}"
+    if callable(value):
+        return f"a function ({words.short(value, 40)})"
+    return f"a {type(value).__name__} ({words.short(value, 40)})"
 
 
 def _as_shape(value):
+    if isinstance(value, bool):
+        return None
     if isinstance(value, int | np.integer):
         return (int(value),)
     if isinstance(value, str):
+        if len(value) > 100:
+            return None
         digits = [int(t) for t in value.replace("(", " ").replace(")", " ").replace(",", " ")
                   .split() if t.isdigit()]
-        return tuple(digits)
-    try:
+        return tuple(digits) if digits else None
+    if isinstance(value, list | tuple) and len(value) <= 32 and all(
+            isinstance(v, int | np.integer) and not isinstance(v, bool) for v in value):
         return tuple(int(v) for v in value)
-    except (TypeError, ValueError):
-        return None
+    return None
 
 
 def _as_set(value) -> frozenset | None:
@@ -58,11 +85,12 @@ def _as_set(value) -> frozenset | None:
         return frozenset()
     if isinstance(value, str):
         value = [value]
-    try:
-        return frozenset(str(v).strip().lower() for v in value
-                         if str(v).strip().lower() not in ("nothing", "none", ""))
-    except TypeError:
+    if not isinstance(value, set | frozenset | list | tuple) or len(value) > 32:
         return None
+    if not all(isinstance(v, str) for v in value):
+        return None
+    return frozenset(v.strip().lower() for v in value
+                     if v.strip().lower() not in ("nothing", "none", ""))
 
 
 def _is_count(value) -> bool:
@@ -81,44 +109,171 @@ def _unanswered(given, fact: Fact) -> bool:
     return not none_is_an_answer
 
 
+def _same(given, value) -> bool:
+    """``given == value`` for a plain prediction (bool, str, None, number), never raising:
+    a bool is not a number here, text compares without case, and "2" matches 2."""
+    if value is None or given is None:
+        return given is value
+    if isinstance(value, bool | np.bool_):
+        return isinstance(given, bool | np.bool_) and bool(given) == bool(value)
+    if isinstance(value, str):
+        if isinstance(given, str):
+            return given.strip().lower() == value.strip().lower()
+        if _is_count(given):
+            return str(int(given)) == value.strip()
+        return False
+    if isinstance(value, int | float | np.number):
+        return (isinstance(given, int | float | np.number) and not isinstance(given, bool)
+                and bool(given == value))
+    try:
+        return bool(np.all(np.asarray(given) == np.asarray(value)))
+    except Exception:  # noqa: BLE001 - any odd object is simply not equal
+        return False
+
+
+def _wrong_type(name: str, given, fact: Fact) -> Result | None:
+    """A sentence for a prediction that cannot be the kind of answer asked for."""
+    value = fact.value
+    if isinstance(value, bool | np.bool_) and not isinstance(given, bool | np.bool_ | str):
+        return Result(False, f"{name} should be True or False; you gave {_kind_of(given)}.",
+                      name=name, diagnosis="type")
+    if fact.kind == "number" and _is_count(value) and not (
+            isinstance(given, int | float | np.number) and not isinstance(given, bool)):
+        return Result(False, f"{name} should be a whole number (a count); you gave "
+                             f"{_kind_of(given)}.", name=name, diagnosis="type")
+    if fact.kind == "sequence" and not (isinstance(given, list | tuple) and len(given) <= 64
+                                        and all(isinstance(v, str) for v in given)):
+        return Result(False, f"{name} should be a list of op names, e.g. ['mul', 'add']; you "
+                             f"gave {_kind_of(given)}.", name=name, diagnosis="type")
+    return None
+
+
+def _attempt(name: str, right: bool):
+    """(the running Attempt or None, how many wrong tries of this prediction came before);
+    a wrong try outside a demonstration is counted."""
+    attempt = store.current.get()
+    if attempt is None or attempt.demo:
+        return attempt, 0
+    key = f"{attempt.check}:{name}"
+    before = store.read_item(attempt.exercise)["misses"].get(key, 0)
+    if not right:
+        def count(entry):
+            entry["misses"][key] = entry["misses"].get(key, 0) + 1
+        store.update(attempt.exercise, count)
+    return attempt, before
+
+
+def _not_yet(name: str, sentence: str, diagnosis: str = "prediction", hint: str = "",
+             revealable: bool = True) -> Result:
+    """A wrong prediction: the engine's value is shown only after a committed attempt
+    (a second wrong try of the same prediction, or ``.reveal()``)."""
+    attempt, before = _attempt(name, right=False)
+    return Result(False, sentence, name=name, diagnosis=diagnosis, hint=hint,
+                  details={"revealable": revealable, "misses_before": before,
+                           "attempt": attempt})
+
+
 def check_fact(name: str, given, fact: Fact) -> Result:
-    """One prediction (``given``, called ``name``) against the fact the engine measured."""
+    """One prediction (``given``, called ``name``) against the fact the engine measured.
+
+    A wrong prediction is named (a reversed order, a set with something extra or missing,
+    a shape with the batch axis) but the engine's value is shown only after a second wrong
+    try of the same prediction, and then progress records that the answer was seen."""
     if _unanswered(given, fact):  # a placeholder: say nothing that gives the answer away
         return Result(False, f"{name} is still a placeholder, so there is nothing to check "
                              "yet: replace it with your prediction.", name=name, diagnosis="none")
+    malformed = _wrong_type(name, given, fact)
+    if malformed is not None:
+        return malformed
+    result = _compare(name, given, fact)
+    if result.ok:
+        _attempt(name, right=True)
+        return result
+    attempt, before = result.details.get("attempt"), result.details.get("misses_before", 0)
+    if attempt is not None and not attempt.demo and before >= 1:
+        return _revealed(name, given, fact, result, attempt)
+    tail = (" Try again; after a second wrong try the engine's value is shown."
+            if attempt is not None and not attempt.demo else "")
+    return Result(False, f"{result.message}{tail}", name=name, diagnosis=result.diagnosis,
+                  hint=result._hint)
+
+
+def _revealed(name, given, fact, result, attempt) -> Result:
+    from .tracking import record_seen
+
+    record_seen(attempt.exercise)
+    return Result(False, f"You predicted {_show(given)}; the engine shows {_show(fact.value)}. "
+                         f"{fact.explain} (Shown after your second try: this item now counts "
+                         "as solved after seeing the answer.)",
+                  name=name, diagnosis=result.diagnosis, hint=result._hint)
+
+
+def _compare(name: str, given, fact: Fact) -> Result:
+    """Right, or a wrong prediction named without the engine's value."""
     if fact.kind == "number" and _is_count(fact.value):
         # A count (parameters, ops, passes) is right or wrong: no gradient wording.
-        got = given
-        right = isinstance(given, int | float | np.number) and given == fact.value
-    elif fact.kind == "number":
+        if _same(given, fact.value):
+            return Result(True, f"Right: the engine counts {fact.value}.", name=name)
+        return _not_yet(name, f"You predicted {_show(given)}; that is not the count the "
+                              "engine measures.")
+    if fact.kind == "number":
         context = {"reference": "what the engine measured", **dict(fact.context)}
-        result = check_gradient(given, fact.value, name=name, **context)
-        if result.ok:
-            return result
-        return Result(False, f"{result.message} {fact.explain}", name=name,
-                      diagnosis=result.diagnosis, hint=result._hint)
-    elif fact.kind == "shape":
+        checked = check_gradient(given, fact.value, name=name, **context)
+        if checked.ok or checked.diagnosis in _UNREADABLE:
+            return checked  # an answer that is not a number is not a try
+        return _not_yet(name, checked.message, checked.diagnosis, checked._hint)
+    if fact.kind == "shape":
         got = _as_shape(given)
-        right = got == tuple(fact.value)
-    elif fact.kind == "set":
+        if got is None:
+            return Result(False, f"{name} should be a shape, a tuple of sizes such as (3, 4); "
+                                 f"you gave {_kind_of(given)}.", name=name, diagnosis="type")
+        if got == tuple(fact.value):
+            return Result(True, f"Right: the engine shows {_show(fact.value)}.", name=name)
+        return _not_yet(name, f"You predicted the shape {_show(got)}; that is not the shape "
+                              "the engine measures.")
+    if fact.kind == "set":
         got = _as_set(given)
-        right = got == frozenset(v.lower() for v in fact.value)
-    elif fact.kind == "sequence":
-        got = list(given) if isinstance(given, list | tuple) else given
-        right = got == list(fact.value)
-        if not right and isinstance(got, list) and got == list(reversed(fact.value)):
-            return Result(False, f"You gave the order in reverse: {_show(got)}. {fact.explain}",
-                          name=name, diagnosis="reversed")
-    else:
-        got = given
-        try:
-            right = bool(given == fact.value) or any(given == a for a in fact.accept)
-        except (TypeError, ValueError):
-            right = False
+        if got is None:
+            return Result(False, f"{name} should be a set of words, e.g. {{'input'}} (or "
+                                 f"'nothing'); you gave {_kind_of(given)}.", name=name,
+                          diagnosis="type")
+        want = frozenset(v.lower() for v in fact.value)
+        if got == want:
+            return Result(True, f"Right: the engine shows {_show(fact.value)}.", name=name)
+        extra, missing = got - want, want - got
+        what = []
+        if extra:
+            what.append(f"{len(extra)} of your words {'is' if len(extra) == 1 else 'are'} "
+                        "not kept")
+        if missing:
+            what.append(f"{len(missing)} value{'s' if len(missing) > 1 else ''} it keeps "
+                        f"{'is' if len(missing) == 1 else 'are'} missing")
+        return _not_yet(name, f"Not quite: {' and '.join(what)}.", "set")
+    if fact.kind == "sequence":
+        got = [str(v) for v in given]
+        want = [str(v) for v in fact.value]
+        if got == want:
+            return Result(True, "Right: that is the order the engine shows.", name=name)
+        if got == list(reversed(want)):
+            return _not_yet(name, "You gave the order in reverse: that is the order the ops "
+                                  "ran forward.", "reversed")
+        if sorted(got) != sorted(want):
+            return _not_yet(name, f"Your list does not hold the same ops as the engine's "
+                                  f"({len(got)} names given, {len(want)} visited).", "sequence")
+        first = next(i for i, (a, b) in enumerate(zip(got, want)) if a != b)
+        return _not_yet(name, f"The right ops, in another order: the first difference is at "
+                              f"position {first}.", "sequence")
+    right = _same(given, fact.value) or any(_same(given, a) for a in fact.accept)
     if right:
         return Result(True, f"Right: the engine shows {_show(fact.value)}.", name=name)
-    return Result(False, f"You predicted {_show(got)}; the engine shows {_show(fact.value)}. "
-                         f"{fact.explain}", name=name, diagnosis="prediction")
+    return _not_yet(name, f"You predicted {_show(given)}; that is not what the engine "
+                          "measures.")
+
+
+def reveal(name: str, fact: Fact) -> Result:
+    """The engine's value and the reason, on request (progress records it as seen)."""
+    return Result(False, f"The engine shows {_show(fact.value)}. {fact.explain}", name=name,
+                  diagnosis="revealed")
 
 
 def check_predictions(given: Mapping[str, Any], facts: Mapping[str, Fact]) -> Result:

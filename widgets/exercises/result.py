@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 MARK_OK = "✔"
 MARK_WRONG = "✘"
+MAX_MESSAGE = 600  # characters: every reply is a few sentences, whatever was passed in
 
 
 class Text(str):
@@ -56,6 +57,9 @@ class Result:
                  hint: str = "", solution: str = "", parts: Sequence[Result] = (),
                  title: str = "", show_hint: bool = False, details: dict | None = None):
         self.ok = bool(ok)
+        message = str(message)
+        if len(message) > MAX_MESSAGE:
+            message = message[:MAX_MESSAGE - 3] + "..."
         self.message = message
         self.name = name
         self.diagnosis = diagnosis or ("correct" if ok else "wrong")
@@ -65,6 +69,7 @@ class Result:
         self.title = title
         self.show_hint = show_hint
         self.details = details or {}
+        self._on_reveal = None
 
     @classmethod
     def combine(cls, parts: Sequence[Result], *, title: str = "", hint: str = "",
@@ -90,12 +95,14 @@ class Result:
                    show_hint=show_hint, diagnosis="correct" if n_ok == len(parts) else "parts")
 
     def presented(self, *, title: str = "", hint: str = "", solution: str = "",
-                  show_hint: bool = False) -> Result:
-        """A copy with a title, and the exercise's hint/solution where the check had none."""
+                  show_hint: bool = False, on_reveal=None) -> Result:
+        """A copy with a title, and the exercise's hint/solution where the check had none.
+        ``on_reveal`` is called when the learner asks this Result for the solution."""
         copy = Result(self.ok, self.message, name=self.name, diagnosis=self.diagnosis,
                       hint=self._hint or hint, solution=self._solution or solution,
                       parts=self.parts, title=self.title or title, show_hint=show_hint,
                       details=self.details)
+        copy._on_reveal = on_reveal
         return copy
 
     def __bool__(self) -> bool:
@@ -107,7 +114,9 @@ class Result:
         return Text(self._hint or "No hint for this one: the message says it all.")
 
     def solution(self) -> Text:
-        """The worked solution (only when you ask for it)."""
+        """The worked solution (only when you ask for it; progress records that you did)."""
+        if self._on_reveal is not None and self._solution:
+            self._on_reveal()
         return Text(self._solution or "No worked solution is stored for this check.")
 
     @property

@@ -36,9 +36,9 @@ def diagnose_shape(answer: np.ndarray, expected: np.ndarray, ctx: Context) -> Di
     if expected.ndim == 0:
         if close(np.sum(answer), expected, tol):
             return Diagnosis("missing_reduction",
-                             f"{name} has shape {got}, but the gradient is a single number; "
-                             "summing your array gives exactly the right value.",
-                             "The output was reduced to one number, so add up the entries.")
+                             f"{name} has shape {got}, but the gradient is a single number: "
+                             "your entries look like the per-entry terms before the "
+                             "reduction.", "The output was reduced to one number.")
         return Diagnosis("shape", f"{name} has shape {got}, but the gradient is a single "
                                   "number.", _SAME_SHAPE_HINT)
     found = (_permuted(answer, expected, ctx) or _reshaped(answer, expected, ctx)
@@ -65,14 +65,14 @@ def _permuted(answer, expected, ctx: Context) -> Diagnosis | None:
     for perm in itertools.permutations(range(answer.ndim)):
         moved = np.transpose(answer, perm)
         if moved.shape == expected.shape and close(moved, expected, ctx.tol):
-            fix = "answer.T" if answer.ndim == 2 else f"np.transpose(answer, {perm})"
+            of = ctx.of or "the tensor it belongs to"
             return Diagnosis(
                 "transpose",
                 f"{ctx.name} has shape {words.shape(answer.shape)} but the gradient has shape "
-                f"{words.shape(expected.shape)}; your values are right, only arranged as the "
-                f"transpose: {fix} is correct.",
-                "Write the shapes under each factor of your formula: the one that gives the "
-                "tensor's own shape is the right order (e.g. dB = A.T @ G, not G.T @ A).")
+                f"{words.shape(expected.shape)}: it looks transposed (its axes are in another "
+                f"order). Compare its shape with {of}'s.",
+                "Write the shapes under each factor of your formula: the order of the factors "
+                "that gives the tensor's own shape is the right one.")
     return None
 
 
@@ -91,13 +91,13 @@ def _reduced(answer, expected, ctx: Context) -> Diagnosis | None:
             lead + i for i, s in enumerate(expected.shape) if s == 1 and answer.shape[lead + i]
             != 1)
         if close(sum_to(answer, expected.shape), expected, ctx.tol):
-            keep = ", keepdims=True" if lead == 0 else ""
+            keep = ", with the size-1 axes kept" if lead == 0 else ""
             return Diagnosis(
                 "missing_broadcast_sum",
-                f"{ctx.name} still has the axis the forward pass broadcast over: shape "
-                f"{words.shape(answer.shape)}, but the gradient has shape "
-                f"{words.shape(expected.shape)}. Summing over axis {_axes(axes)} gives exactly "
-                f"the right answer: answer.sum(axis={_axes(axes)}{keep}).",
+                f"{ctx.name} still has the axis the forward pass broadcast over (axis "
+                f"{_axes(axes)} of your shape {words.shape(answer.shape)}); the gradient has "
+                f"shape {words.shape(expected.shape)}{keep}. The backward of a broadcast "
+                "gathers the copies back into one.",
                 "The forward pass copied this tensor to every example (a broadcast); the "
                 "backward of a copy is a sum, so every copy's gradient is added up.")
         means = answer.mean(axis=axes, keepdims=True).reshape(expected.shape)
@@ -105,8 +105,8 @@ def _reduced(answer, expected, ctx: Context) -> Diagnosis | None:
             return Diagnosis(
                 "missing_reduction",
                 f"{ctx.name} still has the broadcast axis {_axes(axes)} (shape "
-                f"{words.shape(answer.shape)}); averaging over it gives the right answer, "
-                "so your per-example terms are each N times too large.",
+                f"{words.shape(answer.shape)}), and your per-example terms are each N times "
+                "too large.",
                 "Sum over the broadcast axis, and check where the 1/N of the mean loss went.")
     for axis in range(answer.ndim):
         for how in ("sum", "mean"):
@@ -114,9 +114,11 @@ def _reduced(answer, expected, ctx: Context) -> Diagnosis | None:
             if reduced.shape == expected.shape and close(reduced, expected, ctx.tol):
                 return Diagnosis(
                     "missing_broadcast_sum" if how == "sum" else "missing_reduction",
-                    f"{ctx.name} has shape {words.shape(answer.shape)}; answer.{how}(axis="
-                    f"{axis}) has the right shape {words.shape(expected.shape)} and the right "
-                    "values.", "The backward of a broadcast (a copy) is a sum over the copies.")
+                    f"{ctx.name} has shape {words.shape(answer.shape)}, but the gradient has "
+                    f"shape {words.shape(expected.shape)}: your axis {axis} is one the "
+                    f"gradient does not have, and it was never "
+                    f"{'summed' if how == 'sum' else 'averaged'} away.",
+                    "The backward of a broadcast (a copy) gathers every copy's gradient.")
     return None
 
 
@@ -128,12 +130,11 @@ def _reshaped(answer, expected, ctx: Context) -> Diagnosis | None:
     squeezed = tuple(s for s in answer.shape if s != 1) == tuple(s for s in expected.shape
                                                                if s != 1)
     how = ("only a size-1 axis differs (keepdims)" if squeezed
-           else "the entries are in the right order")
+           else "the entries are in the right order, only the shape is wrong")
     return Diagnosis(
         "reshape",
-        f"{ctx.name} has the right values but shape {words.shape(answer.shape)} instead of "
-        f"{words.shape(expected.shape)}; {how}: answer.reshape({words.shape(expected.shape)}) "
-        "is correct.", _SAME_SHAPE_HINT)
+        f"{ctx.name} has shape {words.shape(answer.shape)} instead of "
+        f"{words.shape(expected.shape)}; {how}.", _SAME_SHAPE_HINT)
 
 
 def _axes(axes) -> str:

@@ -24,6 +24,10 @@ from .result import Result
 
 def _pair(value, what: str, names=("first", "second")) -> tuple:
     """Unpack a function's result into two values, or raise LearnerCodeFailed."""
+    if value is None:
+        raise learner.LearnerCodeFailed(f"{what} returned None, so there is nothing to check "
+                                        f"yet: make it return ({names[0]}, {names[1]}).",
+                                        TypeError(), "none")
     if not isinstance(value, tuple | list) or len(value) != 2:
         got = type(value).__name__ if not isinstance(value, tuple | list) else \
             f"{len(value)} values"
@@ -101,6 +105,10 @@ def check_s2(fn=None) -> Result:
         grads = learner.call(fn, w, tensors, what="gradient_per_batch")
     except learner.LearnerCodeFailed as exc:
         return learner.failed(exc)
+    if grads is None:
+        return Result(False, "gradient_per_batch returned None, so there is nothing to check "
+                             "yet: make it return a list with one gradient per batch.",
+                      diagnosis="none")
     if not isinstance(grads, list | tuple) or len(grads) != len(batches):
         return Result(False, f"gradient_per_batch should return a list of {len(batches)} "
                              f"gradients, one per batch; it returned {type(grads).__name__}"
@@ -173,6 +181,9 @@ def check_s3(fn=None) -> Result:
             got = [learner.call(fn, x, n, what="derivative") for x in xs]
         except learner.LearnerCodeFailed as exc:
             return learner.failed(exc)
+        if all(v is None for v in got):
+            return Result(False, "derivative returned None, so there is nothing to check yet: "
+                                 "make it return d l_n / dx.", diagnosis="none")
         results.append(check_gradient(got, [_logistic_grad(x, n) for x in xs],
                                       name=f"n = {n}"))
     result = Result.combine(results)

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from . import true_false_experiments as ex
+from . import words
 from .exercise import Exercise, register
 from .result import Result
 
@@ -52,7 +53,8 @@ def make_check(c: Claim) -> Callable[..., Result]:
             return Result(False, f"You said {v}; now back it up: pick one justification "
                                  f"({choices}), e.g. {c.id}({v}, 'a').", diagnosis="no_reason")
         if key not in c.options:
-            return Result(False, f"{because!r} is not one of the justifications {choices}.",
+            return Result(False, f"{words.short(because)} is not one of the justifications "
+                                 f"{choices}.",
                           diagnosis="unknown_name")
         text, right, feedback = c.options[key]
         run = f"Run {c.id}.experiment() to see the engine decide ({c.experiment_name})."

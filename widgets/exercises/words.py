@@ -47,3 +47,15 @@ def listing(items) -> str:
     if len(items) <= 1:
         return "".join(items)
     return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def short(value, limit: int = 60) -> str:
+    """``repr(value)`` cut to ``limit`` characters, and without a memory address (a
+    function is named by its qualified name), so stored outputs stay stable."""
+    if callable(value) and hasattr(value, "__qualname__"):
+        text = f"{type(value).__name__} {value.__qualname__}"
+    else:
+        text = repr(value)
+        if " at 0x" in text or " object at " in text:
+            text = f"a {type(value).__name__} object"
+    return text if len(text) <= limit else text[:limit - 3] + "..."

@@ -1,0 +1,268 @@
+"""Honest progress: which items you solved, kept in a small file that survives a restart.
+
+An item is *solved* only when every part of it has been right (G5 needs dW2, db2 and
+delta1; G14 needs dx and both batch predictions). Parts may be checked in separate calls;
+each part counts once it has been right. Asking for the solution (``G5.solution``,
+``result.solution()``, the widget's Solution button, a prediction shown after a second
+wrong try) is recorded, and an item solved after that is "solved after seeing the
+solution". A demonstration (``G7.demo(...)`` or ``G7(..., demo=True)``) records nothing,
+and neither does a placeholder answer (``None``), so a lesson nobody has worked on shows a
+fresh start.
+
+>>> Progress("G1", "G2", title="Lesson 1")          # doctest: +SKIP
+Lesson 1: nothing checked yet (2 exercises).
+  · G1 (J) · Why a training forward pass keeps intermediates ... (not started)
+  · G2 (J) · How an elementwise max (ReLU) routes the gradient (not started)
+>>> progress()                                      # doctest: +SKIP   (every lesson)
+
+The file is ``~/.autograd-lessons/progress.json``, or the path in the environment
+variable ``AUTOGRAD_LESSONS_PROGRESS`` (see ``store``).
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping
+
+from . import store
+from .exercise import registry
+from .result import MARK_OK, MARK_WRONG, Result
+
+# The parts every item needs, by check: items whose checks take several named answers
+# (a subset may be checked at a time). A check not listed needs its whole result right.
+REQUIRED: Mapping[str, Mapping[str, tuple[str, ...]]] = {
+    "G1": {"predict": ("outputs_equal", "saved_bytes_no_grad", "backward_after_no_grad_raises",
+                       "frozen_layer_passes_gradient", "holding_tensor_keeps_saved",
+                       "holding_number_keeps_saved")},
+    "G2": {"gradients": ("da", "db", "dx")},
+    "G3": {"gradients": ("dx_max", "dx_avg")},
+    "G5": {"gradients": ("dW2", "db2", "delta1")},
+    "G6": {"gradients": ("dA", "dB")},
+    "G7": {"gradients": ("dx", "dw")},
+    "G9": {"db": ("db",), "unbroadcast": ("shape",)},
+    "G10": {"gradients": ("dW", "row1"), "fix": ("dW",)},
+    "G11": {"saved": ("linear", "tanh", "relu", "add")},
+    "G13": {"gradients": ("grad_sum", "factor")},
+    "G14": {"dx": ("dx",), "batch": ("training", "evaluation")},
+    "E1": {"predict": ("unused_grad", "zero_path_grad")},
+    "E2": {"gradients": ("dw", "literal_gets_gradient")},
+    "E6": {"gradients": ("dx", "value_changes")},
+    "L1": {"trace": ("ops", "merge_parameters", "projection_same_shape",
+                     "projection_different_shape")},
+    "L2": {"gradients": ("da", "db")},
+    "L3": {"ops": ("ops_positive", "ops_negative")},
+    "L4": {"predict": ("same_structure", "same_values", "same_mask_same_input")},
+    "L5": {"predict": ("kept_value", "eval_identity", "running_mean")},
+    "L6": {"predict": ("same_seed_same_mask", "order_changes_sum")},
+    "L7": {"bytes": ("saved_10", "saved_20")},
+    "L8": {"predict": ("gradients_identical", "saves_less", "recomputes")},
+    "L9": {"locate": ("first_nonfinite_module", "first_nonfinite_op")},
+    "W1": {"order": ("has_order",)},
+    "W2": {"passes": ("reverse_passes", "forward_passes")},
+    "W6": {"predict": ("w_neg_grad", "same_graph")},
+}
+
+# The lessons and the items each one checks (the Progress cell at the end of each lesson).
+LESSONS: Mapping[str, tuple[str, tuple[str, ...]]] = {
+    "01": ("Start here", ("E2",)),
+    "02": ("The forward graph", ("G4", "L1", "L2", "L3", "L4", "T3", "W1", "W6")),
+    "03": ("The reverse sweep", ("T6", "T8", "T9", "T10", "S1", "S5", "S6", "E1", "E2", "E4",
+                                 "E5", "E6", "W3")),
+    "04": ("Memory", ("G11", "G1", "T7", "W4", "S4", "L7")),
+    "05": ("Matmul and the MLP", ("G6", "G5", "G8", "G9", "G13", "G12")),
+    "06": ("Routing: max, pooling, embeddings", ("G2", "G3", "G10")),
+    "07": ("Convolution", ("G7",)),
+    "08": ("Batch norm, dropout, reproducibility", ("G14", "L5", "L6")),
+    "09": ("Forward and reverse mode", ("T1", "T2", "W2", "T4", "S3", "T5")),
+    "10": ("Checkpointing", ("L8",)),
+    "11": ("Debugging", ("L9", "E3", "W5", "S2")),
+    "12": ("Capstone", ()),
+}
+
+
+def required_parts(exercise) -> list[str]:
+    """The keys ``check:part`` that must all have been right for the item to be solved."""
+    declared = REQUIRED.get(exercise.id, {})
+    keys = []
+    for check in exercise.checks:
+        names = declared.get(check)
+        keys += [f"{check}:{n}" for n in names] if names else [f"{check}:"]
+    return keys
+
+
+def _part_results(check: str, result: Result) -> dict[str, bool]:
+    """``check:part -> ok`` for what one Result says (every part, and the whole)."""
+    found = {f"{check}:{p.name}": p.ok for p in result.parts if p.name}
+    if not result.parts and result.name:
+        found[f"{check}:{result.name}"] = result.ok
+    found[f"{check}:"] = result.ok
+    return found
+
+
+def record(exercise, check: str, result: Result) -> str:
+    """Record a learner's check of ``exercise`` (never a demonstration or a placeholder);
+    returns a sentence about the progress file if something about it went wrong."""
+    required = required_parts(exercise)
+    placeholders = {f"{check}:{p.name}" for p in result.parts if p.diagnosis == "none"}
+    if placeholders:  # the whole says nothing while a part is still a placeholder
+        placeholders.add(f"{check}:")
+
+    def change(entry):
+        for key, ok in _part_results(check, result).items():
+            if key in placeholders:
+                continue
+            part = entry["parts"].setdefault(key, {"ok": False, "ever": False})
+            part["ok"] = ok
+            part["ever"] = part["ever"] or ok
+        if entry["solved"] is None and all(entry["parts"].get(k, {}).get("ever")
+                                           for k in required):
+            entry["solved"] = store.now()
+            entry["after_solution"] = entry["solution_seen"] is not None
+
+    store.update(exercise.id, change)
+    return " ".join(store.notices())
+
+
+def record_seen(exercise_id: str) -> None:
+    """Record that the solution of an item was shown (only the first time counts)."""
+    if store.current.get() is not None and store.current.get().demo:
+        return
+
+    def change(entry):
+        if entry["solution_seen"] is None:
+            entry["solution_seen"] = store.now()
+
+    store.update(exercise_id, change)
+
+
+def status(exercise_id: str) -> str:
+    """"solved", "solved after seeing the solution", "in progress" or "not started"."""
+    entry = store.read_item(exercise_id)
+    if entry["solved"]:
+        return "solved after seeing the solution" if entry.get("after_solution") else "solved"
+    if entry["parts"] or entry["misses"]:
+        return "in progress"
+    return "not started"
+
+
+def reset_progress() -> None:
+    """Forget every recorded result at the current location (start over)."""
+    store.reset()
+
+
+class _Report:
+    """Shows ``lines()`` as text (first line, then one line per entry) and as HTML."""
+
+    def lines(self) -> list[str]:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return "\n".join(self.lines())
+
+    def _repr_html_(self) -> str:
+        first, *rest = self.lines()
+        items = "".join(f"<li style='list-style:none'>{html.escape(r.strip())}</li>"
+                        for r in rest)
+        return f"<div class='ag-progress'><b>{html.escape(first)}</b><ul>{items}</ul></div>"
+
+
+class Progress(_Report):
+    """Progress over a fixed list of exercise IDs, read from the progress file (so it
+    survives a kernel restart). Never says "all correct" while one is unsolved."""
+
+    def __init__(self, *ids: str, title: str = "This notebook"):
+        known = registry()
+        unknown = [i for i in ids if i not in known]
+        if unknown:
+            raise KeyError(f"unknown exercise IDs {unknown}; known: {', '.join(known)}")
+        self.ids = tuple(ids)
+        self.title = title
+
+    def status(self) -> dict[str, str]:
+        """ID -> "solved", "solved after seeing the solution", "in progress", "not started"."""
+        return {i: status(i) for i in self.ids}
+
+    @property
+    def correct(self) -> int:
+        """How many items are solved (with or without seeing the solution)."""
+        return sum(s.startswith("solved") for s in self.status().values())
+
+    @property
+    def complete(self) -> bool:
+        """True only when every item is solved."""
+        return self.correct == len(self.ids)
+
+    def summary(self, states: dict[str, str] | None = None) -> str:
+        states = states if states is not None else self.status()
+        n = len(self.ids)
+        if n == 0:
+            return f"{self.title}: no exercises in this lesson."
+        solved = sum(s.startswith("solved") for s in states.values())
+        seen = sum(s == "solved after seeing the solution" for s in states.values())
+        started = sum(s == "in progress" for s in states.values())
+        if solved == 0 and started == 0:
+            return f"{self.title}: nothing checked yet ({n} exercise{'s' if n > 1 else ''})."
+        if solved == n and not seen:
+            return f"{self.title}: all {n} exercises solved."
+        after = f" ({seen} after seeing the solution)" if seen else ""
+        more = f"; {started} in progress" if started else ""
+        return f"{self.title}: {solved} of {n} solved{after}{more}."
+
+    def lines(self) -> list[str]:
+        exercises = registry()
+        states = self.status()
+        marks = {"solved": MARK_OK, "solved after seeing the solution": MARK_OK,
+                 "in progress": "◐", "not started": "·"}
+        out = [self.summary(states)]
+        for i, s in states.items():
+            detail = s
+            if s == "in progress":
+                detail = self._in_progress(exercises[i])
+            out.append(f"  {marks[s]} {exercises[i].heading} ({detail})")
+        out += [f"  Note: {n}" for n in store.notices()]
+        return out
+
+    @staticmethod
+    def _in_progress(exercise) -> str:
+        entry = store.read_item(exercise.id)
+        required = required_parts(exercise)
+        done = sum(bool(entry["parts"].get(k, {}).get("ever")) for k in required)
+        if len(required) > 1:
+            return f"in progress: {done} of {len(required)} parts right"
+        last = entry["parts"].get(required[0], {})
+        return "in progress" + (f": your last check was {MARK_WRONG}" if last and not
+                                last.get("ok") else "")
+
+
+    def widget(self):
+        """An HTML widget with a Refresh button that re-reads the results."""
+        import ipywidgets as w
+
+        view = w.HTML(self._repr_html_())
+        refresh = w.Button(description="Refresh")
+        refresh.on_click(lambda _: setattr(view, "value", self._repr_html_()))
+        return w.VBox([view, refresh])
+
+
+class Overview(_Report):
+    """Every lesson's progress, one line per lesson (``progress()``)."""
+
+    def lines(self) -> list[str]:
+        where = store.location()
+        out = ["Your progress in every lesson "
+               f"({'kept in ' + str(where) if where else 'kept in memory for this run'}):"]
+        total = solved = 0
+        for number, (title, ids) in LESSONS.items():
+            p = Progress(*ids, title=f"{number} {title}")
+            out.append("  " + p.summary())
+            total += len(ids)
+            solved += p.correct
+        out.append(f"{solved} of {total} lesson exercises solved.")
+        out += [f"  Note: {n}" for n in store.notices()]
+        return out
+
+
+
+def progress() -> Overview:
+    """An overview of every lesson: how many of its exercises you solved."""
+    return Overview()
