@@ -582,7 +582,8 @@ def test_anomaly_checks_a_graph_recorded_before_the_block_like_torch(torch):
 
 
 # == the forward tracer: wrong inputs, reuse after close =====================================
-widgets = pytest.importorskip("widgets", reason="the widgets need ipywidgets")
+widgets = pytest.importorskip("widgets", reason="the widgets package cannot be imported: reinstall "
+                              "the project with pip install -e '.[widgets]'")
 
 
 def test_tracer_given_a_leaf_that_requires_grad_says_so():

@@ -172,8 +172,9 @@ def test_nested_rejects_an_unknown_kind():
 
 
 def test_written_out_derivative_outgrows_the_graph_and_sharing_closes_the_gap():
-    sympy = pytest.importorskip("sympy", reason="sympy is not installed: the symbolic "
-                                "side of T4 is skipped (pip install -e '.[test]')")
+    sympy = pytest.importorskip(
+        "sympy", reason="sympy is not installed: the symbolic side of T4 is skipped "
+        "(install it with: pip install -e '.[lessons]')")
     from widgets.lessons.symbolic import derivative, symbolic_vs_graph
 
     depths = [1, 2, 3, 4, 5, 6, 7, 8]
@@ -198,7 +199,8 @@ def test_written_out_derivative_outgrows_the_graph_and_sharing_closes_the_gap():
 
 
 def test_expanding_only_makes_the_formula_bigger():
-    pytest.importorskip("sympy", reason="sympy is not installed")
+    pytest.importorskip("sympy", reason="sympy is not installed: the symbolic side of T4 is "
+                        "skipped (install it with: pip install -e '.[lessons]')")
     from widgets.lessons.symbolic import symbolic_vs_graph
 
     plain = symbolic_vs_graph([2, 3], "chain")["symbolic_nodes"]

@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-pytest.importorskip("matplotlib", reason="the lesson pictures need matplotlib")
+pytest.importorskip("matplotlib", reason="matplotlib is not installed: the lesson pictures are "
+                    "not tested (install it with: pip install -e '.[widgets]')")
 
 from widgets.lessons.capstone import MISTAKE_COLOUR, digit_grid, training_curves  # noqa: E402
 

@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-pytest.importorskip("matplotlib", reason="the routing lesson's plots need matplotlib")
+pytest.importorskip("matplotlib", reason="matplotlib is not installed: the routing lesson's "
+                    "plots are not tested (install it with: pip install -e '.[widgets]')")
 
 from matplotlib.figure import Figure  # noqa: E402
 

@@ -15,7 +15,9 @@ import autograd_core as ag
 from autograd_core import nn, optim
 from autograd_core.nn import functional as F
 
-torch = pytest.importorskip("torch", reason="cross-check against PyTorch")
+torch = pytest.importorskip(
+    "torch", reason="PyTorch is not installed: the cross-check of nn modules against PyTorch "
+    "2.13.0 CPU is skipped (install it with: pip install -e '.[torch]')")
 pytestmark = pytest.mark.torch
 tnn = torch.nn
 F64 = ag.float64

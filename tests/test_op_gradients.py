@@ -247,7 +247,8 @@ def _elementwise_methods(lib, x):
     return x.exp() * x.log() + x.sqrt() - x.abs().tanh() + x.sigmoid() * x.relu()
 
 
-NEGATIVE_STEP = "PyTorch slicing has no negative steps"
+NEGATIVE_STEP = ("no PyTorch counterpart, nothing to install: PyTorch slicing has no "
+                 "negative steps")
 P, NZ, D = "positive", "nonzero", "distinct"
 
 CASES: list[Case] = [

@@ -1,8 +1,9 @@
 """Packaging checks: the two install paths agree, and the engine stays NumPy-only.
 
 * pyproject.toml (pip) and environment.yml (conda / mamba / Binder) must name the
-  same distributions, with the same version specs, for what a learner needs:
-  core + [widgets] + [lessons].
+  same distributions, with the same version specs: core + [widgets] + [lessons] (what a
+  learner needs), [test] (pytest, nbval, ...: what an instructor validates lessons with)
+  and [course] (otter-grader). Only [torch] is pip-only: a large optional install.
 * autograd_core imports only the standard library, NumPy and itself, so it runs
   in any Python without Jupyter, Graphviz or matplotlib.
 """
@@ -22,7 +23,8 @@ except ModuleNotFoundError:  # Python 3.10
 
 ROOT = Path(__file__).resolve().parent.parent
 PROJECT = "autograd-lessons"
-LEARNER_EXTRAS = ("widgets", "lessons")
+ENVIRONMENT_EXTRAS = ("widgets", "lessons", "test", "course")
+PIP_ONLY_EXTRAS = ("torch",)  # documented in environment.yml's header
 NOT_PACKAGES = {"python", "pip"}  # conda-side entries that are not project dependencies
 ENVIRONMENT_PYTHON = "3.11"  # environment.yml's python: markers for others do not apply
 ENGINE_MAY_IMPORT = set(sys.stdlib_module_names) | {"numpy", "autograd_core"}
@@ -36,12 +38,13 @@ def parse(spec: str) -> tuple[str, str]:
 
 
 def pyproject_deps() -> dict[str, str]:
-    """Core + learner extras, name -> version spec; 'autograd-lessons[widgets]' is expanded."""
+    """Core + ENVIRONMENT_EXTRAS, name -> version spec; 'autograd-lessons[widgets]' is
+    expanded."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     extras = project["optional-dependencies"]
     deps: dict[str, str] = {}
     todo = list(project["dependencies"])
-    for extra in LEARNER_EXTRAS:
+    for extra in ENVIRONMENT_EXTRAS:
         todo += extras[extra]
     while todo:
         spec, _, marker = todo.pop().partition(";")
@@ -75,11 +78,26 @@ def test_environment_yml_matches_pyproject():
         "add them to environment.yml (conda-forge, or under pip:)"
     )
     assert not only_conda, (
-        f"in environment.yml but not in pyproject.toml core/widgets/lessons: {only_conda}; "
+        f"in environment.yml but not in pyproject.toml {ENVIRONMENT_EXTRAS}: {only_conda}; "
         "add them to pyproject.toml or drop them"
     )
     differ = {n: (v, conda_side[n]) for n, v in pip_side.items() if v != conda_side[n]}
     assert not differ, f"version specs differ (pyproject.toml, environment.yml): {differ}"
+
+
+def test_every_extra_is_in_environment_yml_or_said_to_be_pip_only():
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]
+    assert set(extras) == set(ENVIRONMENT_EXTRAS) | set(PIP_ONLY_EXTRAS), (
+        "a new extra in pyproject.toml: add it to ENVIRONMENT_EXTRAS (and environment.yml) "
+        "or to PIP_ONLY_EXTRAS (and say so in environment.yml's header)")
+    header = (ROOT / "environment.yml").read_text().split("name:")[0]
+    assert all(f"[{extra}]" in header for extra in (*ENVIRONMENT_EXTRAS, *PIP_ONLY_EXTRAS))
+
+
+def test_nbval_is_in_environment_yml():
+    """Instructors validate lessons with pytest --nbval in the conda environment too."""
+    assert {"nbval", "pytest"} <= environment_deps().keys()
 
 
 def top_level_imports(path: Path):

@@ -1,7 +1,8 @@
-"""Every question-bank ID is exercised by at least one notebook code cell that RUNS its
-check (so nbval executes it).
+"""Every question-bank ID is exercised by a notebook cell that RUNS its check (so nbval
+executes it), and the lessons' exercise cells are what the course export grades.
 
-A code cell runs the check of ID X when it contains one of these calls:
+The detector of "a cell runs the check of X" is ``widgets.course.lesson`` (the course
+export uses the same one):
 
 * ``check("X", ...)`` (``exercises.check`` or ``widgets.exercises.check``);
 * ``exercises.X(...)`` or ``exercises.X.check(...)`` / ``exercises.X.run(...)``;
@@ -10,48 +11,30 @@ A code cell runs the check of ID X when it contains one of these calls:
 
 Widgets (``X.widget(...)``), experiments (``X.experiment()``) and commented-out calls
 do not count: nbval does not click buttons, and an experiment is not a check.
+
+A cell where the learner answers carries the cell tag ``exercise``: it runs exactly one
+item's check, every item of the lesson's closing ``Progress(...)`` has one, and, as
+stored (and so as nbval reruns it), its check does not pass: the lesson ships unanswered,
+so the student version of a graded assignment holds no answer.
 """
 
 import json
 import re
 from pathlib import Path
 
+import pytest
+
+from widgets.course.lesson import (
+    EXERCISE_TAG,
+    LessonError,
+    code_cells,
+    graded_cells,
+    ids_checked,
+)
 from widgets.exercises import QUESTION_BANK_IDS
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
-
-
-def code_cells(path: Path) -> list[str]:
-    nb = json.loads(path.read_text())
-    return ["".join(c["source"]) if isinstance(c["source"], list) else c["source"]
-            for c in nb.get("cells", []) if c.get("cell_type") == "code"]
-
-
-def imported_names(cells: list[str]) -> dict[str, str]:
-    """Local name -> ID for ``from widgets.exercises import G5, T9 as t9``."""
-    names = {}
-    for src in cells:
-        for group in re.findall(r"from\s+widgets\.exercises\s+import\s+\(?([^)\n]+)", src):
-            for part in group.split(","):
-                bits = part.split()
-                if bits and bits[0] in QUESTION_BANK_IDS:
-                    names[bits[-1] if len(bits) == 3 and bits[1] == "as" else bits[0]] = bits[0]
-    return names
-
-
-def ids_checked(cells: list[str]) -> set[str]:
-    """The IDs whose check some cell runs (see the module docstring)."""
-    found = set()
-    cells = [re.sub(r"#.*", "", src) for src in cells]  # a commented-out call runs nothing
-    aliases = imported_names(cells)
-    for src in cells:
-        found.update(re.findall(r"\bcheck\(\s*['\"]([GTSWEL]\d+)['\"]", src))
-        found.update(re.findall(r"\bexercises\.([GTSWEL]\d+)\s*(?:\(|\.(?:check|run)\s*\()",
-                                src))
-        for name, exercise_id in aliases.items():
-            if re.search(rf"(?<![\w.]){re.escape(name)}\s*(?:\(|\.(?:check|run)\s*\()", src):
-                found.add(exercise_id)
-    return found & set(QUESTION_BANK_IDS)
+LESSONS = sorted(NOTEBOOKS.glob("[0-9]*.ipynb"))
 
 
 def test_the_cell_detector():
@@ -65,10 +48,43 @@ def test_the_cell_detector():
 
 
 def test_every_id_is_checked_in_some_notebook():
-    notebooks = sorted(NOTEBOOKS.glob("*.ipynb"))
-    assert notebooks, "no notebooks in notebooks/"
+    assert LESSONS, "no notebooks in notebooks/"
     covered = set()
-    for path in notebooks:
-        covered |= ids_checked(code_cells(path))
+    for path in LESSONS:
+        covered |= ids_checked(code_cells(json.loads(path.read_text())))
     missing = [i for i in QUESTION_BANK_IDS if i not in covered]
     assert not missing, f"IDs no notebook cell checks: {missing}"
+
+
+def progress_ids(nb: dict) -> set[str]:
+    ids: set[str] = set()
+    for src in code_cells(nb):
+        for call in re.findall(r"Progress\(([^)]*)\)", src):
+            ids |= set(re.findall(r"['\"]([GTSWEL]\d+)['\"]", call))
+    return ids
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=lambda p: p.stem)
+def test_exercise_cells(lesson):
+    nb = json.loads(lesson.read_text())
+    cells = graded_cells(nb, lesson.name)  # each runs exactly one item's check
+    missing = progress_ids(nb) - {c.exercise for c in cells}
+    assert not missing, (f"{lesson.name}: items of the Progress summary with no cell tagged "
+                         f"'{EXERCISE_TAG}': {sorted(missing)}")
+    for c in cells:
+        outputs = nb["cells"][c.cell]["outputs"]
+        shown = "".join("".join(o.get("text", ""))
+                        + "".join(o.get("data", {}).get("text/plain", "")) for o in outputs)
+        assert "✘" in shown, (f"{lesson.name} cell {c.cell} ({c.question}) is tagged "
+                              f"'{EXERCISE_TAG}' but its stored check passes: ship it unanswered")
+
+
+@pytest.mark.parametrize("source, words", [
+    ("print('no check here')", "runs no exercise check"),
+    ("from widgets.exercises import G5, G6\nG5(dW2=a)\nG6(dA=b)", "the checks of ['G5', 'G6']"),
+])
+def test_a_tagged_cell_runs_exactly_one_check(source, words):
+    nb = {"cells": [{"cell_type": "code", "metadata": {"tags": [EXERCISE_TAG]},
+                     "source": source}]}
+    with pytest.raises(LessonError, match=re.escape(words)):
+        graded_cells(nb, "a lesson")
