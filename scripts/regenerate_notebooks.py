@@ -2,7 +2,8 @@
 
 Instructors run this after editing a lesson; CI then checks (``pytest --nbval``)
 that a fresh run still gives exactly these outputs. What would churn the diff is
-left out: execution timings, widget state, and the kernel's own metadata.
+left out: execution timings, widget state and live-widget views (a reader sees each
+widget's static picture instead), and the kernel's own metadata.
 
     python scripts/regenerate_notebooks.py                  # every lesson
     python scripts/regenerate_notebooks.py notebooks/03_*.ipynb
@@ -11,6 +12,7 @@ left out: execution timings, widget state, and the kernel's own metadata.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -35,6 +37,28 @@ def coalesce_streams(outputs: list) -> list:
     return merged
 
 
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def without_widget_views(outputs: list) -> list:
+    """Drop the live-widget part of each output: widget state is not stored, so a reader
+    would see "Error displaying widget: model not found" where the bundle's static
+    picture (SVG or PNG, see ``widgets.controls.with_static_picture``) can show."""
+    for out in outputs:
+        if out.get("output_type") in ("display_data", "execute_result"):
+            out.get("data", {}).pop(WIDGET_VIEW, None)
+    return outputs
+
+
+def kernelspec(name: str = "python3") -> dict:
+    """The kernelspec JupyterLab writes when it opens a notebook with this kernel: storing
+    exactly that keeps a freshly opened lesson from being marked modified."""
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    spec = KernelSpecManager().get_kernel_spec(name)
+    return {"display_name": spec.display_name, "language": spec.language, "name": name}
+
+
 def regenerate(path: Path, timeout: int = 600) -> float:
     """Execute one notebook in place; returns the seconds it took."""
     nb = nbformat.read(path, as_version=4)
@@ -43,6 +67,9 @@ def regenerate(path: Path, timeout: int = 600) -> float:
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
             cell.metadata.pop("execution", None)
+    # Exercise progress in memory: the stored lesson shows a fresh start, whatever the
+    # progress file of the person regenerating it says (the kernel inherits this).
+    os.environ["AUTOGRAD_LESSONS_PROGRESS"] = ":memory:"
     started = time.perf_counter()
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
                             resources={"metadata": {"path": str(path.parent)}},
@@ -51,9 +78,9 @@ def regenerate(path: Path, timeout: int = 600) -> float:
     elapsed = time.perf_counter() - started
     for cell in nb.cells:
         if cell.cell_type == "code":
-            cell.outputs = coalesce_streams(cell.outputs)
+            cell.outputs = without_widget_views(coalesce_streams(cell.outputs))
     nb.metadata.pop("widgets", None)
-    nb.metadata.get("kernelspec", {}).pop("env", None)
+    nb.metadata["kernelspec"] = kernelspec()
     nbformat.write(nb, path)
     return elapsed
 

@@ -54,14 +54,29 @@ THEMES = {"light": "JupyterLab Light", "dark": "JupyterLab Dark"}
 
 
 def _settings(theme: str) -> dict:
-    """JupyterLab user settings: no autosave (we serve a copy anyway), no news, a theme."""
+    """JupyterLab user settings: no autosave (we serve a copy anyway), no news, a theme,
+    and every cell rendered (not only those scrolled into view), so a test sees them all."""
     return {
         "@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": False},
         "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
             "fetchNews": "false", "checkForUpdates": False},
         "@jupyterlab/apputils-extension/themes.jupyterlab-settings": {
             "theme": THEMES[theme]},
+        "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {
+            "windowingMode": "none"},
     }
+
+
+def lab_env(folder: Path) -> dict:
+    """The environment of the served JupyterLab: its settings, workspaces, runtime files
+    and notebook signatures (trust) all under ``folder``, the project importable."""
+    return dict(os.environ,
+                JUPYTERLAB_SETTINGS_DIR=str(folder / "settings"),
+                JUPYTERLAB_WORKSPACES_DIR=str(folder / "workspaces"),
+                JUPYTER_RUNTIME_DIR=str(folder / "runtime"),
+                JUPYTER_DATA_DIR=str(folder / "data"),
+                PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT),
+                                                         os.environ.get("PYTHONPATH")])))
 
 
 def free_port() -> int:
@@ -77,12 +92,7 @@ def start_lab(folder: Path, port: int, token: str, theme: str = "light") -> subp
         path = settings / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(values))
-    env = dict(os.environ,
-               JUPYTERLAB_SETTINGS_DIR=str(settings),
-               JUPYTERLAB_WORKSPACES_DIR=str(folder / "workspaces"),
-               JUPYTER_RUNTIME_DIR=str(folder / "runtime"),
-               PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT),
-                                                        os.environ.get("PYTHONPATH")])))
+    env = lab_env(folder)
     command = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip", "127.0.0.1",
                "--port", str(port), f"--IdentityProvider.token={token}",
                f"--ServerApp.root_dir={folder / 'lab'}", "--ServerApp.port_retries=0"]
@@ -147,13 +157,18 @@ def poll(page, read: str, done, timeout: float = 30.0):
 
 @contextlib.contextmanager
 def lab_page(tmp_path: Path, notebook: Path, *, width: int = 1500, height: int = 1100,
-             theme: str = "light") -> Iterator:
-    """A Chromium page on a served copy of ``notebook``, every cell run, kernel idle."""
+             theme: str = "light", run_all: bool = True, trust: bool = False) -> Iterator:
+    """A Chromium page on a served copy of ``notebook``, kernel idle; with ``run_all``
+    (the default) after clearing the outputs and running every cell, else as stored.
+    ``trust``: run ``jupyter trust`` on the copy first, as the README's command does."""
     from playwright import sync_api
 
     lab = tmp_path / "lab"
     lab.mkdir()
     shutil.copy(notebook, lab / notebook.name)
+    if trust:
+        subprocess.run([sys.executable, "-m", "jupyter", "trust", str(lab / notebook.name)],
+                       env=lab_env(tmp_path), check=True, capture_output=True)
     port, token = free_port(), secrets.token_hex(16)
     proc = start_lab(tmp_path, port, token, theme)
     try:
@@ -168,9 +183,10 @@ def lab_page(tmp_path: Path, notebook: Path, *, width: int = 1500, height: int =
                 page.goto(f"http://127.0.0.1:{port}/lab/tree/{notebook.name}?token={token}")
                 page.wait_for_selector(".jp-Notebook", timeout=90_000)
                 wait_idle(page)
-                menu(page, "Edit", "Clear Outputs of All Cells")
-                menu(page, "Run", "Run All Cells")
-                wait_idle(page)
+                if run_all:
+                    menu(page, "Edit", "Clear Outputs of All Cells")
+                    menu(page, "Run", "Run All Cells")
+                    wait_idle(page)
                 yield page
             finally:
                 context.close()

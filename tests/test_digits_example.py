@@ -1,23 +1,17 @@
-"""Smoke test of examples/digits.py: the data split, both models, a few epochs of
-training that must already beat chance (10%) by far. No timing assertion."""
+"""Smoke test of widgets/lessons/digits.py (lesson 12's data and models): the data
+split, both models, a few epochs of training that must already beat chance (10%) by
+far. No timing assertion."""
 
 from __future__ import annotations
-
-import importlib.util
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import autograd_core as ag
+from widgets.lessons import digits
 
-pytest.importorskip("sklearn", reason="the digits data set ships with scikit-learn")
-
-_PATH = Path(__file__).resolve().parent.parent / "examples" / "digits.py"
-_spec = importlib.util.spec_from_file_location("digits_example", _PATH)
-digits = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(digits)
-
+pytest.importorskip("sklearn", reason="scikit-learn is not installed: the digits example needs "
+                    "its bundled data set (install it with: pip install -e '.[widgets]')")
 
 @pytest.fixture(scope="module")
 def data():

@@ -3,7 +3,7 @@
 * ``digit_grid(images, labels, predicted=None)``: small grey-scale images in a grid,
   each titled with its label, or ``label→prediction`` in red where they differ;
 * ``training_curves(history)``: the mean training loss and the train/test accuracy
-  per epoch, from the history ``examples/digits.py``'s ``train`` returns.
+  per epoch, from the history ``widgets.lessons.digits.train`` returns.
 
 Both build a matplotlib ``Figure`` without pyplot (nothing left open, any backend);
 a notebook with inline figures shows it by ending a cell with it.

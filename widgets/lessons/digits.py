@@ -5,14 +5,14 @@ package, no download) is split into train and test sets with our seeded
 generator; then a small CNN (conv -> batch norm -> ReLU -> pool -> a residual
 block -> ... -> linear) and an MLP are trained with Adam on mini-batches.
 
-The pieces are functions so lessons can reuse them::
+The pieces are functions so lessons can reuse them (lesson 12 does)::
 
-    from digits import load_data, make_cnn, train
+    from widgets.lessons.digits import load_data, make_cnn, train
     data = load_data()
     model = make_cnn()
     history = train(model, data, epochs=3, callback=print)
 
-Run ``python examples/digits.py`` to train both models and print their progress.
+Run ``python -m widgets.lessons.digits`` to train both models and print their progress.
 """
 
 from __future__ import annotations
