@@ -4,8 +4,9 @@ JupyterLab serves a temporary copy of tests/browser/stepper.ipynb on 127.0.0.1
 (tests/lab_session.py). Chromium (Debian's /usr/bin/chromium; never ``playwright
 install``) opens it, runs every cell, clicks the stepper's **next** button several
 times and checks, from the styles the browser actually computed, that the highlighted
-node moves and that the upstream gradient shown changes. A screenshot is kept in
-artifacts/.
+node moves, stays inside the visible picture at a 900-px-wide window, and that the
+upstream gradient shown changes; then → on the picture steps, and a click on the current op
+opens the inspector. A screenshot is kept in artifacts/.
 
 Skipped, saying what is missing and how to get it, when chromium, Playwright or
 JupyterLab is not installed.
@@ -30,12 +31,21 @@ READ_STATE = """() => {
       .find(e => e.innerText.includes('upstream gradient'));
   const label = [...document.querySelectorAll('.widget-label')]
       .map(e => e.innerText).find(t => / \\/ /.test(t));
-  return {current, upstream: panel ? panel.querySelector('pre').innerText : null, label};
+  // is the current op inside the visible box of the canvas?
+  const view = document.querySelector('.ag-canvas-view').getBoundingClientRect();
+  const shown = current.map(id => {
+      const r = graph.querySelector(`[id="${id}"]`).getBoundingClientRect();
+      return r.left >= view.left - 1 && r.right <= view.right + 1
+          && r.top >= view.top - 1 && r.bottom <= view.bottom + 1; });
+  const inspector = document.querySelector('.ag-inspector');
+  return {current, shown, label, inspector: inspector ? inspector.innerText : '',
+          upstream: panel ? panel.querySelector('pre').innerText : null};
 }""".replace("STROKE", CURRENT_STROKE)
 
 
 def test_stepper_next_moves_the_highlight_and_the_gradient(tmp_path):
-    with lab_page(tmp_path, NOTEBOOK) as page:
+    # 900 px wide: the picture is narrow, and the current op must still be in view
+    with lab_page(tmp_path, NOTEBOOK, width=900) as page:
         next_button = page.get_by_role("button", name="next ▶")
         next_button.wait_for(timeout=90_000)
         states = [page.evaluate(READ_STATE)]
@@ -48,6 +58,14 @@ def test_stepper_next_moves_the_highlight_and_the_gradient(tmp_path):
             states.append(poll(page, READ_STATE, lambda s, k=k: s["label"] == f"{k} / {n}"
                                and s["current"] != states[-1]["current"]
                                and s["upstream"] is not None))
+        # keys on the focused picture step too; a click on a node opens the inspector
+        page.locator(".ag-canvas").focus()
+        page.keyboard.press("ArrowRight")
+        keyed = poll(page, READ_STATE, lambda s: s["label"] == f"5 / {n}")
+        op = page.locator(f'.ag-graph [id="{keyed["current"][0]}"]')  # in view, as checked
+        box = op.bounding_box()
+        page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        inspected = poll(page, READ_STATE, lambda s: "rule" in s["inspector"])
         page.locator(".ag-graph").scroll_into_view_if_needed()
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "browser_stepper.png"), full_page=True)
@@ -57,3 +75,6 @@ def test_stepper_next_moves_the_highlight_and_the_gradient(tmp_path):
     assert len({c[0] for c in currents}) == len(currents)  # a different one each step
     upstream = [s["upstream"] for s in states[1:]]
     assert all(upstream) and len(set(upstream)) > 1, upstream
+    assert all(s["shown"] == [True] for s in states[1:]), states  # the op is in view
+    assert keyed["label"] == f"5 / {n}", keyed
+    assert f"op {keyed['current'][0]}" in inspected["inspector"], inspected

@@ -129,7 +129,7 @@ def paged_stepper():
 
 
 def shown_ops(view) -> set[str]:
-    return {n for n in drawn_nodes(view.picture.graph_html.value) if n.startswith("op")}
+    return {n for n in drawn_nodes(view.picture.svg) if n.startswith("op")}
 
 
 def test_a_stepper_on_ten_thousand_nodes_shows_pages_around_the_current_op(paged_stepper):
@@ -144,7 +144,7 @@ def test_a_stepper_on_ten_thousand_nodes_shows_pages_around_the_current_op(paged
         assert len(ops) <= controls.PAGE_OPS
         op = s.replay.step(k).op if k else s.graph.ops[-1].id
         assert op in ops, (k, op)
-        css = s.picture.style_html.value
+        css = s.picture.css
         assert len(css) < 20_000  # the page's ids only, not the graph's
         for ident in re.findall(r"#(op\d+|t\d+)", css):
             assert ident in s.pages.visible(s.pages.shown)
@@ -155,9 +155,9 @@ def test_a_step_on_the_same_page_only_restyles(paged_stepper):
     s.step = 300
     assert s.pages.arrived.wait(30)
     s.step = 301  # the same page
-    picture = s.picture.graph_html.value
+    picture = s.picture.svg
     s.step = 302
-    assert s.picture.graph_html.value is picture
+    assert s.picture.svg is picture
 
 
 def test_a_step_does_not_wait_for_graphviz(monkeypatch, paged_stepper):
@@ -168,9 +168,9 @@ def test_a_step_does_not_wait_for_graphviz(monkeypatch, paged_stepper):
     monkeypatch.setattr(controls, "_lay_out", lambda pages, page: calls.append(page) or
                         __import__("time").sleep(0.5) or "<svg></svg>")
     s.pages._svgs.clear()  # forget the pages laid out ahead
-    before = s.picture.graph_html.value
+    before = s.picture.svg
     s.step = len(s.replay) // 3  # far away: its page must be laid out
-    assert s.picture.graph_html.value is before  # still the old page, for now
+    assert s.picture.svg is before  # still the old page, for now
     assert s.pages.arrived.wait(30) and s.pages.current_svg == "<svg></svg>"
 
 

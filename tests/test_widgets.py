@@ -19,7 +19,7 @@ from autograd_core.graph import saved_bytes
 from autograd_core.ops.elementwise import Mul
 from widgets import BackwardStepper, ForwardTracer, GraphView, MemoryView, draw, theme
 from widgets.exercises.feedback import check_predicted_gradient
-from widgets.summary import format_bytes
+from widgets.summary import format_bytes, full
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -186,11 +186,8 @@ def test_leaves_panel_lists_every_leaf_and_marks_the_ones_this_step_changed():
 
 def style_of(view):
     """{declarations: [ids]} of a view's style block; every selector is scoped to it."""
-    css = view.picture.style_html.value
     scopes, rules = set(), {}
-    for line in css.split("</style>")[0].removeprefix("<style>").splitlines():
-        if line.startswith(f"#{view.picture.container_id}>svg{{"):  # fit to view
-            continue
+    for line in view.picture.css.splitlines():
         m = re.fullmatch(r"#(\w+) :is\(([^)]*)\)(\S*?)\{(.*)\}", line)
         assert m, line
         scopes.add(m[1])
@@ -202,7 +199,7 @@ def style_of(view):
 def test_the_style_block_highlights_the_current_op_and_what_it_reads():
     y = program()[0]
     stepper = BackwardStepper(y)
-    assert f'id="{stepper.picture.container_id}"' in stepper.picture.graph_html.value
+    assert stepper.picture.container_id and stepper.picture.svg == stepper.svg
     current = f"stroke:{theme.CURRENT};stroke-width:4px;fill:#f7d6e6"
     read = f"fill:{theme.READ}"
     assert style_of(stepper).get(f"stroke:{theme.UPSTREAM};stroke-width:4px") == [
@@ -219,24 +216,48 @@ def test_the_style_block_highlights_the_current_op_and_what_it_reads():
 
 def test_a_step_changes_the_style_only_not_the_picture():
     stepper = BackwardStepper(program()[0])
-    picture = stepper.picture.graph_html.value
+    picture = stepper.picture.svg
     styles = set()
     for k in range(len(stepper.replay) + 1):
         stepper.step = k
-        styles.add(stepper.picture.style_html.value)
-        assert stepper.picture.graph_html.value is picture
+        styles.add(stepper.picture.css)
+        assert stepper.picture.svg is picture
     assert len(styles) == len(stepper.replay) + 1
 
 
-def test_without_fit_a_step_scrolls_the_box_to_the_current_op():
+def test_a_step_keeps_the_current_op_in_view():
     stepper = BackwardStepper(program()[0])
-    assert stepper.picture.fit  # a small graph starts scaled to fit: nothing to scroll
-    assert "<img" not in stepper.picture.style_html.value
-    stepper.picture.fit_toggle.value = False
-    stepper.step = 2
-    scroller = stepper.picture.style_html.value.split("</style>")[1]
-    assert f"querySelector('#{stepper.replay.step(2).op}')" in scroller
-    assert f"getElementById('{stepper.picture.container_id}')" in scroller
+    assert stepper.picture.focus == stepper.graph.output  # step 0: the output
+    for k in range(1, len(stepper.replay) + 1):
+        stepper.step = k
+        assert stepper.picture.focus == stepper.replay.step(k).op
+
+
+def test_the_step_keys_move_the_stepper_and_toggle_predict_mode():
+    stepper = BackwardStepper(program()[0])
+    press = stepper.picture._key_callbacks[0]
+    press("ArrowRight"), press("ArrowRight")
+    assert stepper.step == 2
+    press("ArrowLeft")
+    assert stepper.step == 1
+    press("End")
+    assert stepper.step == len(stepper.replay)
+    press("Home")
+    assert stepper.step == 0
+    press("p")
+    assert stepper.predict_mode
+    press("p")
+    assert not stepper.predict_mode
+
+
+def test_clicking_a_node_shows_it_in_the_inspector_and_follows_the_step():
+    y, x, *_ = program()
+    stepper = BackwardStepper(y)
+    leaf = stepper.graph.id_of(x)
+    stepper.picture.selected = leaf
+    assert "nothing yet" in stepper.inspector.value
+    stepper.last()
+    assert full(x.grad.numpy()) in stepper.inspector.value
 
 
 # -- predict mode ---------------------------------------------------------------------------

@@ -57,6 +57,22 @@ def close_tree(widget: w.Widget, *others: w.Widget) -> None:
         w.Widget.close(item)
 
 
+def bind_step_keys(canvas, view, on_p: Callable[[], None] | None = None) -> None:
+    """Step ``view`` (a stepper or tracer) with the keys pressed on its picture
+    (``widgets.canvas.GraphCanvas``): → next, ← previous, Home first, End last, and P
+    calls ``on_p`` (the stepper's predict mode)."""
+    moves = {"ArrowRight": view.next, "ArrowLeft": view.previous, "Home": view.first,
+             "End": view.last}
+
+    def on_key(key: str) -> None:
+        if key in moves:
+            moves[key]()
+        elif key == "p" and on_p is not None:
+            on_p()
+
+    canvas.on_key(on_key)
+
+
 def close_view(view: w.Widget) -> None:
     """Close a paged view (stepper, tracer): stop laying out its pages ahead, then close
     every widget inside it. The Python object keeps working, as a closed ipywidget does,

@@ -34,15 +34,19 @@ import ipywidgets as w
 import traitlets
 
 from . import messages, theme
-from .controls import Pages, Picture, StepControls, close_view, with_static_picture
+from .canvas import GraphCanvas
+from .controls import Pages, StepControls, bind_step_keys, close_view, with_static_picture
 from .exercises.feedback import check_predicted_gradient
 from .highlight import StepStyler
+from .inspector import inspect_node
 from .live import live
 from .panels import leaves_panel, step_panel
 from .replay import record
-from .summary import describe_tensor
+from .summary import describe_tensor, summarize
 
 __all__ = ["BackwardStepper"]
+
+INSPECT_VALUES = 2000  # tensors at most whose values the inspector summarises
 
 
 class BackwardStepper(w.VBox):
@@ -75,6 +79,10 @@ class BackwardStepper(w.VBox):
         first = self.pages.page_of(None)
         self.dot = self.pages.dot(first)
         self.svg = self.pages.first(first)
+        # What the inspector shows of each tensor's values: summarised now, before the
+        # sweep releases them (skipped on huge graphs, where it would cost seconds).
+        self._values = ({tid: summarize(a) for tid, a in view.values.items()}
+                        if len(view.values) <= INSPECT_VALUES else {})
         self.replay = record(output, gradient, retain_graph, view=view)
         del view  # drop the references to values the sweep has released
         self.graph = self.replay.graph
@@ -85,7 +93,8 @@ class BackwardStepper(w.VBox):
 
         n = len(self.replay)
         self.controls = StepControls(n, interval)
-        self.picture = Picture(self.svg, max_height)
+        self.picture = GraphCanvas(self.svg, max_height)
+        self.inspector = w.HTML(inspect_node(self.replay, "", 0))
         self.step_html = w.HTML()
         self.leaves_html = w.HTML()
         self.predict_toggle = w.ToggleButton(description="predict mode", value=predict,
@@ -100,7 +109,8 @@ class BackwardStepper(w.VBox):
         self.predict_box = w.VBox([
             w.HBox([self.input_picker, self.check_button, self.reveal_button]),
             self.answer, self.feedback])
-        side = w.VBox([self.step_html, self.predict_toggle, self.predict_box, self.leaves_html],
+        side = w.VBox([self.step_html, self.predict_toggle, self.predict_box, self.inspector,
+                       self.leaves_html],
                       layout=w.Layout(flex="2 1 0", min_width="280px", padding="0 0 0 8px"))
         body = w.HBox([w.Box([self.picture], layout=w.Layout(flex="3 1 0", min_width="0")), side])
         legend = w.HTML(_LEGEND)
@@ -115,6 +125,8 @@ class BackwardStepper(w.VBox):
         self.reveal_button.on_click(lambda _: self.reveal())
         self.observe(self._on_step, "step")
         self.observe(self._on_mode, "predict_mode")
+        self.picture.observe(lambda _: self._inspect(), "selected")
+        bind_step_keys(self.picture, self, on_p=self._toggle_predict)
         self.predict_mode = predict
         self._show()
 
@@ -132,6 +144,14 @@ class BackwardStepper(w.VBox):
     def last(self) -> None:
         """To the end of the sweep: the leaves hold what ``backward()`` leaves."""
         self.step = len(self.replay)
+
+    def _toggle_predict(self) -> None:
+        self.predict_mode = not self.predict_mode
+
+    def _inspect(self) -> None:
+        """Describe the node clicked in the picture, at the current step."""
+        self.inspector.value = inspect_node(self.replay, self.picture.selected, self.step,
+                                            values=self._values, revealed=self.revealed)
 
     @traitlets.validate("step")
     def _valid_step(self, proposal):
@@ -215,6 +235,8 @@ class BackwardStepper(w.VBox):
 
         self.pages.show(page, self.picture, restyle)
         self.step_html.value = step_panel(self.replay, k, self.revealed)
+        if self.picture.selected:
+            self._inspect()
         self.leaves_html.value = leaves_panel(self.replay, k, self.revealed)
         self.replay.apply_to_leaves(k)
         options = [(f"{s.input_name} → {describe_tensor(self.replay.tensors[s.tensor])}", i)

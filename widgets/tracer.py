@@ -30,7 +30,8 @@ from autograd_core.graph import saved_bytes
 from autograd_core.tensor import Tensor
 
 from . import messages, theme
-from .controls import Pages, Picture, StepControls, close_view, with_static_picture
+from .canvas import GraphCanvas
+from .controls import Pages, StepControls, bind_step_keys, close_view, with_static_picture
 from .graph_ids import saved_targets
 from .highlight import css_block
 from .live import Live, live
@@ -148,7 +149,7 @@ class ForwardTracer(w.VBox):
         first = self.pages.page_of(0)
         self.svg = self.pages.first(first)
         self.controls = StepControls(len(self.rows), interval, what="op")
-        self.picture = Picture(self.svg, max_height)
+        self.picture = GraphCanvas(self.svg, max_height)
         self.panel = w.HTML()
         side = [self.panel]
         if self.comparison is not None:
@@ -160,6 +161,7 @@ class ForwardTracer(w.VBox):
                       if self.pages.note else "")
         super().__init__([self.controls, note, body])
         self.controls.observe(lambda _: self._show(), "value")
+        bind_step_keys(self.picture, self)
         self._show()
 
     @property

@@ -158,12 +158,14 @@ function render({ model, el }) {
     const copy = svg.cloneNode(true);
     copy.removeAttribute("id");
     copy.querySelectorAll("[id]").forEach((e) => e.removeAttribute("id"));
-    const width = 160;
+    // at most 30% of the view's width, so it never hides much of a narrow picture
+    const width = Math.max(60, Math.min(160, 0.3 * viewSize().w));
     miniScale = width / natural.w;
-    copy.setAttribute("width", `${width}px`);
-    copy.setAttribute("height", `${natural.h * miniScale}px`);
+    copy.style.width = `${width}px`; // the clone carries the picture's own inline size
+    copy.style.height = `${natural.h * miniScale}px`;
     mini.append(copy, miniFrame);
-    mini.style.height = `${Math.min(natural.h * miniScale, 160)}px`;
+    mini.style.width = `${width}px`;
+    mini.style.height = `${Math.min(natural.h * miniScale, width)}px`;
   }
   function updateMini() {
     const v = viewSize();
@@ -346,7 +348,10 @@ function render({ model, el }) {
   model.on("change:max_height", setSvg);
   setCss();
   setSvg();
-  const resize = new ResizeObserver(() => updateMini());
+  const resize = new ResizeObserver(() => {
+    buildMini();
+    updateMini();
+  });
   resize.observe(view);
   return () => resize.disconnect();
 }
