@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import anywidget
+import ipywidgets
 import traitlets
 
 __all__ = ["GraphCanvas", "STEP_KEYS"]
@@ -55,7 +56,8 @@ class GraphCanvas(anywidget.AnyWidget):
     def __init__(self, svg: str = "", max_height: str = "640px", *, fit: bool = True,
                  min_font_px: float = 9.0):
         super().__init__(svg=svg, max_height=max_height, fit=fit, min_font_px=min_font_px,
-                         container_id="ag" + uuid.uuid4().hex[:12])
+                         container_id="ag" + uuid.uuid4().hex[:12],
+                         layout=ipywidgets.Layout(width="100%", min_width="0"))
         self._key_callbacks: list[Callable[[str], None]] = []
         self.on_msg(self._message)
 

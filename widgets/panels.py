@@ -29,7 +29,11 @@ CONTRIBUTIONS = 8  # earlier contributions listed at most in an accumulation
 
 
 def _pre(text: str) -> str:
-    return ('<pre style="margin:2px 0 6px 12px;padding:2px 4px;background:#f8f9fa;'
+    # JupyterLab's theme colours (light fallbacks elsewhere): in the dark theme a fixed
+    # light box under the theme's white text left the numbers unreadable.
+    return ('<pre style="margin:2px 0 6px 12px;padding:2px 4px;'
+            "background:var(--jp-layout-color2,#f8f9fa);"
+            "color:var(--jp-content-font-color1,#212529);"
             f'font-size:12px;line-height:1.25">{html.escape(text)}</pre>')
 
 
@@ -81,7 +85,8 @@ def _reads(replay: Replay, step: StepRecord, op) -> str:
     for name in dict.fromkeys(step.reads):
         s = sizes[name]
         where = s.tensor if s.tensor is not None else "made by the op"
-        rows.append(f"<span style='background:{theme.READ}'>&nbsp;{_h(name)}&nbsp;</span> "
+        rows.append(f"<span style='background:{theme.READ};color:{theme.ON_FILL}'>&nbsp;"
+                    f"{_h(name)}&nbsp;</span> "
                     f"({where}, {format_bytes(s.nbytes)}){_pre(replay.saved_text[op.id, name])}")
     return "<div>reads saved tensors:<br/>" + "".join(rows) + "</div>"
 
@@ -158,7 +163,8 @@ def leaves_panel(replay: Replay, k: int, revealed: bool = True) -> str:
         text = replay.grad_text(tid, k)
         hidden = tid in changed and not revealed
         value = "<b>?</b>" if hidden else ("None" if text == "None" else _pre(text))
-        style = f" style='background:{theme.HAS_GRAD_FILL}'" if tid in changed else ""
+        style = (f" style='background:{theme.HAS_GRAD_FILL};color:{theme.ON_FILL}'"
+                 if tid in changed else "")
         rows.append(f"<tr{style}><td style='text-align:left;vertical-align:top'>"
                     f"{_h(describe_tensor(replay.tensors[tid]))}</td>"
                     f"<td style='text-align:left'>{value}</td></tr>")

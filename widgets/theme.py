@@ -32,3 +32,4 @@ READ = "#ffc107"  # saved tensors the op's backward reads
 SENT = "#198754"  # edges and tensors that receive a gradient at this step
 DONE_FILL = "#e9ecef"  # ops already visited
 HAS_GRAD_FILL = "#9ec5fe"  # leaves whose .grad holds something
+ON_FILL = "#212529"  # text on any of the light fills above, in the light and dark themes
