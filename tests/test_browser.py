@@ -118,7 +118,10 @@ def test_every_text_of_the_stepper_is_readable_in_the_dark_theme(tmp_path):
             next_button.click()
             poll(page, READ_STATE, lambda s, k=k: s["label"].startswith(f"{k} /")
                  and s["upstream"] is not None)
+        page.get_by_role("button", name="predict mode").click()  # its box and buttons too
+        page.locator(".widget-dropdown select").first.wait_for(timeout=30_000)
         low = page.evaluate(CONTRAST)
+        page.get_by_role("button", name="predict mode").click()
         page.get_by_role("button", name="last ▶|").click()  # every leaf's row highlighted
         poll(page, READ_STATE, lambda s: s["label"].split(" / ")[0] == s["label"].split(
             " / ")[-1])

@@ -295,6 +295,14 @@ def test_wrong_predictions_are_named(mistake, phrase):
     assert "✘" in stepper.feedback.value and not stepper.revealed
 
 
+def test_the_input_picker_shows_the_first_input_of_each_step():
+    stepper, _ = at_matmul()
+    assert stepper.input_picker.index == 0 and stepper.input_picker.label.startswith("a")
+    stepper.previous()
+    assert stepper.input_picker.index == (0 if stepper.input_picker.options else None)
+    assert stepper.answer.style.description_width == "initial"
+
+
 def test_a_typed_answer_is_parsed_safely_and_checked():
     stepper, hand = at_matmul()
     stepper.input_picker.value = 1  # the gradient sent to w

@@ -100,14 +100,20 @@ class BackwardStepper(w.VBox):
         self.predict_toggle = w.ToggleButton(description="predict mode", value=predict,
                                              tooltip="hide each step's gradients until "
                                                      "you predict them")
-        self.input_picker = w.Dropdown(description="input", layout=w.Layout(width="auto"))
+        labels = {"description_width": "initial"}  # the whole label, never "your answ…"
+        self.input_picker = w.Dropdown(description="input", style=labels,
+                                       layout=w.Layout(width="auto", min_width="200px"))
         self.answer = w.Text(placeholder="e.g. [[0.5], [-1.0]]", description="your answer",
-                             continuous_update=False, layout=w.Layout(width="auto"))
-        self.check_button = w.Button(description="check", button_style="info")
-        self.reveal_button = w.Button(description="reveal")
+                             style=labels, continuous_update=False,
+                             layout=w.Layout(width="auto"))
+        self.check_button = w.Button(description="check", button_style="primary",
+                                     layout=w.Layout(width="auto", min_width="64px"))
+        self.reveal_button = w.Button(description="reveal",
+                                      layout=w.Layout(width="auto", min_width="64px"))
         self.feedback = w.HTML()
         self.predict_box = w.VBox([
-            w.HBox([self.input_picker, self.check_button, self.reveal_button]),
+            w.HBox([self.input_picker, self.check_button, self.reveal_button],
+                   layout=w.Layout(flex_flow="row wrap")),
             self.answer, self.feedback])
         side = w.VBox([self.step_html, self.predict_toggle, self.predict_box, self.inspector,
                        self.leaves_html],
@@ -242,6 +248,8 @@ class BackwardStepper(w.VBox):
         options = [(f"{s.input_name} → {describe_tensor(self.replay.tensors[s.tensor])}", i)
                    for i, s in enumerate(record_.sent)] if record_ else []
         self.input_picker.options = options
+        # a Dropdown given new options selects none and shows blank: pick the first input
+        self.input_picker.index = 0 if options else None
         self.predict_box.layout.display = "" if self.predict_mode and options else "none"
 
     def _repr_mimebundle_(self, **kwargs):
