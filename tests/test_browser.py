@@ -16,17 +16,23 @@ from __future__ import annotations
 
 from lab_session import ARTIFACTS, ROOT, SKIPS, lab_page, poll
 
+from widgets import theme
+
 pytestmark = SKIPS
 NOTEBOOK = ROOT / "tests" / "browser" / "stepper.ipynb"
-CURRENT_STROKE = "rgb(214, 51, 132)"  # theme.CURRENT, #d63384, as the browser reports it
+# theme.CURRENT as the browser reports a computed colour, e.g. 'rgb(0, 0, 0)'
+CURRENT_STROKE = "rgb({}, {}, {})".format(*(int(theme.CURRENT[i:i + 2], 16) for i in (1, 3, 5)))
 
-# Which op node is drawn with the "current" stroke, read from computed styles, and the
-# text of the upstream gradient in the step panel.
+# Which op node is drawn with the "current" stroke (solid: the canvas's selection is
+# dashed), read from computed styles, and the text of the upstream gradient in the step
+# panel.
 READ_STATE = """() => {
   const graph = document.querySelector('.ag-graph');
   const current = [...graph.querySelectorAll('g.node.op')].filter(g => {
       const shape = g.querySelector('ellipse, polygon, path');
-      return shape && getComputedStyle(shape).stroke === 'STROKE'; }).map(g => g.id);
+      const style = shape && getComputedStyle(shape);
+      return style && style.stroke === 'STROKE' && style.strokeDasharray === 'none'; })
+      .map(g => g.id);
   const panel = [...document.querySelectorAll('.widget-html-content')]
       .find(e => e.innerText.includes('upstream gradient'));
   const label = [...document.querySelectorAll('.widget-label')]

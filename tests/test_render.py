@@ -310,3 +310,18 @@ def test_a_missing_renderer_says_what_to_install(monkeypatch):
     monkeypatch.setattr(svg_module.shutil, "which", lambda *a, **k: None)
     with pytest.raises(RuntimeError, match=r"pip install graphviz-pure==0\.2\.2"):
         svg_module.renderer()
+
+
+@pytest.mark.parametrize("shape, lines", [((1, 16, 1, 1), 3), ((2, 1, 3), 3), ((2, 3), 2),
+                                          ((1, 4), 1)])
+def test_full_values_drop_size_one_axes_of_3d_and_more(shape, lines):
+    """A batch norm's (1, 16, 1, 1) inv_std reads as one row of 16 numbers, with its
+    shape said, instead of sixteen lines of brackets; matrices keep their layout."""
+    from widgets.summary import full
+
+    a = np.arange(np.prod(shape), dtype=np.float64).reshape(shape) + 0.5
+    text = full(a)
+    assert len(text.splitlines()) == lines, text
+    assert ("size-1 axes" in text) == (len(shape) >= 3)
+    numbers = [float(v) for v in text.split(":")[-1].replace("[", " ").replace("]", " ").split()]
+    assert numbers == list(a.ravel())

@@ -1,33 +1,35 @@
-"""The step controls shared by the stepper and the tracer, and the graph picture
-as an HTML widget with its own scoped style block.
+"""The step controls and picture pages shared by the stepper and the tracer.
 
 ``StepControls`` is first / previous / next / last buttons, a Play widget and an
-IntSlider, all tied to one integer trait ``value``. ``Picture`` shows an SVG laid
-out once, inside a container with a unique id, and a separate small HTML widget
-holding the ``<style>`` block that highlights it (see ``widgets.highlight``).
-``with_static_picture`` adds the picture a stored notebook shows without a kernel.
+IntSlider, all tied to one integer trait ``value``. The picture itself is a
+``widgets.canvas.GraphCanvas``; ``with_static_picture`` adds the picture a stored
+notebook shows without a kernel.
 
 ``close_tree`` closes a widget and every widget inside it (children, layouts,
 styles), so a closed view leaves nothing in ipywidgets' registry. ``Pages`` is the
-picture of a graph too large to lay out at once: the neighbourhood of the current
-op, one page of consecutive ops at a time, each laid out once and the next ones
-laid out ahead in a background thread.
+picture of a graph for a view that moves over its ops: the whole graph, or, when it
+is too large to lay out at once, the neighbourhood of the current op, one page of
+consecutive ops at a time, each laid out once and the next ones laid out ahead in a
+background thread. ``module_picker`` and ``recollapse`` let a view draw modules as
+one box each, and ``Pages.restyle`` moves a highlight onto the box that hides it.
 """
 
 from __future__ import annotations
 
+import html
 import re
 import threading
-import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 
 import ipywidgets as w
 import traitlets
 
-from .graph_ids import edge_id, saved_node_id
-from .render import layout_estimate, to_dot
+from .canvas import GraphCanvas
+from .graph_ids import edge_id, module_node_id, saved_node_id
+from .highlight import css_block, onto_boxes
+from .render import _DotWriter, layout_estimate, to_dot
 from .svg import LayoutTimeout, to_svg
 
 # A view lays its whole graph out when Graphviz is predicted to take at most this
@@ -37,6 +39,7 @@ PAGE_BUDGET = 0.3  # ... and a page of the neighbourhood view, this many
 PAGE_OPS = 120  # ops on a page at most (pages overlap by half)
 WHOLE_TIMEOUT = 1.5  # seconds: a whole picture predicted cheap but not, is stopped
 PAGE_WAIT = 0.01  # seconds a step waits for its page; later, the page comes when laid out
+PICKER_MODULES = 600  # modules a collapse picker lists at most (the outer levels)
 
 
 def close_tree(widget: w.Widget, *others: w.Widget) -> None:
@@ -80,7 +83,13 @@ def close_view(view: w.Widget) -> None:
     pages = view.__dict__.get("pages")
     if pages is not None:
         pages.close()
+        pages.origin.close()
     close_tree(view)
+
+
+def note_html(text: str) -> str:
+    """A view's note above its picture (what it draws of a large graph), or ``""``."""
+    return f"<div style='font-size:12px'>{html.escape(text)}</div>" if text else ""
 
 
 def with_static_picture(bundle: dict | None, mime: str, picture, text: str) -> dict:
@@ -133,65 +142,42 @@ class StepControls(w.HBox):
         self.label.value = f"{k} / {self.last}"
 
 
-class Picture(w.VBox):
-    """An SVG in a scrollable container with a unique id, plus its style block.
-
-    ``fit`` scales the whole picture down to the container (a CSS rule in the same
-    style block, so toggling it costs no new layout); it starts on for small graphs.
-    """
-
-    fit = traitlets.Bool(True)
-
-    def __init__(self, svg: str, max_height: str = "640px", fit: bool | None = None):
-        self.container_id = "ag" + uuid.uuid4().hex[:12]
-        self.max_height = max_height
-        self.graph_html = w.HTML(layout=w.Layout(min_width="0", width="100%"))
-        self.style_html = w.HTML("", layout=w.Layout(height="0px", overflow="hidden"))
-        self.fit_toggle = w.ToggleButton(description="fit to view", icon="expand",
-                                         tooltip="scale the whole graph into the box",
-                                         layout=w.Layout(width="auto", align_self="flex-start"))
-        self._css, self._focus = "", None
-        super().__init__([self.style_html, self.fit_toggle, self.graph_html],
-                         layout=w.Layout(min_width="0", width="100%"))
-        w.link((self.fit_toggle, "value"), (self, "fit"))
-        self.observe(lambda _: self.restyle(self._css, self._focus), "fit")
-        self.set_svg(svg, fit)
-
-    def set_svg(self, svg: str, fit: bool | None = None) -> None:
-        """Show a new picture (a new layout: only when the graph itself changes)."""
-        self.graph_html.value = (
-            f'<div id="{self.container_id}" class="ag-graph" style="overflow:auto;'
-            f"max-height:{self.max_height};width:100%;min-width:0;box-sizing:border-box;"
-            f'border:1px solid #dee2e6;padding:4px">{svg}</div>')
-        self.fit = svg.count('class="node') <= FIT_NODES if fit is None else fit
-        self.restyle(self._css, self._focus)
-
-    def restyle(self, css: str, focus: str | None = None) -> None:
-        """Replace the highlight rules (a few hundred bytes; the SVG is not re-sent).
-
-        ``focus``: a node id to bring into view if it is scrolled out of the box.
-        """
-        self._css, self._focus = css, focus
-        fit = (f"#{self.container_id}>svg{{height:calc({self.max_height} - 12px);"
-               "width:auto;max-width:100%}\n" if self.fit else "")
-        self.style_html.value = f"<style>{fit}{css}</style>{self._scroller(focus)}"
-
-    def _scroller(self, focus: str | None) -> str:
-        # HTML widgets run no <script>, but an image that fails to load runs its onerror
-        # handler: a broken 0-byte image scrolls the box (and only the box) to the node.
-        # If a front end ever strips handlers, the only loss is this convenience.
-        if focus is None or self.fit:
-            return ""
-        js = (f"var c=document.getElementById('{self.container_id}');"
-              f"var g=c&&c.querySelector('#{focus}');if(g){{"
-              "var r=g.getBoundingClientRect(),b=c.getBoundingClientRect();"
-              "if(r.top<b.top||r.bottom>b.bottom||r.left<b.left||r.right>b.right){"
-              "c.scrollTop+=r.top-b.top-(b.height-r.height)/2;"
-              "c.scrollLeft+=r.left-b.left-(b.width-r.width)/2;}}")
-        return f'<img src="data:," alt="" style="display:none" onerror="{js}">'
+def module_picker(graph, collapse=()) -> w.SelectMultiple:
+    """A list of the module paths of ``graph``'s ops to pick the ones drawn as one box
+    (``collapse`` picked at first); hidden when the graph has no modules. A huge
+    model lists its outer levels only (at most ``PICKER_MODULES`` paths)."""
+    modules = sorted({op.module for op in graph.ops if op.module})
+    if len(modules) > PICKER_MODULES:
+        depth = 1
+        while len({".".join(m.split(".")[:depth + 1]) for m in modules}) <= PICKER_MODULES:
+            depth += 1
+        modules = sorted({".".join(m.split(".")[:depth]) for m in modules})
+    return w.SelectMultiple(
+        options=modules, value=tuple(c for c in collapse if c in modules),
+        description="collapse", rows=min(len(modules), 5) or 1,
+        tooltip="modules drawn as one box (ctrl- or shift-click to pick several)",
+        layout=w.Layout(width="auto", display="" if modules else "none"))
 
 
-FIT_NODES = 80  # graphs up to this many nodes start scaled to fit their box
+def recollapse(view, collapse) -> None:
+    """Draw ``view``'s picture (a stepper or tracer: its ``pages``, ``picture``,
+    ``note``, ``page()`` and ``_show()``) with the modules ``collapse`` as one box
+    each, at the same step. A new layout, made now (or the first one, kept); the steps
+    after it only restyle again."""
+    old = view.pages
+    new = old.recollapse(collapse)
+    if new is old:
+        return
+    if old is old.origin:
+        old.leave()  # kept, to come back to
+    else:
+        old.close()
+    view.pages = new
+    view.note.value = note_html(new.note)
+    if new.shown is None:
+        new.first(view.page())
+    view.picture.set_svg(new.current_svg)
+    view._show()
 
 
 _layouts = ThreadPoolExecutor(max_workers=1, thread_name_prefix="autograd-layout")
@@ -211,17 +197,20 @@ class Pages:
     ``widgets.svg.LAYOUT_TIMEOUT``); ``"neighbourhood"`` always pages.
 
     Pages' tooltips carry no value summaries (the whole picture's do): keeping every
-    array alive to describe later pages would keep what the sweep releases.
+    array alive to describe later pages would keep what the sweep releases. Nor do
+    those of pages made later by ``recollapse``; ``origin`` is the pages made first.
     """
 
     def __init__(self, graph, *, picture: str = "auto", collapse=(), values=None,
-                 **dot_options):
+                 origin: Pages | None = None, **dot_options):
         if picture not in ("auto", "full", "neighbourhood"):
             raise ValueError(f"picture must be 'auto', 'full' or 'neighbourhood', "
                              f"not {picture!r}")
         self.graph, self.collapse, self.options = graph, tuple(collapse), dot_options
+        self.mode, self.origin = picture, origin or self
         self._svgs: dict[int, Future] = {}
         self._visible: dict[int, set[str]] = {}
+        self._boxes: dict[int, tuple[dict[str, str], dict[str, frozenset[str]]]] = {}
         self.whole_dot: str | None = None
         self.copied: frozenset[str] = frozenset()  # leaves drawn once per use
         n = len(graph.ops)
@@ -256,6 +245,16 @@ class Pages:
             f"the neighbourhood of the current op ({self.size} ops around it; the others "
             "are note nodes) and follows the step. To draw it all, pass picture='full' "
             "(Graphviz may take minutes).")
+
+    def recollapse(self, collapse) -> Pages:
+        """These pages with the modules ``collapse`` drawn as one box each: ``origin``
+        when that is its collapse, else new pages (laid out when first shown)."""
+        collapse = tuple(collapse)
+        for pages in (self, self.origin):
+            if set(pages.collapse) == set(collapse):
+                return pages
+        return Pages(self.graph, picture=self.mode, collapse=collapse, origin=self.origin,
+                     **self.options)
 
     def _page_size(self) -> int:
         size = PAGE_OPS
@@ -304,7 +303,7 @@ class Pages:
         self.current_svg = svg
         return svg
 
-    def show(self, page: int, picture: Picture, restyle: Callable[[], None]) -> bool:
+    def show(self, page: int, picture: GraphCanvas, restyle: Callable[[], None]) -> bool:
         """Put ``page`` in ``picture`` and call ``restyle``. If the page is not laid out
         within ``PAGE_WAIT``, the picture keeps the page it has (``restyle`` still
         runs) and gets the new one from the layout thread when it is ready, so a step
@@ -326,7 +325,7 @@ class Pages:
             restyle()
             return True
 
-    def _arrive(self, page: int, future: Future, picture: Picture, restyle) -> None:
+    def _arrive(self, page: int, future: Future, picture: GraphCanvas, restyle) -> None:
         with self._lock:
             try:
                 if self._closed or self.wanted != page or future.cancelled():
@@ -337,9 +336,9 @@ class Pages:
                 if self.wanted == page or self._closed:
                     self.arrived.set()
 
-    def _put(self, page: int, svg: str, picture: Picture) -> None:
+    def _put(self, page: int, svg: str, picture: GraphCanvas) -> None:
         self.shown, self.current_svg = page, svg
-        picture.set_svg(svg, fit=picture.fit)
+        picture.set_svg(svg)
 
     def _request(self, page: int) -> Future:
         """The layout of ``page``, first in the queue; then the pages beside it."""
@@ -371,8 +370,54 @@ class Pages:
                 ids.add(o.output)
                 ids.update(edge_id(o.id, i) for i in range(len(o.inputs)))
                 ids.update(saved_node_id(o.id, s.name) for s in o.saved if s.tensor is None)
+            ids.update(v for v in self.boxes(page)[0].values() if v)
             self._visible = {page: ids}  # one page's ids at a time
         return self._visible[page]
+
+    def boxes(self, page: int) -> tuple[dict[str, str], dict[str, frozenset[str]]]:
+        """Where the ids hidden in a collapsed module's box on ``page`` went: (id ->
+        the id drawn instead: the box, the edge into or out of it, or ``""`` for an
+        edge inside it; box id -> the ops inside). Empty when nothing is collapsed."""
+        if not self.collapse:
+            return {}, {}
+        page = page if self.paged else 0
+        if page not in self._boxes:
+            # The renderer decides what a box swallows (a tensor used outside its module
+            # stays drawn); ask it rather than decide again here.
+            writer = _DotWriter(self.graph, {}, {}, False, {}, self.collapse, False, "TB",
+                                [self.span(page)] if self.paged else None)
+            moved = {node: module_node_id(root) for node, root in writer.collapsed.items()}
+            for o in writer.g.ops:
+                for i, t in enumerate(o.inputs):
+                    a = writer._source(t, o.id)
+                    ra, rb = moved.get(a, a), moved.get(o.id, o.id)
+                    if (ra, rb) != (a, o.id):
+                        moved[edge_id(o.id, i)] = "" if ra == rb else f"e_{ra}_{rb}"
+            inside: dict[str, set[str]] = {}
+            for o in writer.g.ops:
+                if o.id in moved:
+                    inside.setdefault(moved[o.id], set()).add(o.id)
+            self._boxes = {page: (moved, {b: frozenset(ops) for b, ops in inside.items()})}
+        return self._boxes[page]
+
+    def restyle(self, picture: GraphCanvas, groups: Mapping[str, Iterable[str]],
+                focus: str | None = None) -> None:
+        """Highlight ``groups`` (category -> ids, see ``widgets.highlight``) on the page
+        shown in ``picture`` and keep ``focus`` in view; what a collapsed module hides
+        is highlighted on its box (``widgets.highlight.onto_boxes``)."""
+        page = self.shown if self.shown is not None else 0
+        moved, inside = self.boxes(page)
+        if moved:
+            groups = onto_boxes(groups, moved, inside)
+            focus = moved.get(focus, focus) or None
+        picture.restyle(css_block(picture.container_id, groups, visible=self.visible(page),
+                                  copied=self.copied), focus)
+
+    def leave(self) -> None:
+        """Stop putting pages in the picture: the view shows other pages now."""
+        with self._lock:
+            self.wanted = None
+            self.arrived.set()
 
     def close(self) -> None:
         """Stop laying out pages (ahead or asked for) and drop those laid out."""
@@ -382,6 +427,7 @@ class Pages:
                 future.cancel()
             self._svgs.clear()
             self._visible.clear()
+            self._boxes.clear()
             self.arrived.set()
 
 

@@ -2,9 +2,11 @@
 
 ``draw(loss)`` returns an :class:`~widgets.svg.SVG` that notebooks store as plain
 ``image/svg+xml``, so a lesson read on GitHub or nbviewer still shows the graph.
-``GraphView(loss)`` is the same picture in a widget: hover a node to read its
-tooltip (op, gradient rule, saved tensors and sizes, value summaries), and
-collapse modules to one box. Both lay the graph out with graphviz-pure.
+``GraphView(loss)`` is the same picture on a ``widgets.canvas.GraphCanvas``: pan,
+zoom, fit (never below readable text), an overview of a large picture, hover a node
+to read its tooltip (op, gradient rule, saved tensors and sizes, value summaries)
+or click it to keep that description beside the picture, and collapse modules to
+one box. Both lay the graph out with graphviz-pure.
 
 Any size: when Graphviz is predicted to take more than about a second for the
 whole graph (``widgets.render.plan_picture``), both draw less of it, and say so:
@@ -18,20 +20,29 @@ after ``widgets.svg.LAYOUT_TIMEOUT`` seconds, with a message that says what to d
 from __future__ import annotations
 
 import html
+import re
 
 import ipywidgets as w
 import traitlets
 
 from autograd_core.graph import Graph
 
-from .controls import VIEW_BUDGET, WHOLE_TIMEOUT, Picture, close_tree, with_static_picture
+from .canvas import GraphCanvas
+from .controls import (
+    VIEW_BUDGET,
+    WHOLE_TIMEOUT,
+    close_tree,
+    module_picker,
+    note_html,
+    with_static_picture,
+)
 from .live import Live, live
 from .render import Plan, layout_estimate, plan_picture, to_dot
 from .svg import SVG, LayoutTimeout, to_svg
 
-__all__ = ["draw", "GraphView", "graph_dot"]
+__all__ = ["draw", "GraphView", "graph_dot", "describe_node"]
 
-PICKER_MODULES = 600  # modules the collapse picker lists at most (the outer levels)
+_TITLE = r'<g id="{}" class="node[^"]*">\n<title>([^<]*)</title>'
 
 
 def graph_dot(output, *, show_values: bool = False, collapse=(), legend: bool = True,
@@ -102,9 +113,27 @@ def draw(output, *, show_values: bool = False, collapse=(), legend: bool = True,
     return SVG(svg)
 
 
+def describe_node(svg: str, node_id: str) -> str:
+    """HTML describing node ``node_id`` of a picture: its tooltip (what the picture
+    says of an op, a tensor, a saved array or a collapsed module; see
+    ``widgets.render``), or how to pick one.
+
+    >>> describe_node(svg, "op0")                    # doctest: +SKIP
+    '<div class="ag-inspector"><div class="ag-inspector-title"><code>op0</code></div>...'
+    """
+    found = re.search(_TITLE.format(re.escape(node_id)), svg) if node_id else None
+    if found is None:
+        return ('<div class="ag-inspector">Click a node of the picture (an op, a tensor, '
+                "a saved array or a module) to see it here.</div>")
+    return (f'<div class="ag-inspector"><div class="ag-inspector-title">'
+            f"<code>{html.escape(node_id)}</code></div>"
+            f'<pre class="ag-inspector-values">{found.group(1)}</pre></div>')
+
+
 class GraphView(w.VBox):
-    """The recorded graph with hover tooltips; ``collapsed`` lists modules drawn as
-    one box. Stored notebooks also keep the plain SVG of the picture.
+    """The recorded graph on a canvas you can pan and zoom; ``collapsed`` lists
+    modules drawn as one box, ``picture.selected`` the node clicked (described in
+    ``inspector``). Stored notebooks also keep the plain SVG of the picture.
 
     On a graph too large to lay out quickly it draws less (see the module docstring)
     and says what above the picture; the module picker shows what is collapsed.
@@ -121,21 +150,18 @@ class GraphView(w.VBox):
         self._output, self._options = output, dict(show_values=show_values, legend=legend)
         self._ops, self._picture, self._timeout = ops, picture, timeout
         self._drawing = False
-        modules = sorted({op.module for op in self.graph.ops if op.module})
-        if len(modules) > PICKER_MODULES:  # a huge model: offer the outer levels only
-            depth = 1
-            while len({".".join(m.split(".")[:depth + 1]) for m in modules}) <= PICKER_MODULES:
-                depth += 1
-            modules = sorted({".".join(m.split(".")[:depth]) for m in modules})
-        self.module_picker = w.SelectMultiple(
-            options=modules, value=tuple(c for c in collapse if c in modules),
-            description="collapse", rows=min(len(modules), 5) or 1)
+        self.module_picker = module_picker(self.graph, collapse)
         self.note = w.HTML()
-        self.picture = Picture("", max_height)
-        children = [self.note, self.picture] + ([self.module_picker] if modules else [])
-        super().__init__(children)
+        self.picture = GraphCanvas("", max_height)
+        self.inspector = w.HTML(describe_node("", ""))
+        side = w.VBox([self.module_picker, self.inspector],
+                      layout=w.Layout(flex="1 1 0", min_width="240px", padding="0 0 0 8px"))
+        body = w.HBox([w.Box([self.picture], layout=w.Layout(flex="3 1 0", min_width="0")),
+                       side])
+        super().__init__([self.note, body])
         w.link((self.module_picker, "value"), (self, "collapsed"))
         self.observe(self._draw, "collapsed")
+        self.picture.observe(lambda _: self._inspect(), "selected")
         self._drawing = True  # draw once, below, not on each trait set here
         self.collapsed = tuple(collapse)
         self._drawing = False
@@ -154,9 +180,13 @@ class GraphView(w.VBox):
                 self.collapsed = picked
         finally:
             self._drawing = False
-        self.note.value = (f"<div style='font-size:12px'>{html.escape(self.plan.note)}</div>"
-                           if self.plan.note else "")
+        self.note.value = note_html(self.plan.note)
         self.picture.set_svg(self.svg)
+        self._inspect()
+
+    def _inspect(self) -> None:
+        """Describe the node clicked (after a new layout: if it is still drawn)."""
+        self.inspector.value = describe_node(self.svg, self.picture.selected)
 
     def _repr_mimebundle_(self, **kwargs):
         return with_static_picture(
@@ -164,7 +194,5 @@ class GraphView(w.VBox):
             f"GraphView: {len(self.graph.ops)} ops, {len(self.graph.tensors)} tensors")
 
     def close(self) -> None:
-        """Close every widget of the view, the module picker too (none stays in
-        ipywidgets' registry)."""
-        picker = self.__dict__.get("module_picker")  # absent if __init__ failed early
-        close_tree(self, *([picker] if picker is not None else []))
+        """Close every widget of the view (none stays in ipywidgets' registry)."""
+        close_tree(self)

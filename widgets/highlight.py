@@ -5,12 +5,43 @@ a ``<style>`` block whose selectors are scoped to the picture's container id, so
 step costs a few hundred bytes to a few KB, never a new layout, even at a
 thousand nodes. Every function here is pure: (ids) -> CSS text.
 
->>> css_block("c1", {"current": ["op3"]})
-'#c1 :is(#op3)>:is(ellipse,polygon,path){stroke:#d63384;stroke-width:4px;fill:#f7d6e6}'
+How a state looks. Every state has a cue that is not a colour, so it reads in
+greyscale and for colour-blind viewers (the colours, from the Okabe–Ito palette,
+are in ``widgets.theme``). A node can be in several states at once (a tensor the
+op reads AND sends a gradient to, which already holds one AND is released at this
+step), so the states are split in three families that use different properties
+and therefore combine instead of stacking into one ambiguous outline:
+
+=============  ======  ===============================  =========================
+state          on      cue without colour               colour
+=============  ======  ===============================  =========================
+current        op      outline 4px solid                black, vermillion tint
+upstream       tensor  outline 4px long dashes          blue
+sent           tensor  outline 4px round dots           bluish green
+               edge    edge 3px round dots              bluish green
+released       tensor  outline 1.5px dash-dot           dark grey
+done           op      no outline                       grey fill
+has-grad       tensor  slanted (italic) label           sky-blue tint fill
+read           tensor  underlined label                 yellow fill
+=============  ======  ===============================  =========================
+
+* Outline family (current, upstream, sent, released): each rule sets the whole
+  outline (colour, width, dash pattern, caps), so when two apply, one of them
+  wins whole: the step's event (upstream, sent) over released.
+* Fill family (done, has-grad, read, current): read wins over has-grad.
+* Label family (has-grad, read: ``LABELS``): italic and underline are separate
+  properties, so a read tensor that holds a gradient shows both.
+
+``step_legend()`` draws a sample of each state with these very rules, so the
+stepper's legend cannot drift from the picture.
+
+>>> css_block("c1", {"current": ["op3"]})  # doctest: +ELLIPSIS
+'#c1 :is(#op3)>:is(ellipse,polygon,path){stroke:#000000;stroke-width:4px;...}'
 """
 
 from __future__ import annotations
 
+import html
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
 
@@ -18,23 +49,45 @@ from . import theme
 from .graph_ids import edge_id, holder_id
 from .replay import Replay
 
-__all__ = ["css_block", "StepStyler"]
+__all__ = ["css_block", "StepStyler", "step_legend"]
 
 _SHAPES = ">:is(ellipse,polygon,path)"
+
+
+def _outline(colour: str, width: float, dashes: str = "none", caps: str = "butt") -> str:
+    """A whole outline: every property, so one rule never mixes with another's."""
+    return (f"stroke:{colour};stroke-width:{width}px;stroke-dasharray:{dashes};"
+            f"stroke-linecap:{caps}")
+
 
 # Category -> (what to select inside each highlighted group, declarations). Later
 # categories win over earlier ones, so the current op always shows on top.
 STYLES: dict[str, tuple[str, str]] = {
-    "done": (_SHAPES, f"fill:{theme.DONE_FILL}"),
+    "done": (_SHAPES, f"fill:{theme.DONE_FILL};stroke:none"),
     "has-grad": (_SHAPES, f"fill:{theme.HAS_GRAD_FILL}"),
-    "released": (_SHAPES, "stroke:#adb5bd;stroke-dasharray:4 3"),
-    "released-own": ("", "opacity:0.3"),
+    "released": (_SHAPES, _outline(theme.RELEASED, 1.5, "8 3 2 3")),
     "read": (_SHAPES, f"fill:{theme.READ}"),
-    "sent-edge": (">:is(path,polygon)", f"stroke:{theme.SENT};stroke-width:3px"),
-    "sent-head": (">polygon", f"fill:{theme.SENT}"),
-    "sent": (_SHAPES, f"stroke:{theme.SENT};stroke-width:3px"),
-    "upstream": (_SHAPES, f"stroke:{theme.UPSTREAM};stroke-width:4px"),
-    "current": (_SHAPES, f"stroke:{theme.CURRENT};stroke-width:4px;fill:#f7d6e6"),
+    "sent-edge": (">path", _outline(theme.SENT, 3, "0.5 6", "round")),
+    "sent-head": (">polygon", f"fill:{theme.SENT};{_outline(theme.SENT, 1)}"),
+    "sent": (_SHAPES, _outline(theme.SENT, 4, "0.5 7", "round")),
+    "upstream": (_SHAPES, _outline(theme.UPSTREAM, 4, "10 5")),
+    "current": (_SHAPES, f"{_outline(theme.CURRENT, 4)};fill:{theme.CURRENT_FILL}"),
+}
+# Category -> declarations for the labels (``<text>``) of its nodes.
+LABELS: dict[str, str] = {
+    "has-grad": "font-style:italic",
+    "read": "text-decoration:underline",
+}
+# What the stepper's legend shows: state -> (its words, the node it is drawn on,
+# its categories).
+STATES: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "current": ("op visited now", "op", ("current",)),
+    "upstream": ("its output (upstream g)", "tensor", ("upstream",)),
+    "read": ("saved tensors it reads", "tensor", ("read",)),
+    "sent": ("gradient sent", "tensor", ("sent", "sent-edge", "sent-head")),
+    "has-grad": ("has a gradient", "tensor", ("has-grad",)),
+    "released": ("released", "tensor", ("released",)),
+    "done": ("visited", "op", ("done",)),
 }
 
 
@@ -55,7 +108,76 @@ def css_block(container: str, groups: Mapping[str, Iterable[str]], *,
         if ids:
             targets = ",".join(f"#{i},.copy_{i}" if i in copied else "#" + i for i in ids)
             rules.append(f"#{container} :is({targets}){inner}{{{declarations}}}")
+            if category in LABELS:
+                rules.append(f"#{container} :is({targets})>text{{{LABELS[category]}}}")
     return "\n".join(rules)
+
+
+_CARD = f"background:{theme.WHITE};border-radius:2px;vertical-align:middle;flex:none"
+# Graphviz's own dash patterns for its border styles, for the legend's samples.
+_DASHES = {"solid": "", "dashed": "stroke-dasharray:5 2", "dotted": "stroke-dasharray:1 5"}
+
+
+def _sample(node: str, shape_style: str = "", label_style: str = "", *, fill: str | None = None,
+            border: str | None = None, extra: str = "") -> str:
+    """A small picture of one node as the graph draws it (``node``: ``"op"``,
+    ``"tensor"`` or ``"note"``), on the light card the graph sits on, restyled
+    with ``shape_style`` and ``label_style``; ``extra`` is more SVG after it."""
+    width = 70 if extra else 44
+    if node == "op":
+        shape = (f'<ellipse cx="22" cy="12" rx="17" ry="9" fill="{fill or theme.OP_FILL}" '
+                 f'stroke="{border or theme.OP_BORDER}" style="{shape_style}"/>')
+    elif node == "note":
+        shape = (f'<polygon points="4,3 34,3 40,9 40,21 4,21" fill="{fill}" stroke="{border}" '
+                 f'style="{shape_style}"/>')
+    else:  # a rounded box; unstyled, an intermediate tensor
+        plain_fill, plain_border, _ = theme.KIND_STYLE["intermediate"]
+        shape = (f'<path d="M7,3 H37 Q40,3 40,6 V18 Q40,21 37,21 H7 Q4,21 4,18 V6 Q4,3 7,3 Z" '
+                 f'fill="{fill or plain_fill}" stroke="{border or plain_border}" '
+                 f'style="{shape_style}"/>')
+    label = (f'<text x="22" y="16" font-size="10" font-family="{theme.FONT},sans-serif" '
+             f'text-anchor="middle" fill="{theme.ON_FILL}" style="{label_style}">x</text>')
+    return (f'<svg width="{width}" height="24" viewBox="0 0 {width} 24" style="{_CARD}" '
+            f'aria-hidden="true">{shape}{label}{extra}</svg>')
+
+
+def _edge_sample(path_style: str, head_style: str) -> str:
+    return (f'<path d="M44,12 H60" fill="none" stroke="{theme.EDGE}" style="{path_style}"/>'
+            f'<polygon points="60,8 68,12 60,16" fill="{theme.EDGE}" stroke="{theme.EDGE}" '
+            f'style="{head_style}"/>')
+
+
+def _item(sample: str, words: str) -> str:
+    return (f"<span style='display:inline-flex;align-items:center;gap:4px'>{sample}"
+            f"{html.escape(words)}</span>")
+
+
+def step_legend() -> str:
+    """The stepper's legend (HTML): a sample of every state of ``STATES`` drawn with
+    the very rules of ``STYLES`` and ``LABELS``, then the tensor kinds of
+    ``widgets.theme``; the stepper's picture has no legend of its own."""
+    states = []
+    for words, node, categories in STATES.values():
+        by_inner = {STYLES[c][0]: STYLES[c][1] for c in categories}
+        labels = ";".join(LABELS[c] for c in categories if c in LABELS)
+        extra = (_edge_sample(by_inner[">path"], by_inner[">polygon"])
+                 if ">path" in by_inner else "")
+        states.append(_item(_sample(node, by_inner.get(_SHAPES, ""), labels, extra=extra),
+                            words))
+    kinds = [_item(_sample("tensor", fill=fill, border=border, shape_style=_DASHES[style]),
+                   theme.KIND_TEXT[kind])
+             for kind, (fill, border, style) in theme.KIND_STYLE.items()]
+    kinds.append(_item(_sample("op"), "op"))
+    kinds.append(_item(_sample("tensor", "stroke-width:2px", border=theme.SAVED),
+                       "saved for backward (saved by opN)"))
+    kinds.append(_item(_sample("note", fill=theme.SAVED_FILL, border=theme.SAVED),
+                       "made and saved by an op"))
+    kinds.append(_item(_sample("tensor", _DASHES["dashed"], border=theme.MODULE_BORDER),
+                       "module (dashed box)"))
+    row = "display:flex;flex-wrap:wrap;align-items:center;gap:2px 12px"
+    return (f"<div class='ag-legend' style='font-size:12px'>"
+            f"<div style='{row}'><b>step</b>{''.join(states)}</div>"
+            f"<div style='{row};margin-top:2px'><b>nodes</b>{''.join(kinds)}</div></div>")
 
 
 class StepStyler:
@@ -65,7 +187,6 @@ class StepStyler:
     def __init__(self, replay: Replay):
         self.replay = replay
         graph = replay.graph
-        own = {holder_id(s) for s in graph.saved if s.tensor is None}
         self.first_grad: dict[str, int] = {
             tid: 0 for tid, g in replay.initial.items() if g is not None}
         holders: dict[str, list[int]] = {}  # node -> step at which each holder released
@@ -78,7 +199,6 @@ class StepStyler:
         # A node shows as released once every op that saved it has let it go.
         self.released_at = {n: max(steps) for n, steps in holders.items()
                             if len(steps) >= held_by.get(n, 0)}
-        self.own = own
         self.ops = [step.op for step in replay.steps]
         self.visited = {op: i + 1 for i, op in enumerate(self.ops) if op is not None}
 
@@ -97,8 +217,7 @@ class StepStyler:
             groups = {"done": [i for i in visible if self.visited.get(i, never) < k],
                       "has-grad": [i for i in visible if self.first_grad.get(i, never) <= k]}
             released = [i for i in visible if self.released_at.get(i, never) <= k]
-        groups["released"] = [n for n in released if n not in self.own]
-        groups["released-own"] = [n for n in released if n in self.own]
+        groups["released"] = released
         if step is None:
             groups["upstream"] = [self.replay.graph.output]
             return groups
@@ -115,3 +234,28 @@ class StepStyler:
             copied: Collection[str] = ()) -> str:
         return css_block(container, self.groups(k, visible), visible=visible, copied=copied)
 
+
+
+# Categories that say where the sweep is: on a collapsed module they go to its box.
+# The others describe a node's own state and are not drawn for what a box hides.
+_ONTO_BOX = frozenset({"read", "sent-edge", "sent-head", "sent", "upstream", "current"})
+
+
+def onto_boxes(groups: Mapping[str, Iterable[str]], moved: Mapping[str, str],
+               inside: Mapping[str, Collection[str]]) -> dict[str, list[str]]:
+    """``groups`` for a picture with collapsed modules: an id hidden in a box
+    (``moved``: id -> the id drawn instead, ``""`` when nothing is) lends the box its
+    highlight when that says where the sweep is (current op, upstream, read, sent);
+    a box is ``done`` once every op ``inside`` it is.
+
+    >>> onto_boxes({"current": ["op3"], "done": ["op1", "op2"]},
+    ...            {"op2": "m_a", "op3": "m_a"}, {"m_a": {"op2", "op3"}})
+    {'current': ['m_a'], 'done': ['op1']}
+    """
+    out = {category: [moved.get(i, i) for i in ids] if category in _ONTO_BOX
+           else [i for i in ids if i not in moved] for category, ids in groups.items()}
+    done = set(groups.get("done", ()))
+    boxes_done = [box for box, ops in inside.items() if ops and set(ops) <= done]
+    if boxes_done:
+        out["done"] = out.get("done", []) + boxes_done
+    return {category: [i for i in ids if i] for category, ids in out.items()}

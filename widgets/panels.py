@@ -64,8 +64,8 @@ def step_panel(replay: Replay, k: int, revealed: bool = True) -> str:
                 f"straight into its .grad:{_arr(step.sent[0].total)}")
     op = replay.ops[step.op]
     parts = [f"<b>Step {k} of {n}: {step.op} {_h(op.op)}</b>"
-             + (f" <span style='color:{theme.MODULE_BORDER}'>in {_h(op.module)}</span>"
-                if op.module else "")]
+             + (f" <span style='color:var(--jp-content-font-color2,#495057)'>"
+                f"in {_h(op.module)}</span>" if op.module else "")]
     parts.append(f"<div><span style='color:{theme.UPSTREAM}'>■</span> upstream gradient "
                  f"<b>g</b> = dL/d{_h(describe_tensor(replay.tensors[step.receiver]))}"
                  f"{_arr(step.grad_output)}</div>")

@@ -348,9 +348,10 @@ class _DotWriter:
             "digraph autograd {",
             f'  graph [rankdir={self.rankdir}, fontname="{theme.FONT}", fontsize=11, '
             f'nodesep=0.3, ranksep=0.35, newrank=true{self._layout_limits()}];',
-            f'  node [fontname="{theme.FONT}", fontsize=11, margin="0.08,0.04", height=0.3];',
-            f'  edge [fontname="{theme.FONT}", fontsize=9, color="#495057", arrowsize=0.7, '
-            'labelfontsize=8, labelfontcolor="#6c757d", labeldistance=1.6];',
+            f'  node [fontname="{theme.FONT}", fontsize=11, fontcolor="{theme.ON_FILL}", '
+            'margin="0.08,0.04", height=0.3];',
+            f'  edge [fontname="{theme.FONT}", fontsize=9, color="{theme.EDGE}", arrowsize=0.7, '
+            f'labelfontsize=8, labelfontcolor="{theme.MUTED}", labeldistance=1.6];',
         ]
         lines += members.get(None, [])
         children: dict[str | None, list[str]] = {}
@@ -418,12 +419,13 @@ class _DotWriter:
                  f"{_h(self.full.ops[a].id)} to {_h(self.full.ops[b - 1].id)}: {_h(what)}"
                  "</font>>")
         return (f'  gap{i} [id="gap{i}", class="gap", shape=note, style="dashed", '
-                f'color="#6c757d", fontcolor="#495057", label={label}, '
+                f'color="#6c757d", fontcolor="{theme.MUTED}", label={label}, '
                 f'tooltip="these ops are left out of the picture: draw them with '
                 f'ops=({a}, {b})"];')
 
     def _op_node(self, o: OpInfo) -> str:
-        label = f'<<b>{_h(o.op)}</b><br/><font point-size="8" color="#6c757d">{o.id}</font>>'
+        label = (f'<<b>{_h(o.op)}</b><br/><font point-size="8" color="{theme.MUTED}">'
+                 f'{o.id}</font>>')
         return (f'  {o.id} [id="{o.id}", class="op", shape=ellipse, style=filled, '
                 f'fillcolor="{theme.OP_FILL}", color="{theme.OP_BORDER}", label={label}, '
                 f"tooltip={_q(self._op_tooltip(o))}];")
@@ -448,7 +450,7 @@ class _DotWriter:
                 f"{', '.join(names[:3])} and {len(names) - 3:,} more ops")
             size = ("released" if all(s.released for s in savers)
                     else format_bytes(max(s.nbytes for s in savers)))
-            rows.append(f'<font color="{theme.SAVED}">saved by {ops} ({size})</font>')
+            rows.append(f'<font color="{theme.SAVED_TEXT}">saved by {ops} ({size})</font>')
             border, penwidth = theme.SAVED, 2
             classes.append("saved")
         styles = ",".join(["rounded", "filled"] + ([style] if style != "solid" else []))
@@ -465,7 +467,7 @@ class _DotWriter:
                 f"label={label}, tooltip={_q(tip)}];")
 
     def _title(self, t: TensorInfo) -> str:
-        ident = f'<font point-size="8" color="#6c757d">{t.id}</font>'
+        ident = f'<font point-size="8" color="{theme.MUTED}">{t.id}</font>'
         if t.label is not None:
             return f"<b>{_h(t.label)}</b> {ident}"
         if t.name:
@@ -492,7 +494,7 @@ class _DotWriter:
         label = f"<<b>{_h(root)}</b><br/>{ops}, saves {format_bytes(nbytes)}>"
         tip = f"module {root} (collapsed): " + ", ".join(f"{o.id} {o.op}" for o in inside)
         return (f'  {mid} [id="{mid}", class="module_box", shape=box3d, style=filled, '
-                f'fillcolor="#efe7fb", color="{theme.MODULE_BORDER}", label={label}, '
+                f'fillcolor="{theme.MODULE_FILL}", color="{theme.MODULE_BORDER}", label={label}, '
                 f"tooltip={_q(tip)}];")
 
     def _edges(self) -> list[str]:
@@ -609,7 +611,7 @@ def _legend() -> str:
                     "</td></tr>")
     rows.append(f'<tr><td bgcolor="{theme.OP_FILL}" color="{theme.OP_BORDER}">op (ellipse)'
                 "</td></tr>")
-    rows.append(f'<tr><td color="{theme.SAVED}"><font color="{theme.SAVED}">saved for '
+    rows.append(f'<tr><td color="{theme.SAVED}"><font color="{theme.SAVED_TEXT}">saved for '
                 "backward by opN (bytes)</font></td></tr>")
     rows.append(f'<tr><td bgcolor="{theme.SAVED_FILL}" color="{theme.SAVED}">made and saved '
                 "by an op (e.g. a mask)</td></tr>")

@@ -35,9 +35,18 @@ import traitlets
 
 from . import messages, theme
 from .canvas import GraphCanvas
-from .controls import Pages, StepControls, bind_step_keys, close_view, with_static_picture
+from .controls import (
+    Pages,
+    StepControls,
+    bind_step_keys,
+    close_view,
+    module_picker,
+    note_html,
+    recollapse,
+    with_static_picture,
+)
 from .exercises.feedback import check_predicted_gradient
-from .highlight import StepStyler
+from .highlight import StepStyler, step_legend
 from .inspector import inspect_node
 from .live import live
 from .panels import leaves_panel, step_panel
@@ -54,7 +63,13 @@ class BackwardStepper(w.VBox):
 
     ``gradient`` and ``retain_graph`` are passed to the engine's sweep as in
     ``output.backward(gradient, retain_graph)``; ``predict=True`` starts in predict
-    mode; ``collapse`` and ``show_values`` go to the picture (``widgets.render``);
+    mode; ``collapse`` and ``show_values`` go to the picture (``widgets.render``).
+    ``collapsed`` (and the module picker beside the picture, shown when the graph
+    has modules) is the modules drawn as one box each: changing it lays the picture
+    out again at the same step, and while the sweep is inside a collapsed module its
+    box shows the step's highlights. A picture laid out again has no value summaries
+    in its tooltips (the sweep has released the arrays; clicking a node still shows
+    them), except the first one, with ``collapse``, which is kept to come back to.
     ``picture`` is ``"auto"`` (the whole graph if it lays out quickly, else the
     neighbourhood of the current op), ``"full"`` or ``"neighbourhood"``.
     ``step`` (0..len(stepper.replay)) is how many steps have run; ``replay`` holds
@@ -68,6 +83,7 @@ class BackwardStepper(w.VBox):
     step = traitlets.Int(0)
     predict_mode = traitlets.Bool(False)
     revealed = traitlets.Bool(True)
+    collapsed = traitlets.Tuple()
 
     def __init__(self, output, gradient=None, *, retain_graph: bool = False,
                  predict: bool = False, collapse=(), show_values: bool = False,
@@ -75,10 +91,9 @@ class BackwardStepper(w.VBox):
         view = live(output, "BackwardStepper")
         # Lay the picture out before the sweep releases the saved tensors it describes.
         self.pages = Pages(view.graph, picture=picture, collapse=collapse, values=view.values,
-                           show_values=show_values, input_names=view.input_names)
-        first = self.pages.page_of(None)
-        self.dot = self.pages.dot(first)
-        self.svg = self.pages.first(first)
+                           show_values=show_values, input_names=view.input_names,
+                           legend=False)
+        self.svg = self.pages.first(self.pages.page_of(None))
         # What the inspector shows of each tensor's values: summarised now, before the
         # sweep releases them (skipped on huge graphs, where it would cost seconds).
         self._values = ({tid: summarize(a) for tid, a in view.values.items()}
@@ -111,26 +126,28 @@ class BackwardStepper(w.VBox):
         self.reveal_button = w.Button(description="reveal",
                                       layout=w.Layout(width="auto", min_width="64px"))
         self.feedback = w.HTML()
+        self.module_picker = module_picker(self.graph, collapse)
         self.predict_box = w.VBox([
             w.HBox([self.input_picker, self.check_button, self.reveal_button],
                    layout=w.Layout(flex_flow="row wrap")),
             self.answer, self.feedback])
-        side = w.VBox([self.step_html, self.predict_toggle, self.predict_box, self.inspector,
-                       self.leaves_html],
+        side = w.VBox([self.step_html, self.predict_toggle, self.predict_box,
+                       self.module_picker, self.inspector, self.leaves_html],
                       layout=w.Layout(flex="2 1 0", min_width="280px", padding="0 0 0 8px"))
         body = w.HBox([w.Box([self.picture], layout=w.Layout(flex="3 1 0", min_width="0")), side])
         legend = w.HTML(_LEGEND)
-        self.note = w.HTML(f"<div style='font-size:12px'>{html.escape(self.pages.note)}</div>"
-                           if self.pages.note else "")
+        self.note = w.HTML(note_html(self.pages.note))
         super().__init__([self.controls, legend, self.note, body])
 
         traitlets.link((self.controls, "value"), (self, "step"))
         traitlets.link((self.predict_toggle, "value"), (self, "predict_mode"))
+        traitlets.link((self.module_picker, "value"), (self, "collapsed"))
         self.check_button.on_click(lambda _: self._check_typed())
         self.answer.observe(lambda _: self._check_typed(), "value")
         self.reveal_button.on_click(lambda _: self.reveal())
         self.observe(self._on_step, "step")
         self.observe(self._on_mode, "predict_mode")
+        self.observe(lambda change: recollapse(self, change["new"]), "collapsed")
         self.picture.observe(lambda _: self._inspect(), "selected")
         bind_step_keys(self.picture, self, on_p=self._toggle_predict)
         self.predict_mode = predict
@@ -150,6 +167,16 @@ class BackwardStepper(w.VBox):
     def last(self) -> None:
         """To the end of the sweep: the leaves hold what ``backward()`` leaves."""
         self.step = len(self.replay)
+
+    @property
+    def dot(self) -> str:
+        """The DOT text of the picture shown."""
+        return self.pages.dot(self.pages.shown)
+
+    def page(self) -> int:
+        """The page of the picture that shows the current step's op."""
+        record_ = self.replay.step(self.step)
+        return self.pages.page_of(self._order.get(record_.op) if record_ else None)
 
     def _toggle_predict(self) -> None:
         self.predict_mode = not self.predict_mode
@@ -210,10 +237,12 @@ class BackwardStepper(w.VBox):
             self.predict(self.answer.value)
 
     def _say(self, ok: bool, message: str) -> None:
-        color = theme.SENT if ok else "#b02a37"
+        # The mark's shape says right or wrong; the colour is only on the border, so the
+        # text keeps the theme's own contrast.
+        color = theme.SENT if ok else theme.VERMILLION
         mark = "✔" if ok else "✘"
-        self.feedback.value = (f"<div style='color:{color}'>{mark} {html.escape(message)}"
-                               "</div>")
+        self.feedback.value = (f"<div style='border-left:4px solid {color};padding-left:6px'>"
+                               f"<b>{mark}</b> {html.escape(message)}</div>")
 
     # -- showing a step -----------------------------------------------------------------
     def _on_mode(self, _change=None) -> None:
@@ -231,15 +260,14 @@ class BackwardStepper(w.VBox):
         k = self.step
         record_ = self.replay.step(k)
         focus = record_.op if record_ is not None else self.graph.output
-        page = self.pages.page_of(self._order.get(record_.op) if record_ else None)
+        pages = self.pages
 
         def restyle():  # the page shown may still be the last one while the next is laid out
-            self.svg = self.pages.current_svg
-            self.picture.restyle(self.styler.css(
-                self.picture.container_id, k, visible=self.pages.visible(self.pages.shown),
-                copied=self.pages.copied), focus)
+            self.svg = pages.current_svg
+            pages.restyle(self.picture, self.styler.groups(k, pages.visible(pages.shown)),
+                          focus)
 
-        self.pages.show(page, self.picture, restyle)
+        pages.show(self.page(), self.picture, restyle)
         self.step_html.value = step_panel(self.replay, k, self.revealed)
         if self.picture.selected:
             self._inspect()
@@ -263,13 +291,5 @@ class BackwardStepper(w.VBox):
         close_view(self)
 
 
-_LEGEND = (
-    "<div style='font-size:12px'>"
-    f"<span style='color:{theme.CURRENT}'>■</span> op visited now &nbsp; "
-    f"<span style='color:{theme.UPSTREAM}'>■</span> its output (upstream g) &nbsp; "
-    f"<span style='color:{theme.READ}'>■</span> saved tensors it reads &nbsp; "
-    f"<span style='color:{theme.SENT}'>■</span> gradient sent &nbsp; "
-    f"<span style='color:{theme.HAS_GRAD_FILL}'>■</span> has a gradient &nbsp; "
-    f"<span style='color:#adb5bd'>┅</span> released &nbsp; "
-    f"<span style='color:{theme.DONE_FILL};background:#6c757d'>■</span> visited"
-    "</div>")
+# The one legend: the picture is drawn without its own (legend=False above).
+_LEGEND = step_legend()

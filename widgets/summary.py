@@ -53,6 +53,11 @@ def full(array, precision: int = 4, max_elements: int = 64) -> str:
     a = _tidy(np.asarray(array))
     if a.size > max_elements:
         return summarize(a)
+    squeezed = a.squeeze()
+    if a.ndim >= 3 and squeezed.ndim < a.ndim:  # (1, 16, 1, 1): one line, not sixteen
+        return (f"{_shape(a.shape)}, shown without its size-1 axes:\n"
+                + np.array2string(squeezed, precision=precision, suppress_small=True,
+                                  max_line_width=72))
     return np.array2string(a, precision=precision, suppress_small=True, max_line_width=72)
 
 

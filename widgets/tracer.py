@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import ipywidgets as w
 import numpy as np
+import traitlets
 
 from autograd_core.function import Observer, observing
 from autograd_core.grad_mode import no_grad
@@ -31,9 +32,17 @@ from autograd_core.tensor import Tensor
 
 from . import messages, theme
 from .canvas import GraphCanvas
-from .controls import Pages, StepControls, bind_step_keys, close_view, with_static_picture
+from .controls import (
+    Pages,
+    StepControls,
+    bind_step_keys,
+    close_view,
+    module_picker,
+    note_html,
+    recollapse,
+    with_static_picture,
+)
 from .graph_ids import saved_targets
-from .highlight import css_block
 from .live import Live, live
 from .summary import describe_tensor, for_later, format_bytes, later_text, summarize
 from .timeline import forward_held
@@ -122,10 +131,14 @@ class ForwardTracer(w.VBox):
 
     ``picture``: ``"auto"`` (the whole graph if it lays out quickly, else the
     neighbourhood of the current op), ``"full"`` or ``"neighbourhood"``.
+    ``collapsed`` (and the module picker, shown when the graph has modules; start
+    with ``collapse=``) is the modules drawn as one box each, as in the stepper.
     """
 
+    collapsed = traitlets.Tuple()
+
     def __init__(self, fn_or_output, *args, max_height: str = "640px", interval: int = 700,
-                 picture: str = "auto", **kwargs):
+                 picture: str = "auto", collapse=(), **kwargs):
         kept: dict[int, np.ndarray] = {}
         if isinstance(fn_or_output, Tensor):
             output, self.comparison = fn_or_output, None
@@ -143,24 +156,25 @@ class ForwardTracer(w.VBox):
         self.graph = view.graph
         self.rows = forward_trace(view)
         self._holders = saved_targets(self.graph)
-        self.pages = Pages(view.graph, picture=picture, values=view.values,
+        self.pages = Pages(view.graph, picture=picture, collapse=collapse, values=view.values,
                            input_names=view.input_names)
         del view, kept
-        first = self.pages.page_of(0)
-        self.svg = self.pages.first(first)
+        self.svg = self.pages.first(self.pages.page_of(0))
         self.controls = StepControls(len(self.rows), interval, what="op")
         self.picture = GraphCanvas(self.svg, max_height)
         self.panel = w.HTML()
-        side = [self.panel]
+        self.module_picker = module_picker(self.graph, collapse)
+        side = [self.module_picker, self.panel]
         if self.comparison is not None:
             side.append(w.HTML(_comparison_html(self.comparison)))
         body = w.HBox([w.Box([self.picture], layout=w.Layout(flex="3 1 0", min_width="0")),
                        w.VBox(side, layout=w.Layout(flex="2 1 0", min_width="260px",
                                                     padding="0 0 0 8px"))])
-        note = w.HTML(f"<div style='font-size:12px'>{html.escape(self.pages.note)}</div>"
-                      if self.pages.note else "")
-        super().__init__([self.controls, note, body])
+        self.note = w.HTML(note_html(self.pages.note))
+        super().__init__([self.controls, self.note, body])
         self.controls.observe(lambda _: self._show(), "value")
+        traitlets.link((self.module_picker, "value"), (self, "collapsed"))
+        self.observe(lambda change: recollapse(self, change["new"]), "collapsed")
         bind_step_keys(self.picture, self)
         self._show()
 
@@ -189,6 +203,10 @@ class ForwardTracer(w.VBox):
     def last(self) -> None:
         self.controls.go(len(self.rows))
 
+    def page(self) -> int:
+        """The page of the picture that shows the current op."""
+        return self.pages.page_of(self.step - 1 if self.step else 0)
+
     def _show(self) -> None:
         k = self.step
         groups = {"done": [r.op for r in self.rows[:max(k - 1, 0)]]}
@@ -196,16 +214,13 @@ class ForwardTracer(w.VBox):
             row = self.rows[k - 1]
             groups.update(current=[row.op], upstream=[self.graph.ops[k - 1].output],
                           read=[holder for _, holder, _ in row.saved])
-        page = self.pages.page_of(k - 1 if k else 0)
+        pages = self.pages
 
         def restyle():  # the page shown may still be the last one while the next is laid out
-            self.svg = self.pages.current_svg
-            self.picture.restyle(css_block(self.picture.container_id, groups,
-                                           visible=self.pages.visible(self.pages.shown),
-                                           copied=self.pages.copied),
-                                 self.rows[k - 1].op if k else None)
+            self.svg = pages.current_svg
+            pages.restyle(self.picture, groups, self.rows[k - 1].op if k else None)
 
-        self.pages.show(page, self.picture, restyle)
+        pages.show(self.page(), self.picture, restyle)
         self.panel.value = _row_html(self.rows[k - 1], len(self.rows)) if k else (
             f"<b>Before the forward pass</b> (op 0 of {len(self.rows)}). Press <b>next</b> "
             "to run the first op.")
@@ -230,7 +245,8 @@ def _row_html(row: TraceRow, n: int) -> str:
              f"<div><span style='color:{theme.UPSTREAM}'>■</span> output {e(row.output)}:"
              f"<pre style='margin:2px 0 6px 12px'>{e(row.value)}</pre></div>"]
     if row.saved:
-        items = "".join(f"<li><span style='background:{theme.READ}'>&nbsp;{e(name)}&nbsp;</span>"
+        items = "".join(f"<li><span style='background:{theme.READ};color:{theme.ON_FILL}'>"
+                        f"&nbsp;{e(name)}&nbsp;</span>"
                         f" ({e(holder)}, {format_bytes(nbytes)})</li>"
                         for name, holder, nbytes in row.saved)
         parts.append(f"<div>saved for backward:<ul style='margin:2px'>{items}</ul></div>")
