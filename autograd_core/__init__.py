@@ -67,6 +67,7 @@ from .op_functions import (
     var,
     where,
 )
+from .source import record_source, source_recording
 from .tensor import Tensor, tensor
 
 float32 = __import__("numpy").float32
@@ -75,7 +76,7 @@ float64 = __import__("numpy").float64
 __all__ = [
     "Tensor", "tensor", "Generator", "manual_seed", "default_generator", "zeros", "ones",
     "zeros_like", "ones_like", "arange", "randn", "rand", "randint", "no_grad",
-    "enable_grad", "is_grad_enabled", "float32", "float64",
+    "enable_grad", "is_grad_enabled", "record_source", "source_recording", "float32", "float64",
     "abs", "add", "astype", "cat", "clamp", "clip", "cos", "div", "exp", "expand", "flatten", "log",
     "log_softmax", "logsumexp", "matmul", "max", "maximum", "mean", "min", "minimum", "mul",
     "neg", "permute", "pow", "relu", "reshape", "sigmoid", "sin", "softmax", "split", "sqrt",

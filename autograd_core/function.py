@@ -40,6 +40,9 @@ import numpy as np
 
 from . import errors
 from .grad_mode import state as _grad_mode
+from .source import caller as _caller
+from .source import state as _source
+from .source import where as _where
 from .tensor import Tensor
 
 _sequence = itertools.count()
@@ -115,6 +118,7 @@ class Node:
     retains_grad = False
     reads = None
     trace = None
+    called_from = None  # where the learner's code called the op: autograd_core.source
 
     def __init__(self, op, inputs, arrays, edges, needs_input_grad, shapes, dtypes, params):
         self.op = op
@@ -168,6 +172,12 @@ class Node:
     @property
     def rule(self) -> str:
         return self.op.rule
+
+    @property
+    def source(self) -> tuple[str, int, str] | None:
+        """(filename, lineno, function) of the learner's line that recorded this node,
+        or ``None`` if source lines were not being recorded (``autograd_core.source``)."""
+        return _where(self.called_from)
 
     @property
     def output(self):
@@ -268,6 +278,8 @@ def _record(op, inputs: tuple, params: dict) -> Tensor:
     node = Node(op, inputs, arrays, tuple(edges), tuple(needs), tuple(shapes), tuple(dtypes),
                 params)
     node.constants = constants
+    if _source.on:
+        node.called_from = _caller(2)  # skip this frame and Function.apply's
     out = op.forward(node, *arrays, **params)
     node._inputs = None
     if out.__class__ is np.ndarray and out.base is None:  # a fresh array: the usual case

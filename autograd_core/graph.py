@@ -66,7 +66,14 @@ class SavedInfo:
 
 @dataclass(frozen=True)
 class OpInfo:
-    """An op node: what ran, on which tensors, and what it kept."""
+    """An op node: what ran, on which tensors, and what it kept.
+
+    ``source`` is where the learner's code called it, ``(filename, lineno,
+    function)``, if source lines were being recorded (``autograd_core.source``), else
+    ``None``. The filename differs from machine to machine (a notebook cell's is a
+    temporary file), so it takes no part in equality or repr, and nothing drawn from
+    a graph (what notebooks store) shows it: only the live inspector does.
+    """
 
     id: str
     op: str
@@ -76,6 +83,7 @@ class OpInfo:
     saved: tuple[SavedInfo, ...]
     order: int
     module: str | None = None
+    source: tuple[str, int, str] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -170,7 +178,7 @@ def capture(output) -> Graph:
         saved = tuple(_saved_info(op_id, s, inputs, out_id, buffers)
                       for s in node.saved.values())
         ops.append(OpInfo(op_id, node.op.name, node.op.rule, tuple(inputs), out_id, saved,
-                          order, node.module))
+                          order, node.module, node.source))
     return Graph(tuple(ops), tuple(tensors), tuple(edges), output_ids[root.seq], node_ids,
                  leaf_ids)
 

@@ -15,11 +15,23 @@ and replays the engine's own backward steps; it never computes a gradient.
 
 Names are imported on first use, so ``widgets.render`` (pure, no Jupyter) loads
 without ipywidgets, and the ``widgets.exercises`` subpackage loads only when asked.
+
+Importing ``widgets`` turns on the engine's source recording
+(``autograd_core.record_source``): from then on every recorded op remembers the line
+of the learner's code that called it, which the stepper's inspector shows. Code in
+``widgets`` itself is skipped, like the engine's, so an op a lesson helper runs is
+attributed to the cell that called the helper. ``record_source(False)`` turns it off.
 """
 
 from __future__ import annotations
 
 import importlib
+import os as _os
+
+from autograd_core import source as _source
+
+_source.skip_code_under(_os.path.dirname(__file__))
+_source.record_source(True)
 
 _EXPORTS = {
     "GraphView": "widgets.graph_view",

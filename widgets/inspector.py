@@ -8,8 +8,11 @@ and saved, or a module box, as an HTML string, at step ``k`` of the sweep:
   made it and the ops that read it, which ops saved it and how many bytes (and when
   that was released), and its gradient so far (hidden in predict mode until the
   step that sent it is revealed);
-* an op: its rule (from the op's own definition), inputs and output, the module that
-  ran it, what it saved and the step that visits it;
+* an op: the line of the learner's code that recorded it, its rule (from the op's
+  own definition), inputs and output, the module that ran it, what it saved and the
+  step that visits it; a tensor an op made shows that op's line too. Lines come from
+  ``OpInfo.source`` (recorded since ``widgets`` was imported, see
+  ``autograd_core.source``); an op recorded without one shows no line;
 * a saved array an op made (relu's mask): who saved it, its shape and bytes.
 """
 
@@ -19,6 +22,7 @@ import html
 from collections.abc import Mapping
 
 from autograd_core.graph import OpInfo, SavedInfo, TensorInfo
+from autograd_core.source import describe_source, source_line
 
 from .graph_ids import module_node_id, saved_node_id
 from .replay import Replay
@@ -68,6 +72,17 @@ def inspect_node(replay: Replay, node_id: str, k: int, *, values: Mapping[str, s
                 _row("ops inside", html.escape(_list(ops)))])
     return ('<div class="ag-inspector">Click a node of the picture (an op, a tensor or a '
             "saved array) to see it here.</div>")
+
+
+def _line(op: OpInfo | None) -> str | None:
+    """HTML of the line of code that recorded ``op``: its text and a short place
+    (``cell line 3``, ``model.py:12``), or ``None`` if no line was recorded."""
+    where = describe_source(op.source) if op is not None else None
+    if where is None:
+        return None
+    text = source_line(op.source)
+    place = f'<span class="ag-inspector-where">{html.escape(where)}</span>'
+    return f"<code>{html.escape(text)}</code> ({place})" if text else place
 
 
 def _list(ids: list[str], most: int = 12) -> str:
@@ -124,9 +139,12 @@ def _tensor(replay: Replay, tensor: TensorInfo, k: int, values: Mapping[str, str
     if tensor.id in values:
         rows.append(_row("values", _pre(values[tensor.id])))
     made_by = replay.ops.get(tensor.producer) if tensor.producer else None
+    rows.append(_row("made by", html.escape(f"{made_by.id} ({made_by.op})") if made_by
+                     else "the program (not computed by a recorded op)"))
+    line = _line(made_by)
+    if line is not None:
+        rows.append(_row("made at", line))
     rows += [
-        _row("made by", html.escape(f"{made_by.id} ({made_by.op})") if made_by else
-             "the program (not computed by a recorded op)"),
         _row("read by", html.escape(_list(users))),
         _row("saved by", _saves_of(replay, tensor.id, k)),
         _row("gradient", _gradient(replay, tensor, k, revealed)),
@@ -145,7 +163,9 @@ def _op(replay: Replay, op: OpInfo, k: int) -> str:
     inputs = [describe_tensor(replay.tensors[t]) for t in op.inputs]
     saved = [f"'{s.name}' {shape_text(s.shape)} ({format_bytes(s.buffer_nbytes)})"
              for s in op.saved]
-    rows = [
+    line = _line(op)
+    rows = [_row("recorded at", line)] if line is not None else []
+    rows += [
         _row("rule", _pre(op.rule)),
         _row("inputs", html.escape("; ".join(inputs) or "none")),
         _row("output", html.escape(describe_tensor(replay.tensors[op.output]))),
