@@ -188,6 +188,26 @@ def test_leaves_grad_follow_the_stepper_after_jumps():
     stepper.close()
 
 
+def test_a_jump_changes_grads_inside_the_tensors_already_there():
+    """As the engine accumulates: a reference taken earlier follows the stepper, and a
+    jump makes no new Tensor for a leaf that already has a gradient (each would be one
+    more object for Python's collector to examine; its pauses land on steps)."""
+    y, x, c = _loop_with_leaves(300)
+    stepper = BackwardStepper(y, picture="neighbourhood")
+    n = len(stepper.replay)
+    tid = next(t for t, leaf in stepper.replay.leaves.items() if leaf is x)
+    stepper.step = n // 4
+    g = x.grad
+    assert g is not None
+    for k in (n, n // 2, n // 3):
+        stepper.step = k
+        assert x.grad is g
+        assert np.array_equal(g.numpy(), stepper.replay.leaf_grad(tid, k))
+    stepper.step = 0
+    assert x.grad is None
+    stepper.close()
+
+
 def _loop_with_leaves(n):
     import autograd_core as ag
 

@@ -94,6 +94,7 @@ class Replay:
                     numbers.append(step.number)
                     totals.append(s.total)
         self._applied: int | None = None  # the step apply_to_leaves last set
+        self._grad_tensors: dict[str, Tensor] = {}  # the Tensor each leaf's .grad reuses
         self._grad_text: dict[tuple[str, int], str] = {}
 
     def __len__(self) -> int:
@@ -119,7 +120,12 @@ class Replay:
         return list(items[:bisect.bisect_right(numbers, k)])
 
     def apply_to_leaves(self, k: int) -> None:
-        """Set each live leaf's ``.grad`` to what it held after k steps (a copy).
+        """Set each live leaf's ``.grad`` to what it held after k steps (a copy), the way
+        the engine changes a ``.grad``: a new array inside the Tensor already there, so a
+        reference taken earlier (``g = w.grad``) follows the stepper as it follows the
+        sweep. A leaf keeps one Tensor for its ``.grad`` (set back after a step that had
+        none), so jumping back and forth over thousands of leaves makes no new objects
+        for Python's collector to examine: its full passes would land on steps.
 
         The first call sets every leaf; later ones set only the leaves whose gradient
         changed between the last step applied and ``k``, so a step on a graph with
@@ -135,8 +141,17 @@ class Replay:
             changed = [tid for tid, (numbers, _) in self._history.items()
                        if bisect.bisect_right(numbers, a) != bisect.bisect_right(numbers, k)]
         for tid in changed:
-            grad = self.leaf_grad(tid, k)
-            self.leaves[tid].grad = None if grad is None else Tensor(np.array(grad))
+            grad, leaf = self.leaf_grad(tid, k), self.leaves[tid]
+            if grad is None:
+                leaf.grad = None
+                continue
+            held = leaf.grad if leaf.grad is not None else self._grad_tensors.get(tid)
+            if held is None:
+                held = Tensor(np.array(grad))
+            else:  # as the engine accumulates: a new array inside the same Tensor
+                held._data = np.array(grad)
+                held._version[0] += 1
+            leaf.grad = self._grad_tensors[tid] = held
         self._applied = k
 
     def grad_text(self, tid: str, k: int) -> str:

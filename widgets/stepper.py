@@ -28,6 +28,7 @@ from code with ``stepper.predict(array, input="a")``; ``reveal()`` shows them.
 
 from __future__ import annotations
 
+import gc
 import html
 
 import ipywidgets as w
@@ -56,6 +57,7 @@ from .summary import describe_tensor, summarize
 __all__ = ["BackwardStepper"]
 
 INSPECT_VALUES = 2000  # tensors at most whose values the inspector summarises
+COLLECT_AT_BUILD = 2000  # nodes: above this, collect garbage once while building (below)
 
 
 class BackwardStepper(w.VBox):
@@ -152,6 +154,12 @@ class BackwardStepper(w.VBox):
         bind_step_keys(self.picture, self, on_p=self._toggle_predict)
         self.predict_mode = predict
         self._show()
+        if len(self.graph.ops) + len(self.graph.tensors) > COLLECT_AT_BUILD:
+            # Building a large stepper makes hundreds of thousands of long-lived objects;
+            # Python's collector would examine them all in its next full pass, a pause of
+            # 0.1-0.2 s that lands on some later step. Paying it here, once, keeps steps
+            # short.
+            gc.collect()
 
     # -- navigation (the buttons call these too) ------------------------------------------
     def first(self) -> None:
