@@ -70,6 +70,7 @@ def regenerate(path: Path, timeout: int = 600) -> float:
     # Exercise progress in memory: the stored lesson shows a fresh start, whatever the
     # progress file of the person regenerating it says (the kernel inherits this).
     os.environ["AUTOGRAD_LESSONS_PROGRESS"] = ":memory:"
+    os.environ.pop("AUTOGRAD_LESSONS_LEARNER", None)  # and the shared problems, not yours
     started = time.perf_counter()
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
                             resources={"metadata": {"path": str(path.parent)}},

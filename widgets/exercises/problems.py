@@ -7,11 +7,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import hashlib
+import os
+from collections.abc import Callable, Iterator, Mapping
 
 import numpy as np
 
 from . import words
+from .result import Result
 
 
 class Problem(Mapping):
@@ -56,9 +59,63 @@ class Problem(Mapping):
         return "\n".join(lines)
 
 
+LEARNER_ENV = "AUTOGRAD_LESSONS_LEARNER"
+_SET = 'Problems are now drawn for "{name}": re-run the cells that show them, then answer.'
+_DEFAULT = ("Problems are drawn from the shared default again (the numbers in the stored "
+            "lessons): re-run the cells that show them.")
+_BAD_NAME = ("set_learner takes a name (a string) or a number, not a {type}; for example "
+             'set_learner("ada").')
+_learner: list[str | None] = [None]  # set_learner's choice; None: the environment decides
+
+
+def _clean(name: object) -> str | None:
+    if name is None:
+        return None
+    if not isinstance(name, (str, int)) or isinstance(name, bool):
+        raise TypeError(_BAD_NAME.format(type=type(name).__name__))
+    text = " ".join(str(name).split()).lower()
+    return text or None
+
+
+def learner_name() -> str | None:
+    """The name (or seed) the problems are drawn for; None: the lessons' shared default."""
+    if _learner[0] is not None:
+        return _learner[0]
+    return _clean(os.environ.get(LEARNER_ENV, ""))
+
+
+def set_learner(name: str | int | None) -> str:
+    """Draw every numeric problem for ``name`` (a name or a number), so classmates get
+    different numbers for the same exercise; ``None`` goes back to the shared default
+    (the numbers in the stored lessons). An instructor can set it for a whole class
+    with the environment variable ``AUTOGRAD_LESSONS_LEARNER`` instead. Case and
+    spacing do not matter. Returns a sentence saying what changed.
+
+    >>> set_learner("Ada Lovelace")                       # doctest: +SKIP
+    'Problems are now drawn for "ada lovelace": re-run the cells that show them, then answer.'
+    """
+    try:
+        cleaned = _clean(name)
+    except TypeError as error:
+        return str(error)
+    _learner[0] = cleaned
+    if cleaned is None:
+        return _DEFAULT
+    return _SET.format(name=cleaned)
+
+
+def _learner_key(name: str) -> int:
+    """A stable number for a name (Python's own ``hash`` changes between runs)."""
+    return int.from_bytes(hashlib.sha256(name.encode("utf-8")).digest()[:8], "little")
+
+
 def rng(seed: int) -> np.random.Generator:
-    """The seeded generator every problem draws from (same data every run)."""
-    return np.random.default_rng(seed)
+    """The seeded generator every problem draws from: the same data on every run, and,
+    once a learner is set (``set_learner``), data of their own."""
+    name = learner_name()
+    if name is None:
+        return np.random.default_rng(seed)
+    return np.random.default_rng([seed, _learner_key(name)])
 
 
 def distinct(generator: np.random.Generator, *shape: int) -> np.ndarray:
@@ -68,3 +125,15 @@ def distinct(generator: np.random.Generator, *shape: int) -> np.ndarray:
         flat = np.sort(a.ravel())
         if flat.size < 2 or np.min(np.diff(flat)) > 1e-3:
             return a
+
+
+def problem_for(item: str, make: Callable[..., Problem], **option) -> Problem | Result:
+    """``make(**option)``: the other problem a learner (or a lesson's demonstration) asked
+    a check to grade, e.g. ``G2(..., size=8)``; or, when ``make`` refuses the option, the
+    sentence the check answers with instead of a traceback."""
+    try:
+        return make(**option)
+    except ValueError as error:
+        names = " and ".join(option)
+        return Result(False, f"{error} Pass the same {names} as to {item}.problem(...).",
+                      diagnosis="call")

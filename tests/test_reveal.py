@@ -1,0 +1,70 @@
+"""``after_solving``: a comparison that gives an answer away runs only once the item is
+solved or its solution was seen; before that, a sentence, and the comparison never runs."""
+
+import pytest
+
+from widgets import exercises as ex
+
+
+@pytest.fixture(autouse=True)
+def _own_progress_file(tmp_path, monkeypatch):
+    monkeypatch.setenv("AUTOGRAD_LESSONS_PROGRESS", str(tmp_path / "progress.json"))
+
+
+def spy():
+    calls = []
+    return calls, lambda: calls.append(1) or "compared"
+
+
+def solve_g6():
+    p = ex.G6.problem()
+    assert ex.G6(dA=p.G @ p.B.T, dB=p.A.T @ p.G).ok
+
+
+def test_a_fresh_start_shows_a_sentence_and_runs_nothing():
+    calls, show = spy()
+    reply = ex.after_solving("G6", show)
+    assert not calls and "Solve G6" in reply
+
+
+def test_a_wrong_or_partial_answer_is_not_enough():
+    calls, show = spy()
+    p = ex.G6.problem()
+    ex.G6(dA=p.G @ p.B.T)
+    ex.G6(dA=p.G @ p.B.T, dB=p.A.T @ p.G * 2)
+    ex.after_solving("G6", show)
+    assert not calls
+
+
+def test_solving_runs_the_comparison():
+    calls, show = spy()
+    solve_g6()
+    assert ex.after_solving("G6", show) == "compared" and calls == [1]
+
+
+def test_seeing_the_solution_runs_it_too():
+    calls, show = spy()
+    str(ex.G6.solution)
+    assert ex.after_solving("G6", show) == "compared"
+
+
+def test_a_demonstration_does_not_count():
+    calls, show = spy()
+    p = ex.G6.problem()
+    ex.G6.demo(dA=p.G @ p.B.T, dB=p.A.T @ p.G)
+    ex.after_solving("G6", show)
+    assert not calls
+
+
+def test_every_item_of_a_tuple_is_needed():
+    calls, show = spy()
+    solve_g6()
+    reply = ex.after_solving(("G6", "G5"), show)
+    assert not calls and "G5" in reply and "G6" not in reply
+
+
+@pytest.mark.parametrize("bad", ["G99", "", ("G6", "nope")])
+def test_unknown_ids_get_a_sentence(bad):
+    calls, show = spy()
+    reply = ex.after_solving(bad, show)
+    assert not calls and "not an exercise" in reply

@@ -1,0 +1,46 @@
+"""Cells that give an answer away, run only once the learner has earned it.
+
+A lesson often wants to compare the learner's derivation with the engine (print the
+op's rule, overlay the two curves, count the passes). Shown before the exercise is
+solved, that comparison *is* the answer. ``after_solving("G6", compare)`` runs
+``compare`` only when G6 is solved or its solution was asked for, and otherwise says
+what to do first; a stored lesson (a fresh start) therefore shows the sentence, never
+the comparison.
+
+>>> after_solving("G6", lambda: print("da = g @ b.T"))   # doctest: +SKIP
+This comparison gives G6's answer away: it runs once G6 is solved (or you asked for the
+solution). Solve G6 above, then run this cell again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from . import store
+from .exercise import registry
+from .result import Text
+
+__all__ = ["after_solving", "earned"]
+
+
+def earned(exercise_id: str) -> bool:
+    """True once ``exercise_id`` is solved or its solution has been seen."""
+    entry = store.read_item(exercise_id)
+    return bool(entry["solved"] or entry["solution_seen"])
+
+
+def after_solving(exercise_id: str | tuple[str, ...], show: Callable[[], Any]) -> Any:
+    """``show()`` once every item in ``exercise_id`` is solved (or its solution seen);
+    until then a sentence that says which item to solve first (``show`` does not run)."""
+    ids = (exercise_id,) if isinstance(exercise_id, str) else tuple(exercise_id)
+    unknown = [i for i in ids if i not in registry()]
+    if unknown:
+        return Text(f"{', '.join(map(str, unknown))} is not an exercise of these lessons.")
+    waiting = [i for i in ids if not earned(i)]
+    if waiting:
+        names = " and ".join(waiting)
+        return Text(f"This comparison gives {names}'s answer away: it runs once {names} "
+                    f"{'is' if len(waiting) == 1 else 'are'} solved (or you asked for the "
+                    f"solution). Solve {names} above, then run this cell again.")
+    return show()
