@@ -22,8 +22,6 @@ RIGHT = {
                holding_number_keeps_saved=False),
     "G4": dict(order=["sum", "add", "tanh", "mul"]),
     "G11": dict(linear={"input", "weight"}, tanh={"output"}, relu={"mask"}, add=set()),
-    "W1": dict(has_order=False),
-    "W2": dict(reverse_passes=1, forward_passes=64),
     "W6": dict(w_neg_grad=None, same_graph=False),
     "E1": dict(unused_grad=None, zero_path_grad=[0.0, 0.0]),
     "L1": dict(ops=["linear", "batch_norm", "relu", "linear", "batch_norm", "add"],
@@ -41,8 +39,6 @@ WRONG = {
     "G1": (dict(frozen_layer_passes_gradient=False), "prediction"),
     "G4": (dict(order=["mul", "tanh", "add", "sum"]), "reversed"),
     "G11": (dict(tanh={"input"}), "set"),
-    "W1": (dict(has_order=True), "prediction"),
-    "W2": (dict(reverse_passes=64), "prediction"),  # counts: right or wrong
     "W6": (dict(w_neg_grad=0.0), "prediction"),
     "E1": (dict(unused_grad=0.0), "prediction"),
     "L1": (dict(merge_parameters=64), "prediction"),
@@ -85,12 +81,6 @@ def test_l5_dropout_and_running_mean():
 def test_g11_accepts_the_words_for_nothing():
     for nothing in (set(), None, "nothing", ["none"]):
         assert ex.G11(add=nothing).ok
-
-
-def test_w1_on_a_graph_of_your_own():
-    assert ex.W1(has_order=True, edges=[("a", "b"), ("b", "c")]).ok
-    assert ex.W1(has_order=False, edges=[("a", "b"), ("b", "a")]).ok
-    assert ex.W1(has_order=True, edges=5).diagnosis == "type"
 
 
 def test_g14_batch_dependence():

@@ -17,7 +17,9 @@ def _own_progress_file(tmp_path, monkeypatch):
 
 def snippet_function(exercise, name):
     """The function defined by an exercise's buggy snippet."""
-    scope = {"np": np, "ag": ag}
+    from widgets.lessons.memory import release_saved  # S4's snippet drops what was saved
+
+    scope = {"np": np, "ag": ag, "release_saved": release_saved}
     exec(exercise.snippet, scope)  # noqa: S102 - our own snippet text
     return scope[name]
 
@@ -62,29 +64,43 @@ def s3_fixed(x, n):
     return bar
 
 
-def s4_recompute(w, x):
-    ag.tanh(x @ w).sum().backward()
-    g1 = w.grad.numpy().copy()
-    w.grad = None
-    (ag.tanh(x @ w) ** 2).sum().backward()
-    return g1, w.grad.numpy().copy()
+def s4_checkpoint(w1, w2, x):
+    from autograd_core.utils.checkpoint import checkpoint
+
+    return checkpoint(lambda t: ag.sigmoid(ag.tanh(t @ w1) @ w2), x, parameters=[w1, w2]).sum()
 
 
-def s4_retain(w, x):
-    h = ag.tanh(x @ w)
-    h.sum().backward(retain_graph=True)
-    g1 = w.grad.numpy().copy()
-    w.grad = None
-    (h ** 2).sum().backward()
-    return g1, w.grad.numpy().copy()
+def s4_by_hand(w1, w2, x):
+    """sigmoid(tanh(x @ w1) @ w2) as one op that keeps nothing but its inputs and runs the
+    forward pass again, recording, when backward reaches it: checkpointing written by hand."""
+    from autograd_core.function import Function
+
+    class Recomputed(Function):
+        name = "recomputed_block"
+
+        @staticmethod
+        def forward(ctx, x_, a, b):
+            ctx.save(x=x_)  # the input only; the weights are held by the program anyway
+            ctx.weights = (a, b)
+            return 1 / (1 + np.exp(-(np.tanh(x_ @ a) @ b)))
+
+        @staticmethod
+        def backward(ctx, g):
+            a, b = (ag.tensor(v, requires_grad=True) for v in ctx.weights)
+            with ag.enable_grad():
+                ag.sigmoid(ag.tanh(ag.tensor(ctx.load("x")) @ a) @ b).backward(g)
+            return None, a.grad.numpy(), b.grad.numpy()
+
+    return Recomputed.apply(x, w1, w2).sum()
 
 
-def s4_no_reset(w, x):
-    h = ag.tanh(x @ w)
-    h.sum().backward(retain_graph=True)
-    g1 = w.grad.numpy().copy()
-    (h ** 2).sum().backward()
-    return g1, w.grad.numpy().copy()
+def s4_keeps_everything(w1, w2, x):
+    return ag.sigmoid(ag.tanh(x @ w1) @ w2).sum()
+
+
+def s4_no_graph(w1, w2, x):
+    with ag.no_grad():
+        return ag.sigmoid(ag.tanh(x @ w1) @ w2).sum()
 
 
 def s5_fixed(w, x, b, t):
@@ -114,8 +130,8 @@ FIXES = [
     ("S1", "fixed", "grads", s1_fixed),
     ("S2", "fixed", "gradient_per_batch", s2_fixed),
     ("S3", "fixed", "derivative", s3_fixed),
-    ("S4", "fixed", "two_losses_grads", s4_recompute),
-    ("S4", "fixed", "two_losses_grads", s4_retain),
+    ("S4", "fixed", "loss_for_backward", s4_checkpoint),
+    ("S4", "fixed", "loss_for_backward", s4_by_hand),
     ("S5", "fixed", "grad_w", s5_fixed),
     ("S6", "fixed", "gradients", s6_fixed),
     ("G10", "fix", "embedding_backward", g10_fixed),
@@ -129,7 +145,7 @@ BUGS = [
                                            "batch 3": "not_reset"}),
     ("S3", "fixed", "derivative", {"n = 1": "values", "n = 2": "values", "n = 3": "values",
                                    "n = 6": "values", "n = 10": "values"}),
-    ("S4", "fixed", "two_losses_grads", {"": "freed"}),
+    ("S4", "fixed", "loss_for_backward", {"": "freed"}),
     ("S5", "fixed", "grad_w", {"dL/dw": "missing_upstream"}),
     ("S6", "fixed", "gradients", {"g1": "correct", "g2": "correct", "passes": "extra_passes"}),
     ("G10", "fix", "embedding_backward", {"dW": "overwrite"}),
@@ -161,8 +177,20 @@ def test_s1_aliasing_is_named():
     assert parts(ex.S1(s1_aliased)) == {"x_bar": "correct", "y_bar": "aliased"}
 
 
-def test_s4_second_backward_without_reset():
-    assert parts(ex.S4(s4_no_reset)) == {"g1": "correct", "g2": "not_reset"}
+def test_s4_keeping_the_whole_graph_gives_right_gradients_and_saves_nothing():
+    """S4's mistake is "keep only the output to save memory". Keeping everything instead (the
+    plain forward pass; retain_graph keeps the same) passes backward but is not the fix: the
+    check asks for right gradients AND no intermediate held until backward, as lesson 04
+    does. Recomputing (checkpointing, s4_checkpoint and s4_by_hand above) is."""
+    result = ex.S4(s4_keeps_everything)
+    assert parts(result) == {"dw1": "correct", "dw2": "correct", "memory": "keeps_intermediates"}
+    assert not result.ok
+
+
+def test_s4_without_a_graph_gets_a_sentence():
+    result = ex.S4(s4_no_graph)
+    assert not result.ok and result.diagnosis == "no_graph"
+    assert "no_grad" in result.message
 
 
 def test_s3_success_reports_the_blowup():
@@ -221,3 +249,15 @@ def test_learner_arrays_are_private_copies():
 
     ex.S1(keeps)
     assert ex.S1(s1_fixed).ok
+
+
+@pytest.mark.parametrize("exercise_id", ["S1", "S2", "S3", "S4", "S6"])
+def test_a_placeholder_is_named_by_the_learners_own_function(exercise_id):
+    """The learner's cell defines ``fixed_...``: the sentence names that function, not the
+    snippet's, and never capitalises it into another name."""
+    def fixed_version(*args):
+        return None
+
+    message = str(ex.registry()[exercise_id](fixed_version))
+    assert "`fixed_version`" in message, message
+    assert "Fixed_version" not in message

@@ -17,8 +17,22 @@ def _own_progress_file(tmp_path, monkeypatch):
     """Progress goes to this test's own file, never to a learner's home directory."""
     monkeypatch.setenv("AUTOGRAD_LESSONS_PROGRESS", str(tmp_path / "progress.json"))
 
-# The key of T9's right justification, found with the raw check (records no progress).
-T9_RIGHT = next(k for k in ex.T9.options if ex.T9.checks["verdict"](False, k).ok)
+
+def t9_experiment():
+    """A learner's T9 experiment: the same loss seeded with 1 and with 2.5, fresh leaves."""
+    import numpy as np
+
+    import autograd_core as ag
+
+    w0, grads = np.array([[0.2, -0.4], [0.7, 0.1]]), []
+    for seed in (1.0, 2.5):
+        w = ag.tensor(w0, requires_grad=True)
+        ag.tanh(w).sum().backward(gradient=seed)
+        grads.append(w.grad)
+    return {"c": 2.5, "grad_1": grads[0], "grad_c": grads[1]}
+
+
+T9_REASON = "the seed scales every gradient by c"
 
 
 @pytest.fixture(autouse=True)
@@ -28,10 +42,10 @@ def fresh_progress():
     forget_results()
 
 
-def test_true_false_widget_checks_the_picked_options():
-    w = ex.T9.widget()
+def test_true_false_widget_checks_verdict_reason_and_experiment():
+    w = ex.T9.widget(t9_experiment)
     assert w.feedback.value == "" and w.extra.value == ""
-    w.verdict.value, w.because.value = "False", T9_RIGHT
+    w.verdict.value, w.because.value = "False", T9_REASON
     w.check_button.click()
     assert w.result.ok and "✔" in w.feedback.value
     w.verdict.value = "True"
@@ -39,10 +53,13 @@ def test_true_false_widget_checks_the_picked_options():
     assert not w.result.ok and "✘" in w.feedback.value
 
 
-def test_true_false_widget_with_nothing_picked():
+def test_true_false_widget_with_nothing_filled_in():
     w = ex.T1.widget()
     w.check_button.click()
-    assert not w.result.ok and "True or False" in w.feedback.value
+    assert not w.result.ok and "Fill in the experiment first" in w.feedback.value
+    w = ex.T9.widget(t9_experiment)
+    w.check_button.click()
+    assert not w.result.ok and "state your verdict" in w.feedback.value
 
 
 def test_answer_widget_runs_the_same_check_as_the_function():
@@ -85,11 +102,11 @@ def test_progress_never_says_all_while_something_failed():
     assert "nothing checked yet" in repr(progress)
     p = ex.G6.problem()
     ex.G6(dA=p.G @ p.B.T, dB=p.A.T @ p.G)
-    ex.T9(True, T9_RIGHT)
+    ex.T9(True, T9_REASON, t9_experiment)
     text = repr(progress)
     assert "1 of 2 solved" in text and not re.search(r"\ball\b", text, re.IGNORECASE)
     assert "in progress" in text
-    ex.T9(False, T9_RIGHT)
+    ex.T9(False, T9_REASON, t9_experiment)
     assert repr(progress).startswith("Lesson 2: all 2 exercises solved.")
     assert progress.complete
     ex.G6(dA=p.G)  # a later wrong check does not undo a solved item
@@ -101,7 +118,7 @@ def test_progress_widget_refreshes():
     view = progress.widget()
     html, refresh = view.children
     assert "nothing checked yet" in html.value
-    ex.T9(False, T9_RIGHT)
+    ex.T9(False, T9_REASON, t9_experiment)
     refresh.click()
     assert "all 1" in html.value
 

@@ -111,7 +111,8 @@ def test_g5_by_position_says_it_takes_names():
 
 
 @pytest.mark.parametrize("call, words", [
-    (lambda: ex.T1(verdict=True, becuase="a"), "did you mean 'because'"),
+    (lambda: ex.T1(verdict=True, becuase="they agree"), "did you mean 'because'"),
+    (lambda: ex.T8(verdict=False, because="sum", experment=print), "did you mean 'experiment'"),
     (lambda: ex.S1(grads=lambda x, y: (x, y)), "by position"),
     (lambda: ex.W3(opp=object), "by position"),
     (lambda: ex.G2(DA=1.0), "'DA' (did you mean 'da'?)"),
@@ -124,7 +125,7 @@ def test_a_misspelled_keyword_gets_a_sentence(call, words):
 
 @pytest.mark.parametrize("exercise_id, name", [
     ("G4", "order"), ("G11", "tanh"), ("L1", "ops"), ("L1", "merge_parameters"),
-    ("G1", "saved_bytes_no_grad"), ("L9", "first_nonfinite_op"), ("W1", "has_order"),
+    ("G1", "saved_bytes_no_grad"), ("L9", "first_nonfinite_op"), ("W6", "same_graph"),
     ("E1", "zero_path_grad"), ("L5", "running_mean"),
 ])
 @pytest.mark.parametrize("bad", [np.array(["a", "b"]), ag.tensor([1.0, 2.0]), HUGE,

@@ -198,9 +198,10 @@ def _function_items():
     dx, dy, _ = spot_error._s1_engine(x, y)
     batches, w0 = spot_error._s2_batches()
     fresh = [spot_error._batch_grad(w0, bx, bt) for bx, bt in batches]
-    xs4, w4 = spot_error._s4_data()
-    g1, g2 = spot_error._s4_engine(xs4, w4)
     import autograd_core as ag
+
+    x4, w1_4, w2_4 = spot_error._s4_data()
+    g1, g2, _ = spot_error._s4_engine(x4, w1_4, w2_4)
 
     p5 = spot_error._s5_problem()
     z = p5["w"] * p5["x"] + p5["b"]
@@ -210,7 +211,8 @@ def _function_items():
     return [
         ("S1", (dx, dy), lambda a, b: (lambda x_, y_: (a, b))),
         ("S2", tuple(fresh), lambda *gs: (lambda w, bs: list(gs))),
-        ("S4", (g1, g2), lambda a, b: (lambda w, x_: (a, b))),
+        ("S4", (g1, g2), lambda a, b: (lambda w1, w2, x_: (w1 * ag.tensor(a)).sum()
+                                       + (w2 * ag.tensor(b)).sum())),  # gradients a and b
         ("S5", ((z - p5["t"]) * p5["x"],), lambda a: (lambda *args: a)),
         ("S6", (t1.grad.numpy(), t2.grad.numpy()), lambda a, b: (lambda w1, w2, x_: (a, b))),
     ]

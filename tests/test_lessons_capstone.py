@@ -76,3 +76,50 @@ def test_curves_plot_loss_and_both_accuracies_in_percent(losses, train, test):
 def test_curves_explain_bad_history(bad, words):
     with pytest.raises(ValueError, match=words):
         training_curves(bad)
+
+
+# -- the lesson's tasks: asked before anything answers them ------------------------------------
+
+import json  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+LESSON = Path(__file__).resolve().parent.parent / "notebooks" / "12_capstone.ipynb"
+# Peaks of plans within C1's limits: on the check's batch, and on the lesson's (2 segments).
+FITTING_PEAKS = ("612,096", "606,336", "606,704", "606704", "612096")
+
+
+def _cells():
+    cells = json.loads(LESSON.read_text())["cells"]
+    return cells, ["".join(c["source"]) for c in cells]
+
+
+def _shown(cell) -> str:
+    return "".join("".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", ""))
+                   for o in cell.get("outputs", []))
+
+
+def test_lesson_12_has_both_tasks_and_their_progress():
+    cells, sources = _cells()
+    tagged = [s for c, s in zip(cells, sources) if "exercise" in c["metadata"].get("tags", [])]
+    assert len(tagged) == 2 and "C1(plan)" in tagged[0] and "C2(module=" in tagged[1]
+    assert any('Progress("C1", "C2"' in s for s in sources)
+
+
+def test_no_stored_output_shows_a_plan_that_fits_or_where_the_bug_is():
+    cells, sources = _cells()
+    shown = "\n".join(_shown(c) for c in cells)
+    assert not any(peak in shown for peak in FITTING_PEAKS)
+    assert "5.shortcut" not in shown and "x.data" not in shown
+    assert "passes a gradient check: False" in shown   # the symptom is shown, the place is not
+
+
+def test_comparisons_that_answer_a_task_wait_for_it():
+    cells, sources = _cells()
+    c1 = next(i for i, s in enumerate(sources) if "C1(plan)" in s)
+    c2 = next(i for i, s in enumerate(sources) if "C2(module=" in s)
+    splits = next(i for i, s in enumerate(sources) if "def even_splits" in s)
+    hunt = next(i for i, s in enumerate(sources) if "def how_wrong" in s)
+    assert c1 < splits and 'after_solving("C1", even_splits)' in sources[splits]
+    assert c2 < hunt and 'after_solving("C2", how_wrong)' in sources[hunt]
+    assert "gives C1's answer away" in _shown(cells[splits])
+    assert "gives C2's answer away" in _shown(cells[hunt])

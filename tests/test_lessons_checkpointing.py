@@ -89,3 +89,85 @@ def test_series_agrees_with_the_engine_tracker(segments):
     # every recorded op, first run or recomputed, is visited by exactly one backward step
     recorded = sum(p in ("forward", "recompute") for p in step.phases)
     assert step.phases.count("backward") == recorded
+
+
+# -- a forward of your own, and plans (the capstone's task C1 uses them) ---------------------
+
+from widgets.lessons.checkpointing import measure_step, plan_forward, plan_problem  # noqa: E402
+
+
+@pytest.mark.parametrize("plan, recomputed", [
+    ([], ()), ([[0, 1]], ("0", "1")), ([[1], [3, 4]], ("1", "3", "4")),
+    ([[0, 1, 2, 3, 4, 5]], ("0", "1", "2", "3", "4", "5")),
+])
+def test_a_plan_checkpoints_its_groups_and_says_what_ran_again(plan, recomputed):
+    model = swish_stack(6, WIDTH, seed=3)
+    x = creation.randn(BATCH, WIDTH, generator=creation.Generator(4), dtype=np.float32)
+    step = measure_step(model, x, forward=plan_forward(plan))
+    plain = measure_step(model, x)
+    assert step.segments == 0 and plain.recomputed == ()
+    assert step.recomputed == recomputed
+    assert step.same_gradients(plain) and step.grad_difference(plain) == 0
+    assert (step.recompute_macs > 0) == bool(plan)
+
+
+def test_the_same_split_as_checkpoint_sequential_measures_the_same():
+    model = swish_stack(9, WIDTH, seed=3)
+    x = creation.randn(BATCH, WIDTH, generator=creation.Generator(4), dtype=np.float32)
+    ours = measure_step(model, x, forward=plan_forward([[0, 1, 2], [3, 4, 5]]))
+    theirs = measure_step(model, x, segments=3)
+    assert (ours.peak, ours.recompute_macs) == (theirs.peak, theirs.recompute_macs)
+    assert ours.recomputed == theirs.recomputed == tuple(str(i) for i in range(6))
+
+
+def test_a_gradient_that_never_arrives_is_none_not_a_crash():
+    model = swish_stack(3, WIDTH, seed=3)
+    x = creation.randn(BATCH, WIDTH, generator=creation.Generator(4), dtype=np.float32)
+
+    def cut(m, h):
+        with no_grad():
+            h = m[0](h)
+        return m[1:](h)
+
+    step = measure_step(model, x, forward=cut)
+    assert step.grads[0] is None and step.grads[2] is not None
+    assert not step.same_gradients(measure_step(model, x))
+
+
+@pytest.mark.parametrize("plan, words", [
+    ([[0, 1], [5]], None), ([], None), ([range(2, 4)], None),
+    ([[0, 2]], "skips modules"), ([1, 2], "flat list"), ([[1], [1]], "overlap"),
+    ([[6]], "numbered 0 to 5"), ("[[0]]", "is a str"), ([[0], 7], "is an int"),
+])
+def test_plan_problem(plan, words):
+    found = plan_problem(plan, 6)
+    assert (found is None) if words is None else (words in found and len(found) <= 600)
+    if words is not None:
+        with pytest.raises(ValueError, match=words):
+            plan_forward(plan)(swish_stack(6, WIDTH), creation.randn(2, WIDTH))
+
+
+# -- the lesson: predictions first, measurements once L8 is solved -----------------------------
+
+import json  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+LESSON = Path(__file__).resolve().parent.parent / "notebooks" / "10_checkpointing.ipynb"
+MEASURES = ("checkpointed_step(", "checkpoint_costs(", "count_ops()", "track_saved_bytes(")
+
+
+def test_lesson_10_asks_for_the_prediction_before_any_measurement_shows_it():
+    cells = json.loads(LESSON.read_text())["cells"]
+    sources = ["".join(c["source"]) for c in cells]
+    exercise = next(i for i, c in enumerate(cells)
+                    if "exercise" in c["metadata"].get("tags", []) and "L8(" in sources[i])
+    measuring = [i for i, s in enumerate(sources) if cells[i]["cell_type"] == "code"
+                 and any(m in s for m in MEASURES)]
+    assert measuring and min(measuring) > exercise
+    for i in measuring:
+        shown = "".join("".join(o.get("text", ""))
+                        + "".join(o.get("data", {}).get("text/plain", ""))
+                        for o in cells[i]["outputs"])
+        assert 'after_solving("L8"' in sources[i], sources[i][:80]
+        assert "gives L8's answer away" in shown and "bytes" not in shown
+    assert not any("L8.demo" in s for s in sources), "a demonstration would answer L8"

@@ -43,3 +43,26 @@ def test_outside_ipython_nothing_is_renamed():
     frame = 'File "/tmp/ipykernel_1/2.py", line 1'
     assert is_notebook_cell("/tmp/ipykernel_1/2.py") is False
     assert readable(frame) == frame
+
+
+def test_gradients_without_reset_shows_the_sum_and_the_curves(capsys):
+    """S2's comparison (lesson 11, behind after_solving): .grad after two backward calls
+    equals the sum of the two batches' gradients, then the two loss curves are drawn."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from widgets.lessons.debugging import gradients_without_reset
+
+    plt.close("all")
+    gradients_without_reset()
+    lines = capsys.readouterr().out.splitlines()
+    after_two = np.array(lines[0].split(":", 1)[1].strip(" []").split(), dtype=float)
+    summed = np.array(lines[1].split(":", 1)[1].strip(" []").split(), dtype=float)
+    assert np.allclose(after_two, summed)
+    (axes,) = plt.gcf().axes if plt.get_fignums() else (None,)
+    labels = [line.get_label() for line in axes.get_lines()] if axes else []
+    assert labels == ["zero_grad() every step", "never reset"]
+    plt.close("all")

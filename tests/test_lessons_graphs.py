@@ -4,6 +4,7 @@ Every expected value is written down from the program's structure (which op read
 which value), not taken from the helper's own output.
 """
 
+import html
 import re
 
 import numpy as np
@@ -12,7 +13,14 @@ import pytest
 import autograd_core as ag
 from autograd_core import nn
 from autograd_core.graph import capture
-from widgets.lessons.graphs import consumers, draw_sideways, fan_out, merges, motif_report
+from widgets.lessons.graphs import (
+    consumers,
+    draw_sideways,
+    fan_out,
+    hide_rules,
+    merges,
+    motif_report,
+)
 
 
 def leaf(name, values=(0.5, -1.0, 2.0)):
@@ -114,3 +122,20 @@ def test_draw_sideways_lays_a_chain_out_wider_than_tall():
         r'<svg width="([\d.]+)pt" height="([\d.]+)pt"', svg).groups())
     assert width > 2 * height
     assert "legend" not in svg
+
+
+def test_hide_rules_leaves_out_only_the_named_ops_rules():
+    """Lesson 02 draws concatenations before and after exercise L2, which asks for cat's
+    rule: the pictures keep every tooltip, less that one rule."""
+    from autograd_core.graph import capture as cap
+
+    output = concatenate()
+    cat_rule, tanh_rule = (next(o.rule for o in cap(output).ops if o.op == name)
+                           for name in ("cat", "tanh"))
+    picture = draw_sideways(output)
+    hidden = hide_rules(picture, "cat", why="exercise L2").data
+    assert cat_rule in html.unescape(picture.data) and cat_rule not in html.unescape(hidden)
+    assert "not shown here: exercise L2" in hidden
+    assert tanh_rule in html.unescape(hidden)  # the other ops keep their rules
+    assert hidden.count("<title>") == picture.data.count("<title>")
+    assert hide_rules(picture, "exp").data.count("rows of a_i") == 1

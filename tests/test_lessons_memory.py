@@ -4,6 +4,8 @@ Expected values are written from each op's backward rule (what it must read) and
 shapes and dtypes, not from the engine's own byte counts."""
 
 import gc
+import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -84,3 +86,69 @@ def test_watch_of_an_unrecorded_output_is_empty():
     with ag.no_grad():
         out = ag.tanh(ag.tensor([1.0, 2.0], requires_grad=True)).sum()
     assert watch_saved(out).watched == 0
+
+
+# -- lesson 04 and its items: the text, the checks and the stored lesson agree --------------------
+
+LESSON_04 = Path(__file__).resolve().parent.parent / "notebooks" / "04_memory.ipynb"
+
+
+def _lesson_text(path) -> str:
+    return "\n".join("".join(c["source"]) for c in json.loads(path.read_text())["cells"])
+
+
+def test_s4_the_item_and_lesson_04_agree_that_the_fix_is_to_recompute(tmp_path, monkeypatch):
+    """S4 is "I kept only the output to save memory, then ran backward". Keeping the whole
+    graph (the plain forward pass, or retain_graph) makes backward run but saves nothing, so
+    it is not the fix; recomputing the intermediates when backward needs them is. The check,
+    the item's help and lesson 04 all say so."""
+    from autograd_core.utils.checkpoint import checkpoint
+    from widgets import exercises as ex
+
+    monkeypatch.setenv("AUTOGRAD_LESSONS_PROGRESS", str(tmp_path / "progress.json"))
+
+    def keeps_everything(w1, w2, x):
+        return ag.sigmoid(ag.tanh(x @ w1) @ w2).sum()
+
+    def recomputes(w1, w2, x):
+        return checkpoint(lambda t: ag.sigmoid(ag.tanh(t @ w1) @ w2), x,
+                          parameters=[w1, w2]).sum()
+
+    kept = ex.S4(keeps_everything)
+    assert not kept.ok
+    assert {p.name: p.diagnosis for p in kept.parts}["memory"] == "keeps_intermediates"
+    assert ex.S4(recomputes).ok
+
+    solution = str(ex.S4.solution_text)
+    assert "checkpoint" in solution and "Recompute" in solution
+    assert "retain_graph" in solution and "saves no memory" in solution
+
+    text = _lesson_text(LESSON_04)
+    section = text[text.index("## 4."):text.index("## 5.")]
+    assert "S4(loss_for_backward)" in section and "def loss_for_backward(" in ex.S4.snippet
+    assert "retain_graph" not in section, "lesson 04 must not offer keeping the graph as S4's fix"
+    assert "trades compute for" not in text, "that is lesson 10's L8 to find out"
+
+
+def test_the_no_grad_peak_is_the_two_layer_outputs_g1s_solution_speaks_of():
+    """Lesson 04 once said "three layer outputs" beside a stored figure of two. The figure is
+    now printed in layer outputs by the lesson's gated cell, and G1's solution (the only text
+    that states it) says two: measure it on the lesson's model."""
+    from autograd_core import memory, nn
+    from widgets import exercises as ex
+
+    def make_model(depth):
+        gen = ag.Generator(1)
+        layers = []
+        for _ in range(depth):
+            layers += [nn.Linear(256, 256, generator=gen), nn.Tanh()]
+        return nn.Sequential(*layers)
+
+    batch = ag.randn(256, 256, generator=ag.Generator(2), dtype=ag.float32)
+    layer_output = 256 * 256 * 4
+    for depth in (3, 6):
+        peak = memory.forward_peak_memory(make_model(depth), batch)
+        assert 1.5 < peak["no_grad"] / layer_output < 2.5
+        assert peak["recording"] / layer_output > depth
+    assert "two layer outputs" in str(ex.G1.solution_text)
+    assert "three layer outputs" not in _lesson_text(LESSON_04)

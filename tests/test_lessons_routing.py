@@ -45,3 +45,16 @@ def test_outline_windows_draws_one_box_per_window(shape, kernel, stride, windows
     assert len(ax.patches) == windows
     first = ax.patches[0]
     assert (first.get_x(), first.get_y(), first.get_width()) == (-0.5, -0.5, kernel)
+
+
+def test_step_size_errors_shows_both_curves_and_the_central_one_wins(capsys):
+    """Lesson 06 shows it once B1 is solved: one-sided vs central differences, step by step."""
+    from widgets.lessons.routing import step_size_errors
+
+    fig = step_size_errors()
+    (ax,) = fig.axes
+    assert len(ax.get_lines()) == 2 and ax.get_xscale() == ax.get_yscale() == "log"
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()[1:]]
+    assert [r[0] for r in rows] == ["1e-02", "1e-04", "1e-06", "1e-08", "1e-10"]
+    one_sided, central = float(rows[2][1]), float(rows[2][2])  # h = 1e-6
+    assert central < one_sided / 1000

@@ -31,7 +31,7 @@ from widgets.course.lesson import (
     graded_cells,
     ids_checked,
 )
-from widgets.exercises import QUESTION_BANK_IDS
+from widgets.exercises import EXERCISE_IDS
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 LESSONS = sorted(NOTEBOOKS.glob("[0-9]*.ipynb"))
@@ -52,7 +52,7 @@ def test_every_id_is_checked_in_some_notebook():
     covered = set()
     for path in LESSONS:
         covered |= ids_checked(code_cells(json.loads(path.read_text())))
-    missing = [i for i in QUESTION_BANK_IDS if i not in covered]
+    missing = [i for i in EXERCISE_IDS if i not in covered]
     assert not missing, f"IDs no notebook cell checks: {missing}"
 
 
@@ -60,7 +60,7 @@ def progress_ids(nb: dict) -> set[str]:
     ids: set[str] = set()
     for src in code_cells(nb):
         for call in re.findall(r"Progress\(([^)]*)\)", src):
-            ids |= set(re.findall(r"['\"]([GTSWEL]\d+)['\"]", call))
+            ids |= set(re.findall(r"['\"]([A-Z]\d+)['\"]", call))
     return ids
 
 

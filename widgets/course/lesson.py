@@ -2,7 +2,8 @@
 
 A lesson marks every cell where the learner answers an exercise with the cell tag
 ``exercise`` (JupyterLab: the property inspector, or View → Cell Toolbar). Each such
-cell runs the check of exactly one question-bank item, in one of the lessons' forms:
+cell runs the check of exactly one exercise (a question-bank item or one of the course's own,
+``ids.EXERCISE_IDS``), in one of the lessons' forms:
 
 * ``check("X", ...)``, ``exercises.X(...)``, ``exercises.X.check(...)`` / ``.run(...)``;
 * ``X(...)``, ``X.check(...)`` / ``X.run(...)`` after ``from widgets.exercises import X``
@@ -21,11 +22,11 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from widgets.exercises import QUESTION_BANK_IDS
+from widgets.exercises import EXERCISE_IDS
 
 EXERCISE_TAG = "exercise"
 
-_ID = r"[GTSWEL]\d+"
+_ID = r"[A-Z]\d+"  # an exercise ID; only those of ids.EXERCISE_IDS count
 
 
 class LessonError(ValueError):
@@ -70,7 +71,7 @@ def imported_names(cells: list[str]) -> dict[str, str]:
         for group in re.findall(r"from\s+widgets\.exercises\s+import\s+\(?([^)\n]+)", src):
             for part in group.split(","):
                 bits = part.split()
-                if bits and bits[0] in QUESTION_BANK_IDS:
+                if bits and bits[0] in EXERCISE_IDS:
                     names[bits[-1] if len(bits) == 3 and bits[1] == "as" else bits[0]] = bits[0]
     return names
 
@@ -83,7 +84,7 @@ def ids_checked_in(src: str, aliases: dict[str, str]) -> set[str]:
     for name, exercise_id in aliases.items():
         if re.search(rf"(?<![\w.]){re.escape(name)}\s*(?:\(|\.(?:check|run)\s*\()", src):
             found.add(exercise_id)
-    return found & set(QUESTION_BANK_IDS)
+    return found & set(EXERCISE_IDS)
 
 
 def ids_checked(cells: list[str]) -> set[str]:

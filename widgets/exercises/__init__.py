@@ -1,14 +1,14 @@
 """Exercises that answer back: every question-bank item as a check against the engine.
 
-Each item (G1..G14, T1..T10, S1..S6, W1..W6, E1..E6, L1..L9) is an
-:class:`Exercise`. Call it with your answer; the :class:`Result` it returns prints
-the feedback, naming the mistake where the evidence allows:
+Each item (G1..G14, T1..T10, S1..S6, W1..W6, E1..E6, L1..L9 of the question bank, and the
+course's own B1..B6, C1..C2 and H1..H4) is an :class:`Exercise`. Call it with your answer; the
+:class:`Result` it returns prints the feedback, naming the mistake where the evidence
+allows:
 
 >>> from widgets import exercises
 >>> p = exercises.G6.problem()                              # doctest: +SKIP
 >>> exercises.G6(dA=p.G @ p.B.T, dB=p.A.T @ p.G)            # doctest: +SKIP
->>> exercises.check("T9", False, "a")                       # doctest: +SKIP
->>> exercises.T9.experiment()                   # doctest: +SKIP
+>>> exercises.T9(verdict=..., because="...", experiment=my_experiment)  # doctest: +SKIP
 
 Hints and solutions only on request: ``result.hint()``, ``exercises.G6.hint``,
 ``exercises.G6.solution``, ``check(..., hint=True)`` or the widget's buttons
@@ -17,7 +17,9 @@ recorded. ``Progress("G1", "G2")`` summarises a notebook's exercises and ``progr
 every lesson, from a small file that survives a kernel restart
 (``~/.autograd-lessons/progress.json``, or ``$AUTOGRAD_LESSONS_PROGRESS``). A lesson
 showing what a mistake looks like runs ``exercises.G7.demo(...)`` (or ``demo=True``):
-shown, never recorded.
+shown, never recorded. ``set_learner("ada")`` (or ``$AUTOGRAD_LESSONS_LEARNER`` for a
+class) draws the numeric problems for one learner, so classmates get different numbers;
+the stored lessons use the shared default.
 
 The core of every gradient-shaped check is :func:`check_gradient` (in ``feedback``,
 which the stepper's predict mode calls too, as :func:`check_predicted_gradient`); an op
@@ -28,7 +30,7 @@ from __future__ import annotations
 
 import importlib
 
-from .ids import QUESTION_BANK_IDS, parse_question_bank
+from .ids import COURSE_IDS, EXERCISE_IDS, QUESTION_BANK_IDS, parse_question_bank
 
 # Names are imported on first use, so the stepper can use ``feedback`` without
 # loading the question bank.
@@ -37,13 +39,15 @@ _EXPORTS = {
     "last_results": "exercise", "forget_results": "exercise",
     "check_gradient": "feedback", "check_predicted_gradient": "feedback",
     "check_backward": "backward_check", "BACKWARD_SPECS": "backward_check",
+    "check_own_gradcheck": "own_gradcheck",
     "Result": "result", "Text": "result", "Mistake": "context", "Problem": "problems",
     "Report": "report", "Progress": "tracking", "progress": "tracking",
-    "reset_progress": "tracking",
+    "reset_progress": "tracking", "set_learner": "problems",
+    "after_solving": "reveal",
 }
 _RENAMED = {"BACKWARD_SPECS": "SPECS"}
 
-__all__ = [*_EXPORTS, "QUESTION_BANK_IDS", "parse_question_bank"]
+__all__ = [*_EXPORTS, "QUESTION_BANK_IDS", "COURSE_IDS", "EXERCISE_IDS", "parse_question_bank"]
 
 
 def __getattr__(name: str):
@@ -53,10 +57,10 @@ def __getattr__(name: str):
         value = getattr(module, _RENAMED.get(name, name))
         globals()[name] = value
         return value
-    if name in QUESTION_BANK_IDS:
+    if name in EXERCISE_IDS:
         return __getattr__("registry")()[name]
     raise AttributeError(f"module 'widgets.exercises' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__) | set(QUESTION_BANK_IDS))
+    return sorted(set(globals()) | set(__all__) | set(EXERCISE_IDS))

@@ -5,17 +5,23 @@ ops are (a ``Function`` subclass with ``forward``, ``backward`` and ``ctx.save``
 engine with a non-uniform upstream gradient, and compares
 
 * the forward values with the reference (the same function built from engine ops);
-* each input's gradient with the reference gradient (or, for an op without a
-  reference, with central finite differences of the op's own forward: gradcheck),
-  naming the mistake as the derivation checks do;
+* each gradient backward *returned* with the reference gradient (or, for an op without
+  a reference, with central finite differences of the op's own forward: gradcheck),
+  naming the mistake as the derivation checks do. A gradient must have its input's
+  shape: the engine would sum a broadcast one down for you, but here that sum (dγ's
+  over the batch, say) is part of the exercise;
 * what forward saved with what backward read: reading something never saved (the
   ``KeyError`` of ``ctx.load``) and saving something never read both get a sentence.
+
+An op may take several tensor inputs (x, γ, β) and keyword parameters that are not
+tensors (an epsilon, integer targets, a random generator); its backward returns one
+gradient per tensor input. The specs (reference, inputs, known mistakes) live in
+``backward_specs``; the lessons' layer exercises B2–B6 are registered at the end.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -25,24 +31,13 @@ from autograd_core.engine import backward_steps
 from autograd_core.function import Function
 
 from . import learner, words
-from .context import Mistake
+from .backward_specs import SPECS, BackwardSpec, gradient_names
+from .exercise import Exercise, register
 from .feedback import check_gradient
 from .problems import rng
 from .result import Result
 
-
-@dataclass(frozen=True)
-class BackwardSpec:
-    """An op to write: its formula, a reference built from engine ops, seeded inputs."""
-
-    name: str
-    formula: str
-    reference: Callable  # (*tensors, **params) -> Tensor, built from engine ops
-    inputs: Callable[[], tuple]  # seeded float64 arrays
-    params: dict = field(default_factory=dict)
-    saves_only_output: bool = False
-    mistakes: Callable | None = None  # (arrays, g, params) -> list[Mistake]
-    naive: Callable | None = None  # (arrays, g, params) -> array (normalisation only)
+__all__ = ["BackwardSpec", "SPECS", "check_backward"]
 
 
 class _NotSaved(Exception):
@@ -53,6 +48,10 @@ class _NotSaved(Exception):
 
 class _BadBackward(Exception):
     """The learner's backward broke the contract; ``args[0]`` is the sentence."""
+
+
+class _NotWritten(Exception):
+    """The learner's backward returned None: a placeholder, not a try."""
 
 
 class _LoadSpy:
@@ -74,8 +73,15 @@ class _LoadSpy:
         setattr(self._node, name, value)
 
 
-def _instrumented(op: type) -> type:
-    """A subclass of the learner's op whose forward and backward check the contract."""
+def _fits(grad, shape: tuple) -> bool:
+    """Whether the engine can take ``grad`` as the gradient of an input of ``shape``."""
+    return (isinstance(grad, np.ndarray | np.number | float | int) and not isinstance(grad, bool)
+            and np.shape(grad) == shape and np.asarray(grad).dtype.kind in "fiu")
+
+
+def _instrumented(op: type, returned: list) -> type:
+    """A subclass of the learner's op whose forward and backward check the contract;
+    what backward returns is appended to ``returned`` as it was returned."""
     n_inputs: list[int] = []
 
     class Checked(op):
@@ -99,6 +105,8 @@ def _instrumented(op: type) -> type:
                 raise _BadBackward("backward changed the upstream gradient g in place; "
                                    "gradients are shared, so compute a new array "
                                    "(g * s, not g *= s).")
+            if grads is None:
+                raise _NotWritten()
             if not isinstance(grads, tuple | list):
                 raise _BadBackward(f"backward must return a tuple with one gradient per "
                                    f"input, e.g. `return (g * s,)` (note the comma); it "
@@ -107,59 +115,23 @@ def _instrumented(op: type) -> type:
                 raise _BadBackward(f"backward returned {len(grads)} gradients for "
                                    f"{n_inputs[-1]} input(s): one per positional input of "
                                    "forward (None for an input that needs none).")
-            return tuple(grads)
+            returned.append(tuple(grads))
+            # The check compares what was returned; the engine gets only what it can take.
+            return tuple(gr if _fits(gr, shape) else None
+                         for gr, shape in zip(grads, ctx.input_shapes))
 
     Checked.__name__ = Checked.__qualname__ = op.__name__
     return Checked
 
 
-def _softplus_mistakes(arrays, g, params):
-    (x,) = arrays
-    s = 1 / (1 + np.exp(-x))
-    return [Mistake(g * (1 - s), "Your backward uses σ(−x) = 1 − σ(x): the sign inside the "
-                    "sigmoid is flipped.", "d/dx log(1 + eˣ) = eˣ / (1 + eˣ).", "sign_inside")]
-
-
-def _sigmoid_mistakes(arrays, g, params):
-    (x,) = arrays
-    s = 1 / (1 + np.exp(-x))
-    return [Mistake(g * s, "Your backward multiplies by σ only: one factor of σ' is missing.",
-                    "",
-                    "missing_factor")]
-
-
-def _layer_norm_naive(arrays, g, params):
-    (x,) = arrays
-    return g / np.sqrt(x.var(axis=-1, keepdims=True) + params["eps"])
-
-
-def _layer_norm_reference(x, eps=1e-5):
-    centered = x - x.mean(dim=-1, keepdim=True)
-    return centered / ag.sqrt(x.var(dim=-1, keepdim=True, correction=0) + eps)
-
-
-SPECS: dict[str, BackwardSpec] = {
-    "softplus": BackwardSpec(
-        "softplus", "f(x) = log(1 + exp(x))", lambda x: ag.log(1 + ag.exp(x)),
-        lambda: (rng(41).standard_normal((3, 4)) * 2,), mistakes=_softplus_mistakes),
-    "sigmoid": BackwardSpec(
-        "sigmoid", "f(x) = 1 / (1 + exp(-x)), backward from the saved output only",
-        ag.sigmoid, lambda: (rng(42).standard_normal((3, 4)) * 2,), saves_only_output=True,
-        mistakes=_sigmoid_mistakes),
-    "layer_norm": BackwardSpec(
-        "layer_norm", "f(x) = (x - mean(x)) / sqrt(var(x) + eps) over the last axis",
-        _layer_norm_reference, lambda: (rng(43).standard_normal((4, 5)) * 3 + 1,),
-        params={"eps": 1e-5}, naive=_layer_norm_naive),
-}
-
-
-def check_backward(op, spec: str | BackwardSpec = "softplus", *,
+def check_backward(op, spec: str | BackwardSpec | None = "softplus", *,
                    inputs: Sequence | None = None, **params) -> Result:
     """Check a learner-defined op against the engine: forward, backward, saves and reads.
 
-    ``spec`` names a reference op (``"softplus"``, ``"sigmoid"``, ``"layer_norm"``) or is
-    ``None`` with ``inputs=`` given, for any op: then the gradient is checked against
-    finite differences of the op's own forward (gradcheck).
+    ``spec`` names a reference op (a key of ``SPECS``: ``"softplus"``, ``"conv2d"``,
+    ``"batch_norm"`` ...) or is ``None`` with ``inputs=`` given, for any op: then the
+    gradient is checked against finite differences of the op's own forward (gradcheck).
+    Keyword ``params`` override the spec's.
 
     >>> check_backward(MySoftplus, "softplus")        # doctest: +SKIP
     """
@@ -176,30 +148,54 @@ def check_backward(op, spec: str | BackwardSpec = "softplus", *,
         spec = SPECS[spec]
     arrays = tuple(np.asarray(a, dtype=np.float64) for a in
                    (inputs if inputs is not None else spec.inputs()))
-    params = {**(spec.params if spec else {}), **params}
-    g = rng(40).standard_normal(arrays[0].shape) + 0.5  # non-uniform upstream gradient
+
+    def fresh() -> dict:  # the parameters for one run (seeded ones drawn afresh)
+        data = spec.data() if spec is not None and spec.data is not None else {}
+        return {**(spec.params if spec else {}), **data, **params}
+
+    want = None
+    if spec is not None:
+        with ag.no_grad():
+            want = spec.reference(*[ag.tensor(a) for a in arrays], **fresh())
+    g = _upstream(want.shape if want is not None else None)
     tensors = [ag.tensor(a, requires_grad=True) for a in arrays]
+    returned: list = []
     try:
-        out, g, steps = learner.call(_forward_backward, _instrumented(op), tensors, params, g,
-                                     what=op.__name__)
+        out, g, steps = learner.call(_forward_backward, _instrumented(op, returned), tensors,
+                                     fresh(), g, what=op.__name__)
     except learner.LearnerCodeFailed as exc:
         return _contract_failure(exc)
     parts = []
-    if spec is not None:
-        with ag.no_grad():
-            want = spec.reference(*[ag.tensor(a) for a in arrays], **params)
+    if want is not None:
         parts.append(check_gradient(out, want, name="forward",
                                     reference="the reference forward values"))
-    parts += _gradient_parts(op, spec, arrays, tensors, g, params)
+        if out.shape != want.shape:
+            return Result.combine(parts + [Result(
+                False, "Gradients are compared once forward has the reference's shape.",
+                name="backward", diagnosis="forward_shape")])
+    parts += _gradient_parts(op, spec, arrays, returned[0], g, fresh)
     parts += _saved_parts(out.grad_fn, steps[0].reads, spec)
     return Result.combine(parts)
 
 
+def _upstream(shape: tuple | None) -> np.ndarray | None:
+    """A non-uniform upstream gradient of ``shape`` (None: drawn once the output is known);
+    for a single number, one that is not 1, so a forgotten g shows."""
+    if shape is None:
+        return None
+    if shape == ():
+        return np.asarray(1.5 + rng(40).random())
+    return rng(40).standard_normal(shape) + 0.5
+
+
 def _forward_backward(checked, tensors, params, g):
-    """Run the op forward and backward on the engine; (output, upstream used, steps)."""
+    """Run the op forward and backward on the engine; (output, upstream used, steps).
+    Backward does not run when the output's shape is not the one ``g`` was drawn for."""
     out = checked.apply(*tensors, **params)
-    if out.shape != g.shape:
-        g = rng(40).standard_normal(out.shape) + 0.5
+    if g is None:
+        g = _upstream(out.shape)
+    elif out.shape != g.shape:
+        return out, g, []
     return out, g, list(backward_steps(out, g))
 
 
@@ -210,31 +206,42 @@ def _contract_failure(exc: learner.LearnerCodeFailed) -> Result:
         return Result(False, f"Your backward reads ctx.load({error.name!r}), but forward saved "
                              f"{saved}.", diagnosis="read_unsaved",
                       hint=f"In forward, keep what backward needs: ctx.save({error.name}=...).")
+    if isinstance(error, _NotWritten):
+        return Result(False, "Your backward returned None, so it is not written yet: return a "
+                             "tuple with one gradient per input of forward, e.g. "
+                             "`return (dx,)`.", diagnosis="none")
     if isinstance(error, _BadBackward):
         return Result(False, "Your " + str(error), diagnosis="contract")
     return learner.failed(exc)
 
 
-def _gradient_parts(op, spec, arrays, tensors, g, params) -> list[Result]:
+def _gradient_parts(op, spec, arrays, returned, g, fresh) -> list[Result]:
     if spec is not None:
         refs = [ag.tensor(a, requires_grad=True) for a in arrays]
-        spec.reference(*refs, **params).backward(g)
+        spec.reference(*refs, **fresh()).backward(g)
         expected = [r.grad for r in refs]
+        names = gradient_names(len(arrays), spec)
+        known = spec.mistakes(arrays, g, fresh()) if spec.mistakes else []
+        if not isinstance(known, dict):  # one list for every gradient
+            known = dict.fromkeys(names, known)
     else:  # gradcheck: g · J of the learner's own forward, J by central differences
         copies = [ag.tensor(a, requires_grad=True) for a in arrays]
+        params = fresh()
         jac = numeric_jacobian(lambda *xs: op.apply(*xs, **params), copies)[0]
         expected = [(g.ravel() @ j).reshape(a.shape) for j, a in zip(jac, arrays)]
-    context = {"upstream": g}
-    if spec is not None and spec.mistakes:
-        context["mistakes"] = spec.mistakes(arrays, g, params)
-    if spec is not None and spec.naive:
-        context["naive"] = spec.naive(arrays, g, params)
+        names, known = gradient_names(len(arrays)), {}
     tol = {} if spec is not None else {"rtol": 1e-5, "atol": 1e-7}
-    names = ["dx"] if len(arrays) == 1 else [f"d(input {i})" for i in range(len(arrays))]
-    return [check_gradient(t.grad, e, name=n, **context, **tol) if t.grad is not None else
-            Result(False, "Your backward returned None for this input, so it gets no gradient.",
-                   name=n, diagnosis="no_gradient")
-            for t, e, n in zip(tensors, expected, names)]
+    parts = []
+    for i, (given, e, name) in enumerate(zip(returned, expected, names)):
+        if given is None:
+            parts.append(Result(False, "Your backward returned None for this input, so it "
+                                       "gets no gradient.", name=name, diagnosis="no_gradient"))
+            continue
+        context = {"upstream": g, "mistakes": known.get(name, [])}
+        if i == 0 and spec is not None and spec.naive:
+            context["naive"] = spec.naive(arrays, g, fresh())
+        parts.append(check_gradient(given, e, name=name, **context, **tol))
+    return parts
 
 
 def _saved_parts(node, reads: list, spec) -> list[Result]:
@@ -259,3 +266,20 @@ def _saved_parts(node, reads: list, spec) -> list[Result]:
         parts.append(Result(True, f"forward saved {words.listing(map(repr, saved)) or 'nothing'}"
                                   ", and backward read exactly that.", name="saved"))
     return parts
+
+
+# -- the lessons' layers, each written as an op (B2–B6) ----------------------------------------
+
+
+def _layer_exercise(exercise_id: str, spec: str) -> None:
+    def check(op: type | None = None) -> Result:
+        return check_backward(op, spec)
+
+    check.__doc__ = (f"``{exercise_id}(MyOp)``: your {spec} op (a Function subclass) against "
+                     f"the engine: forward, every gradient, what it saves.")
+    register(Exercise(exercise_id, "write_backward", {"op": check}))
+
+
+for _id, _spec in (("B2", "conv2d"), ("B3", "max_pool2d"), ("B4", "batch_norm"),
+                   ("B5", "dropout"), ("B6", "softmax_cross_entropy")):
+    _layer_exercise(_id, _spec)

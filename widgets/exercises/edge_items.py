@@ -8,12 +8,13 @@ import numpy as np
 import autograd_core as ag
 from autograd_core.graph import capture
 
+from . import words
 from .context import Mistake
 from .exercise import Exercise, register
 from .feedback import check_gradient
 from .parts import check_named, one_answer
 from .predictions import Fact, check_fact, check_predictions
-from .problems import Problem, rng
+from .problems import Problem, problem_for, rng
 from .result import Result
 
 # -- E1: a node that never reaches the output ------------------------------------------------
@@ -43,28 +44,41 @@ register(Exercise("E1", "prediction", {"predict": check_e1}))
 # -- E2: a hard-coded literal ------------------------------------------------------------------
 
 
-def e2_problem() -> Problem:
-    g = rng(62)
-    return Problem("z = 2 * w * x + b with loss = z.sum(). Find dw; is the 2 a graph node with a "
-                   "gradient?", w=g.standard_normal(3), x=g.standard_normal(3),
+E2_LITERAL = 2  # the question's literal; another literal is another problem (a lesson's demo)
+
+
+def e2_problem(literal: int = E2_LITERAL) -> Problem:
+    """z = 2·w·x + b (``literal``: another whole number from 3 to 9 draws another problem, so
+    that a lesson can show a mistake without saying anything about the learner's own)."""
+    if (not isinstance(literal, int) or isinstance(literal, bool)
+            or not (literal == E2_LITERAL or 3 <= literal <= 9)):
+        raise ValueError(f"E2 has the literals 2 to 9, not {words.short(literal, 40)}.")
+    g = rng(62) if literal == E2_LITERAL else rng(620 + literal)
+    return Problem(f"z = {literal} * w * x + b with loss = z.sum(). Find dw; is the {literal} a "
+                   "graph node with a gradient?", w=g.standard_normal(3), x=g.standard_normal(3),
                    b=g.standard_normal(3))
 
 
-def check_e2(**answers) -> Result:
-    """``E2(dw=..., literal_gets_gradient=...)`` for ``E2.problem()``."""
-    p = e2_problem()
+def check_e2(*, literal: int = E2_LITERAL, **answers) -> Result:
+    """``E2(dw=..., literal_gets_gradient=...)`` for ``E2.problem()``; ``literal=`` for answers
+    to ``E2.problem(literal)``."""
+    p = problem_for("E2", e2_problem, literal=literal)
+    if isinstance(p, Result):
+        return p
 
     def run(given):
         w = ag.tensor(p.w, requires_grad=True)
-        z = 2 * w * ag.tensor(p.x) + ag.tensor(p.b, requires_grad=True)
+        z = literal * w * ag.tensor(p.x) + ag.tensor(p.b, requires_grad=True)
         graph = capture(z.sum())
         z.sum().backward()
         constants = [t for t in graph.tensors if t.kind == "constant" and t.label is not None]
         out = []
         if "dw" in given:
             out.append(check_gradient(given["dw"], w.grad, name="dw", of="w", mistakes=[
-                Mistake(p.x, "You dropped the 2: a literal is a constant factor, and a "
-                        "constant factor stays in the gradient.", "", "missing_constant")]))
+                Mistake(p.x, f"You dropped the {literal}: a literal is a constant factor, and a "
+                        "constant factor stays in the gradient.",
+                        f"Differentiate {literal}·w_i·x_i with respect to w_i as you would "
+                        "c·w_i·x_i for any constant c.", "missing_constant")]))
         if "literal_gets_gradient" in given:
             labels = ", ".join(t.label for t in constants) or "none"
             fact = Fact(not constants, "The literal enters the graph as a constant input "
@@ -82,17 +96,27 @@ register(Exercise("E2", "derivation", {"gradients": check_e2}, problem=e2_proble
 # -- E3: sigmoid's derivative at 0 -----------------------------------------------------------
 
 
-def e3_problem() -> Problem:
-    return Problem("s = sigmoid(z) at z = -10, -2, 0, 2, 10. Find ds/dz at each z.",
-                   z=np.array([-10.0, -2.0, 0.0, 2.0, 10.0]))
+E3_POINTS = (-10.0, -2.0, 0.0, 2.0, 10.0)
 
 
-@one_answer("slopes")
-def check_e3(slopes) -> Result:
-    """``E3(slopes=...)``: sigmoid's derivative at each z of ``E3.problem()``."""
-    p = e3_problem()
+def e3_problem(z=None) -> Problem:
+    """The question's points, or other points ``z`` (a lesson demonstrates a mistake on other
+    points, so that its feedback says nothing about the learner's own)."""
+    points = np.array(E3_POINTS if z is None else z, dtype=np.float64).ravel()
+    where = ", ".join(f"{v:g}" for v in points)
+    return Problem(f"s = sigmoid(z) at z = {where}. Find ds/dz at each z.", z=points)
+
+
+def check_e3(*args, z=None, **answers) -> Result:
+    """``E3(slopes=...)``: sigmoid's derivative at each z of ``E3.problem()``;
+    ``E3(slopes=..., z=...)`` for ``E3.problem(z=...)``."""
+    return one_answer("slopes")(lambda slopes: _check_e3_at(slopes, z))(*args, **answers)
+
+
+def _check_e3_at(slopes, points) -> Result:
+    p = e3_problem(points)
     z = ag.tensor(p.z, requires_grad=True)
-    ag.sigmoid(z).backward(np.ones(5))
+    ag.sigmoid(z).backward(np.ones(p.z.shape))
     s = 1 / (1 + np.exp(-p.z))
     return check_gradient(slopes, z.grad, name="slopes", mistakes=[
         Mistake(s, "Those are the values σ(z), not the slopes (the derivative of σ at z).",
@@ -128,18 +152,25 @@ register(Exercise("E4", "derivation", {"dw": check_e4}, problem=e4_problem))
 # -- E5: a weight shared by two layers ------------------------------------------------------
 
 
-def e5_problem() -> Problem:
-    g = rng(65)
-    x, w, t = g.standard_normal((3, 4)), g.standard_normal((4, 2)), g.standard_normal((3, 4))
+def e5_problem(other: bool = False) -> Problem:
+    """The question's data, or (``other=True``) other data of other shapes: a lesson
+    demonstrates a mistake on it, so that its feedback says nothing about the learner's own."""
+    g = rng(165 if other else 65)
+    n, d, k = (2, 3, 3) if other else (3, 4, 2)
+    x, w, t = g.standard_normal((n, d)), g.standard_normal((d, k)), g.standard_normal((n, d))
     h = np.tanh(x @ w)
     return Problem("Weight tying: h = tanh(x @ W) and out = h @ W.T use the same W; "
                    "loss = sum(out * t). Find dW.", x=x, W=w, t=t, h=h)
 
 
-@one_answer("dW")
-def check_e5(dW) -> Result:  # noqa: N803 - the learner's name for it
-    """``E5(dW=...)`` for ``E5.problem()``."""
-    p = e5_problem()
+def check_e5(*args, other: bool = False, **answers) -> Result:
+    """``E5(dW=...)`` for ``E5.problem()``; ``E5(dW=..., other=True)`` for
+    ``E5.problem(other=True)``."""
+    return one_answer("dW")(lambda dW: _check_e5_on(dW, other))(*args, **answers)  # noqa: N803
+
+
+def _check_e5_on(dW, other: bool) -> Result:  # noqa: N803 - the learner's name for it
+    p = e5_problem(bool(other))
 
     def grad(site=None):
         w = ag.tensor(p.W, requires_grad=True)
@@ -160,14 +191,16 @@ register(Exercise("E5", "derivation", {"dW": check_e5}, problem=e5_problem))
 # -- E6: detach ------------------------------------------------------------------------------
 
 
-def e6_problem() -> Problem:
+def e6_problem(other: bool = False) -> Problem:
+    """The question's data, or (``other=True``) other data, for a lesson's demonstration."""
     return Problem("y = x * x.detach(), loss = y.sum(). Find dx; does detach change y's value?",
-                   x=rng(66).standard_normal(4))
+                   x=rng(166 if other else 66).standard_normal(3 if other else 4))
 
 
 def check_e6(**answers) -> Result:
-    """``E6(dx=..., value_changes=...)`` for ``E6.problem()``."""
-    p = e6_problem()
+    """``E6(dx=..., value_changes=...)`` for ``E6.problem()``; with ``other=True`` for
+    ``E6.problem(other=True)``."""
+    p = e6_problem(bool(answers.pop("other", False)))
 
     def run(given):
         x = ag.tensor(p.x, requires_grad=True)

@@ -1,11 +1,12 @@
 """An :class:`Exercise` and the registry of exercises by question-bank ID.
 
 An exercise has an ID, a title, a kind, one or more check callables, a hint and a
-solution (shown only on request), and optionally a problem (the data to work on),
+solution (shown only on request; between them, for some, a code skeleton: stepped help,
+nudge → skeleton → solution), and optionally a problem (the data to work on),
 a snippet (buggy code to fix), options (true/false justifications) and an
 experiment (a function that runs the engine and shows the claim).
 
-The words (title, question, hint, solution) live in ``texts.toml`` beside this file,
+The words (title, question, hint, skeleton, solution) live in ``texts.toml`` beside this file,
 by ID, so the Python modules hold only the checks; an exercise built with its words
 given as arguments uses those instead.
 
@@ -25,7 +26,7 @@ from types import MappingProxyType
 from typing import Any
 
 from . import learner, store
-from .ids import QUESTION_BANK_IDS
+from .ids import COURSE_IDS, EXERCISE_IDS
 from .result import Result, Text
 
 if sys.version_info >= (3, 11):
@@ -38,7 +39,8 @@ KINDS = ("derivation", "true_false", "spot_error", "prediction", "write_backward
 # The modules that register exercises, imported once by ``registry()``.
 _ITEM_MODULES = (
     "graph_items", "derivations", "layer_items", "spot_error", "backprop_bugs", "true_false",
-    "why_items", "edge_items", "forward_items",
+    "why_items", "edge_items", "forward_items", "backward_check", "own_gradcheck", "by_hand",
+    "capstone_tasks",
 )
 
 _REGISTRY: dict[str, Exercise] = {}
@@ -61,7 +63,7 @@ class Exercise:
                  solution: str | None = None, question: str | None = None,
                  level: str | None = None, problem: Callable[..., Any] | None = None,
                  snippet: str | None = None, options: Mapping[str, str] | None = None,
-                 experiment: Callable[..., Any] | None = None):
+                 experiment: Callable[..., Any] | None = None, skeleton: str | None = None):
         if kind not in KINDS:
             raise ValueError(f"unknown exercise kind {kind!r}; one of {KINDS}")
         if not checks:
@@ -71,6 +73,7 @@ class Exercise:
         hint = hint if hint is not None else words.get("hint")
         solution = solution if solution is not None else words.get("solution")
         question = question if question is not None else words.get("question", "")
+        skeleton = skeleton if skeleton is not None else words.get("skeleton")
         if title is None or hint is None or solution is None:
             raise ValueError(f"exercise {id} needs a title, a hint and a solution: give them "
                              "as arguments or in widgets/exercises/texts.toml")
@@ -83,6 +86,8 @@ class Exercise:
         self.hint = Text(hint)
         self._solution = Text(solution)
         self.snippet = Text(snippet) if snippet else None
+        # The second step of help, after the hint: code with the blanks still to fill.
+        self.skeleton = Text(skeleton) if skeleton else None
         self.options = MappingProxyType(dict(options)) if options else None
         self._problem = problem
         self._experiment = experiment
@@ -254,21 +259,22 @@ def register(exercise: Exercise) -> Exercise:
     """Add an exercise to the registry; each question-bank ID exactly once."""
     if exercise.id in _REGISTRY:
         raise ValueError(f"exercise {exercise.id} is registered twice")
-    if exercise.id not in QUESTION_BANK_IDS:
-        raise ValueError(f"{exercise.id} is not a question-bank ID")
+    if exercise.id not in EXERCISE_IDS:
+        raise ValueError(f"{exercise.id} is not an exercise ID (ids.py)")
     _REGISTRY[exercise.id] = exercise
     return exercise
 
 
 def registry() -> Mapping[str, Exercise]:
-    """Question-bank ID -> :class:`Exercise`, in the bank's order (read-only).
+    """Exercise ID -> :class:`Exercise`: the question bank's in its order, then the course's
+    own (read-only).
 
     >>> "G5" in registry()
     True
     """
     for module in _ITEM_MODULES:
         importlib.import_module(f"{__package__}.{module}")
-    return MappingProxyType({i: _REGISTRY[i] for i in QUESTION_BANK_IDS if i in _REGISTRY})
+    return MappingProxyType({i: _REGISTRY[i] for i in EXERCISE_IDS if i in _REGISTRY})
 
 
 def check(exercise_id: str, *args, hint: bool = False, **kwargs) -> Result:
@@ -283,7 +289,8 @@ def _no_such_item(exercise_id) -> Result:
     near = difflib.get_close_matches(str(exercise_id).upper(), list(registry()), n=1)
     tip = f" Did you mean {near[0]!r}?" if near else ""
     return Result(False, f"There is no exercise {str(exercise_id)[:20]!r}; the IDs are G1–G14, "
-                         f"T1–T10, S1–S6, W1–W6, E1–E6 and L1–L9.{tip}", diagnosis="call")
+                         f"T1–T10, S1–S6, W1–W6, E1–E6, L1–L9 and the course's own "
+                         f"{', '.join(COURSE_IDS)}.{tip}", diagnosis="call")
 
 
 def demo(exercise_id: str, *args, check: str | None = None, **kwargs) -> Result:

@@ -15,12 +15,13 @@ from autograd_core.memory import training_step_memory
 from ..lessons.checkpointing import checkpoint_costs
 from ..lessons.floats import summation_order
 from ..lessons.graphs import define_by_run
+from . import words
 from .context import Mistake
 from .exercise import Exercise, register
 from .feedback import check_gradient
 from .parts import check_named
 from .predictions import Fact, check_predictions
-from .problems import Problem, rng
+from .problems import Problem, problem_for, rng
 from .report import Report
 from .result import Result
 
@@ -71,28 +72,50 @@ register(Exercise("L1", "prediction", {"trace": check_l1}))
 # -- L2: merge by concatenation ------------------------------------------------------------
 
 
-def l2_problem() -> Problem:
-    g = rng(72)
+L2_WIDTHS = (3, 2)  # the columns of a and b; other widths are another problem (a lesson's demo)
+
+
+def l2_problem(widths: tuple = L2_WIDTHS) -> Problem:
+    """out = cat([a, b], dim=1) with a (2, 3), b (2, 2) and G = dL/dout (``widths``: the
+    columns of a and of b, 1 to 6 each, draw another problem)."""
+    try:
+        na, nb = (int(w) for w in widths)
+        ok = (len(tuple(widths)) == 2 and all(not isinstance(w, bool) and w == int(w)
+                                              for w in widths) and 1 <= na <= 6 and 1 <= nb <= 6)
+    except Exception:  # noqa: BLE001 - anything that is not two small counts
+        ok = False
+    if not ok:
+        raise ValueError(f"L2 has widths (columns of a, columns of b) of 1 to 6 each, not "
+                         f"{words.short(widths, 40)}.")
+    g = rng(72) if (na, nb) == L2_WIDTHS else rng(720 + 10 * na + nb)
     return Problem("Two branches merged by concatenation (as in an Inception block): "
-                   "out = cat([a, b], dim=1) with a (2, 3) and b (2, 2); G = dL/dout (2, 5). "
-                   "Find da and db.", a=g.standard_normal((2, 3)), b=g.standard_normal((2, 2)),
-                   G=g.standard_normal((2, 5)))
+                   f"out = cat([a, b], dim=1) with a (2, {na}) and b (2, {nb}); G = dL/dout "
+                   f"(2, {na + nb}). Find da and db.", a=g.standard_normal((2, na)),
+                   b=g.standard_normal((2, nb)), G=g.standard_normal((2, na + nb)))
 
 
-def check_l2(**answers) -> Result:
-    """``L2(da=..., db=...)`` for ``L2.problem()``."""
-    p = l2_problem()
+def _columns(n: int) -> str:
+    return f"{n} column{'s' if n != 1 else ''}"
+
+
+def check_l2(*, widths: tuple = L2_WIDTHS, **answers) -> Result:
+    """``L2(da=..., db=...)`` for ``L2.problem()``; ``widths=`` for answers to
+    ``L2.problem(widths)``."""
+    p = problem_for("L2", l2_problem, widths=widths)
+    if isinstance(p, Result):
+        return p
+    na, nb = p.a.shape[1], p.b.shape[1]
 
     def run(given):
         a, b = ag.tensor(p.a, requires_grad=True), ag.tensor(p.b, requires_grad=True)
         ag.cat([a, b], dim=1).backward(p.G)
         context = {
-            "da": dict(of="a", mistakes=[Mistake(p.G[:, 2:], "You took the last columns of G; "
-                                                 "a's values sit in the first 3 columns.", "",
-                                                 "wrong_slice")]),
-            "db": dict(of="b", mistakes=[Mistake(p.G[:, :2], "You took the first columns of G; "
-                                                 "b's values sit in the last 2 columns.", "",
-                                                 "wrong_slice")]),
+            "da": dict(of="a", mistakes=[Mistake(p.G[:, -na:], "You took the last columns of "
+                                                 f"G; a's values sit in the first "
+                                                 f"{_columns(na)}.", "", "wrong_slice")]),
+            "db": dict(of="b", mistakes=[Mistake(p.G[:, :nb], "You took the first columns of "
+                                                 f"G; b's values sit in the last "
+                                                 f"{_columns(nb)}.", "", "wrong_slice")]),
         }
         grads = {"da": a.grad, "db": b.grad}
         return [check_gradient(given[k], grads[k], name=k, **context[k]) for k in grads
@@ -154,16 +177,28 @@ register(Exercise("L4", "prediction", {"predict": check_l4}))
 # -- L5: training and evaluation run different functions ------------------------------------------
 
 
-def l5_problem() -> Problem:
+L5_BATCH = 8  # the exercise's batch; another batch size is another problem
+
+
+def l5_problem(batch_size: int = L5_BATCH) -> Problem:
+    """Dropout(p=0.25), and one training batch x of 8 samples for a fresh BatchNorm1d(3)
+    (``batch_size``: another batch of 2 to 32 draws another problem)."""
+    if (not isinstance(batch_size, int) or isinstance(batch_size, bool)
+            or not 2 <= batch_size <= 32):
+        raise ValueError(f"L5 has batches of 2 to 32 samples, not {batch_size!r}.")
+    g = rng(75) if batch_size == L5_BATCH else rng(750 + batch_size)
     return Problem("Dropout(p=0.25) on ones(1000), and BatchNorm1d(3) (running mean 0, "
                    "momentum 0.1) after ONE training batch x. Predict the value of a kept unit "
                    "in training, whether eval() makes dropout the identity, and the running "
-                   "mean after the batch.", x=rng(75).standard_normal((8, 3)) + 2, p=0.25)
+                   "mean after the batch.", x=g.standard_normal((batch_size, 3)) + 2, p=0.25)
 
 
-def check_l5(**predictions) -> Result:
-    """``L5(kept_value=..., eval_identity=..., running_mean=...)`` for ``L5.problem()``."""
-    p = l5_problem()
+def check_l5(*, batch_size: int = L5_BATCH, **predictions) -> Result:
+    """``L5(kept_value=..., eval_identity=..., running_mean=...)`` for ``L5.problem()``;
+    ``batch_size=`` for a prediction about ``L5.problem(batch_size)``."""
+    p = problem_for("L5", l5_problem, batch_size=batch_size)
+    if isinstance(p, Result):
+        return p
     drop = nn.Dropout(p.p, generator=ag.Generator(75))
     kept = drop(ag.ones(1000)).numpy()
     drop.eval()

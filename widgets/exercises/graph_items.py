@@ -18,7 +18,7 @@ from .exercise import Exercise, register
 from .feedback import check_gradient
 from .parts import check_named, one_answer
 from .predictions import Fact, check_predictions
-from .problems import Problem, distinct, rng
+from .problems import Problem, distinct, problem_for, rng
 from .report import Report
 from .result import Result
 
@@ -162,21 +162,30 @@ register(Exercise(
 # -- G2: elementwise max and ReLU ---------------------------------------------------------
 
 
-def g2_problem() -> Problem:
-    """a, b with one tie (index 2), x for ReLU with an exact 0 (index 1), upstream G."""
-    g = rng(2)
-    a, b = g.standard_normal(5), g.standard_normal(5)
+G2_SIZE = 5  # the exercise's problem; another size is another problem (a lesson's demo)
+
+
+def g2_problem(size: int = G2_SIZE) -> Problem:
+    """a, b with one tie (index 2), x for ReLU with an exact 0 (index 1), upstream G; five
+    entries each (``size`` draws another problem of that many entries, 3 to 20)."""
+    if not isinstance(size, int) or isinstance(size, bool) or not 3 <= size <= 20:
+        raise ValueError(f"G2 has problems of 3 to 20 entries, not {size!r}.")
+    g = rng(2) if size == G2_SIZE else rng(200 + size)
+    a, b = g.standard_normal(size), g.standard_normal(size)
     b[2] = a[2]
-    x = g.standard_normal(5)
+    x = g.standard_normal(size)
     x[1] = 0.0
     return Problem("m = maximum(a, b) elementwise and r = relu(x); G = dL/dm = dL/dr. Find da, "
                    "db (note the tie at index 2) and dx (note x[1] = 0).", a=a, b=b, x=x,
-                   G=g.standard_normal(5) + 2)
+                   G=g.standard_normal(size) + 2)
 
 
-def check_g2(**answers) -> Result:
-    """``G2(da=..., db=..., dx=...)`` for ``G2.problem()``."""
-    p = g2_problem()
+def check_g2(*, size: int = G2_SIZE, **answers) -> Result:
+    """``G2(da=..., db=..., dx=...)`` for ``G2.problem()``; ``size=`` for answers to
+    ``G2.problem(size)``."""
+    p = problem_for("G2", g2_problem, size=size)
+    if isinstance(p, Result):
+        return p
 
     def run(given):
         a, b, x = (ag.tensor(p[k], requires_grad=True) for k in ("a", "b", "x"))
@@ -217,17 +226,29 @@ register(Exercise("G2", "derivation", {"gradients": check_g2}, level="J", proble
 # -- G3: pooling backward -----------------------------------------------------------------
 
 
-def g3_problem() -> Problem:
-    """A 4x4 image (distinct values: no ties) and the upstream gradient of a 2x2 pool."""
-    g = rng(3)
-    return Problem("y = max_pool2d(x, 2) and z = avg_pool2d(x, 2) on one 4x4 channel (shape "
-                   "(1, 1, 4, 4)); G = dL/dy = dL/dz, shape (1, 1, 2, 2). Find dx_max and "
-                   "dx_avg.", x=distinct(g, 1, 1, 4, 4), G=g.standard_normal((1, 1, 2, 2)) + 1)
+G3_SIZE = 4  # the exercise's 4x4 image; another even size is another problem
 
 
-def check_g3(**answers) -> Result:
-    """``G3(dx_max=..., dx_avg=...)`` for ``G3.problem()``."""
-    p = g3_problem()
+def g3_problem(size: int = G3_SIZE) -> Problem:
+    """A 4x4 image (distinct values: no ties) and the upstream gradient of a 2x2 pool
+    (``size``: another even side length, 2 to 12, draws another problem)."""
+    if (not isinstance(size, int) or isinstance(size, bool) or size % 2
+            or not 2 <= size <= 12):
+        raise ValueError(f"G3 has images with an even side of 2 to 12, not {size!r}.")
+    g = rng(3) if size == G3_SIZE else rng(300 + size)
+    half = size // 2
+    return Problem(f"y = max_pool2d(x, 2) and z = avg_pool2d(x, 2) on one {size}x{size} channel "
+                   f"(shape (1, 1, {size}, {size})); G = dL/dy = dL/dz, shape (1, 1, {half}, "
+                   f"{half}). Find dx_max and dx_avg.", x=distinct(g, 1, 1, size, size),
+                   G=g.standard_normal((1, 1, half, half)) + 1)
+
+
+def check_g3(*, size: int = G3_SIZE, **answers) -> Result:
+    """``G3(dx_max=..., dx_avg=...)`` for ``G3.problem()``; ``size=`` for answers to
+    ``G3.problem(size)``."""
+    p = problem_for("G3", g3_problem, size=size)
+    if isinstance(p, Result):
+        return p
 
     def run(given):
         F = _functional()
@@ -235,7 +256,8 @@ def check_g3(**answers) -> Result:
         F.max_pool2d(x1, 2).backward(p.G)
         F.avg_pool2d(x2, 2).backward(p.G)
         spread = np.repeat(np.repeat(p.G, 2, axis=2), 2, axis=3)
-        windows = p.x.reshape(2, 2, 2, 2).transpose(0, 2, 1, 3)
+        half = p.x.shape[-1] // 2
+        windows = p.x.reshape(half, 2, half, 2).transpose(0, 2, 1, 3)
         smallest = (windows == windows.min(axis=(2, 3), keepdims=True)).transpose(0, 2, 1, 3)
         context = {
             "dx_max": dict(of="x", mistakes=[

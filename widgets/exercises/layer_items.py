@@ -14,7 +14,7 @@ from .exercise import Exercise, register
 from .feedback import check_gradient
 from .parts import one_answer
 from .predictions import Fact, check_predictions
-from .problems import Problem, rng
+from .problems import Problem, problem_for, rng
 from .report import Report
 from .result import Result
 
@@ -128,14 +128,21 @@ register(Exercise(
 # -- G14: batch norm ---------------------------------------------------------------------------
 
 
-def g14_problem() -> Problem:
-    """A batch of 6 with 3 features, γ, β and the upstream gradient G."""
-    g = rng(14)
+G14_BATCH = 6  # the exercise's batch; another batch size is another problem
+
+
+def g14_problem(batch_size: int = G14_BATCH) -> Problem:
+    """A batch of 6 with 3 features, γ, β and the upstream gradient G (``batch_size``:
+    another batch of 2 to 32 draws another problem)."""
+    if (not isinstance(batch_size, int) or isinstance(batch_size, bool)
+            or not 2 <= batch_size <= 32):
+        raise ValueError(f"G14 has batches of 2 to 32 samples, not {batch_size!r}.")
+    g = rng(14) if batch_size == G14_BATCH else rng(1400 + batch_size)
     return Problem("y = batch_norm(x) in training mode: x̂ = (x - mean) / sqrt(var + eps) with "
                    "the batch's mean and (biased) variance per feature, y = gamma * x̂ + beta. "
-                   "G = dL/dy. Find dx.", x=g.standard_normal((6, 3)) * 2 + 1,
+                   "G = dL/dy. Find dx.", x=g.standard_normal((batch_size, 3)) * 2 + 1,
                    gamma=g.standard_normal(3), beta=g.standard_normal(3),
-                   G=g.standard_normal((6, 3)), eps=1e-5)
+                   G=g.standard_normal((batch_size, 3)), eps=1e-5)
 
 
 def _bn_dx(p: Problem, *, unbiased: bool = False) -> np.ndarray:
@@ -168,14 +175,14 @@ def _bn_dx_no_eps(p: Problem) -> np.ndarray:
     return _bn_backward(p.x, p.gamma, p.G, 0.0, axis=0)
 
 
-@one_answer("dx")
-def check_g14(dx) -> Result:
-    """``G14(dx=...)`` for ``G14.problem()``."""
-    p = g14_problem()
+def batch_norm_dx_mistakes(p: Problem) -> list[Mistake]:
+    """The wrong dx of training-mode batch norm a derivation tends to give, each named, for
+    a problem with ``x`` (N, C), ``gamma``, ``beta``, the upstream gradient ``G`` and
+    ``eps`` (G14's, and the batch-norm op a learner writes in lesson 08)."""
     inv = 1 / np.sqrt(p.x.var(axis=0) + p.eps)
     xhat = (p.x - p.x.mean(axis=0)) * inv
     dxhat = p.G * p.gamma
-    mistakes = [
+    return [
         Mistake(inv * (dxhat - dxhat.mean(0)), "Your dx has the path through the mean but not "
                 "the one through the variance: the variance also depends on every input.",
                 "Add the term - x̂ · mean(dx̂ · x̂) inside the bracket.", "batchnorm_no_variance"),
@@ -203,8 +210,22 @@ def check_g14(dx) -> Result:
                 "and the check compares to rounding error, so even this small term shows.",
                 "Normalise with np.sqrt(var + eps), as the forward pass does.", "missing_eps"),
     ]
-    return check_gradient(dx, _bn_dx(p), name="dx", of="x", naive=dxhat * inv,
-                          batch_size=p.x.shape[0], mistakes=mistakes)
+
+
+def check_g14(*args, batch_size: int = G14_BATCH, **answers) -> Result:
+    """``G14(dx=...)`` for ``G14.problem()``; ``batch_size=`` for answers to
+    ``G14.problem(batch_size)``."""
+    p = problem_for("G14", g14_problem, batch_size=batch_size)
+    if isinstance(p, Result):
+        return p
+
+    @one_answer("dx")
+    def check(dx) -> Result:
+        naive = p.G * p.gamma / np.sqrt(p.x.var(axis=0) + p.eps)  # through x̂ only
+        return check_gradient(dx, _bn_dx(p), name="dx", of="x", naive=naive,
+                              batch_size=p.x.shape[0], mistakes=batch_norm_dx_mistakes(p))
+
+    return check(*args, **answers)
 
 
 def batch_dependence() -> Report:

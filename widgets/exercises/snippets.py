@@ -1,7 +1,8 @@
 '''The buggy snippets of the spot-the-error exercises, as text to copy into a cell.
 
-Each one runs (with ``import numpy as np`` and ``import autograd_core as ag``) and
-gives a wrong answer, or fails, for the reason its exercise is about.
+Each one runs (with ``import numpy as np`` and ``import autograd_core as ag``; S4 also
+with ``release_saved`` from ``widgets.lessons.memory``) and gives a wrong answer, or fails,
+for the reason its exercise is about.
 '''
 
 S1 = '''\
@@ -38,17 +39,12 @@ def derivative(x, n):
 '''
 
 S4 = '''\
-def two_losses_grads(w, x):
-    """Gradients of loss1 = sum(h) and loss2 = sum(h**2) with respect to w, h = tanh(x @ w)."""
-    h = ag.tanh(x @ w)
-    loss1 = h.sum()
-    loss2 = (h ** 2).sum()
-    loss1.backward()
-    g1 = w.grad.numpy().copy()
-    w.grad = None
-    loss2.backward()
-    g2 = w.grad.numpy().copy()
-    return g1, g2
+def loss_for_backward(w1, w2, x):
+    """L = sum(sigmoid(tanh(x @ w1) @ w2)), ready for L.backward(), holding as little memory
+    as possible until then."""
+    out = ag.sigmoid(ag.tanh(x @ w1) @ w2)
+    release_saved(out)        # "I keep only the output, to save memory"
+    return out.sum()
 '''
 
 S5 = '''\

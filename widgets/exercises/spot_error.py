@@ -2,7 +2,7 @@
 the learner's fixed function against the engine and names what is still wrong.
 
 S1 (overwrite instead of accumulate), S2 (gradients never reset), S3 (one expanded
-formula instead of a graph), S4 (backward after the intermediates were freed), S5
+formula instead of a graph), S4 (only the output kept, then backward), S5
 (the upstream adjoint left out), S6 (two backward passes for two parameters). The
 snippets of G10 and G12 are in ``backprop_bugs``.
 """
@@ -13,7 +13,7 @@ import numpy as np
 
 import autograd_core as ag
 
-from . import learner, snippets
+from . import learner, snippets, words
 from .context import Mistake
 from .exercise import Exercise, register
 from .feedback import check_gradient
@@ -22,16 +22,25 @@ from .report import Report
 from .result import Result
 
 
+def _named(fn, default: str) -> str:
+    """The name the learner gave their function (``fixed_grads``), for the sentences;
+    the snippet's own name for a lambda or anything without one."""
+    name = getattr(fn, "__name__", None)
+    return name if isinstance(name, str) and name.isidentifier() else default
+
+
 def _pair(value, what: str, names=("first", "second")) -> tuple:
     """Unpack a function's result into two values, or raise LearnerCodeFailed."""
     if value is None:
-        raise learner.LearnerCodeFailed(f"{what} returned None, so there is nothing to check "
+        raise learner.LearnerCodeFailed(f"Your function `{what}` returned None, so there is "
+                                        "nothing to check "
                                         f"yet: make it return ({names[0]}, {names[1]}).",
                                         TypeError(), "none")
     if not isinstance(value, tuple | list) or len(value) != 2:
         got = type(value).__name__ if not isinstance(value, tuple | list) else \
             f"{len(value)} values"
-        raise learner.LearnerCodeFailed(f"{what} should return two values ({names[0]}, "
+        raise learner.LearnerCodeFailed(f"Your function `{what}` should return two values "
+                                        f"({names[0]}, "
                                         f"{names[1]}), but it returned {got}.", TypeError())
     return tuple(value)
 
@@ -63,7 +72,8 @@ def check_s1(fn=None) -> Result:
     x, y = _s1_data()
     dx, dy, paths = _s1_engine(x, y)
     try:
-        x_bar, y_bar = _pair(learner.call(fn, x.copy(), y.copy(), what="grads"), "grads",
+        name = _named(fn, "grads")
+        x_bar, y_bar = _pair(learner.call(fn, x.copy(), y.copy(), what=name), name,
                              ("x_bar", "y_bar"))
     except learner.LearnerCodeFailed as exc:
         return learner.failed(exc)
@@ -102,11 +112,13 @@ def check_s2(fn=None) -> Result:
     w = ag.tensor(w0, requires_grad=True)
     tensors = [(ag.tensor(x), ag.tensor(t)) for x, t in batches]
     try:
-        grads = learner.call(fn, w, tensors, what="gradient_per_batch")
+        grads = learner.call(fn, w, tensors, what=_named(fn, "gradient_per_batch"))
     except learner.LearnerCodeFailed as exc:
         return learner.failed(exc)
     if grads is None:
-        return Result(False, "gradient_per_batch returned None, so there is nothing to check "
+        return Result(False, f"Your function `{_named(fn, 'gradient_per_batch')}` returned None, "
+                             "so there is "
+                             "nothing to check "
                              "yet: make it return a list with one gradient per batch.",
                       diagnosis="none")
     if not isinstance(grads, list | tuple) or len(grads) != len(batches):
@@ -161,79 +173,151 @@ register(Exercise(
 # -- S3: "I expanded the whole nested function into one formula" -------------------------------
 
 
-def _logistic_grad(x: float, n: int) -> float:
+S3_KIND = "logistic"  # the snippet's function; "reuse" (lesson 09's x -> tanh(x² + x)) is
+# another problem, for a lesson to show the mistake on
+
+
+def _nested_grad(x: float, n: int, kind: str = S3_KIND) -> float:
+    """d l_n / dx at x by the engine, for the nested function ``kind`` (see modes.nested)."""
+    from ..lessons.modes import nested
+
     xt = ag.tensor(float(x), requires_grad=True)
-    l = xt
-    for _ in range(n):
-        l = 4 * l * (1 - l)
-    l.backward()
+    nested(xt, n, kind).backward()
     return float(xt.grad.item())
 
 
-def check_s3(fn=None) -> Result:
-    """``S3(derivative)``: your ``derivative(x, n)`` = d l_n / dx for every depth n."""
-    from .true_false_experiments import expression_swell
+def _logistic_grad(x: float, n: int) -> float:
+    return _nested_grad(x, n, "logistic")
 
+
+def check_s3(fn=None, *, kind: str = S3_KIND) -> Result:
+    """``S3(derivative)``: your ``derivative(x, n)`` = d l_n / dx for every depth n, where
+    l_0 = x and l_(k+1) = 4 l_k (1 - l_k); ``kind="reuse"`` checks it for l_(k+1) =
+    tanh(l_k² + l_k) instead (another problem, for a demonstration)."""
+    from ..lessons.symbolic import symbolic_vs_graph
+
+    if not isinstance(kind, str) or kind not in ("logistic", "reuse"):
+        return Result(False, f"S3 has the nested functions 'logistic' (the snippet's) and "
+                             f"'reuse', not {words.short(kind, 40)}.", diagnosis="call")
     results = []
     for n in (1, 2, 3, 6, 10):
         xs = [0.1, 0.3]
         try:
-            got = [learner.call(fn, x, n, what="derivative") for x in xs]
+            got = [learner.call(fn, x, n, what=_named(fn, "derivative")) for x in xs]
         except learner.LearnerCodeFailed as exc:
             return learner.failed(exc)
         if all(v is None for v in got):
-            return Result(False, "derivative returned None, so there is nothing to check yet: "
+            return Result(False, f"Your function `{_named(fn, 'derivative')}` returned None, "
+                                 "so there is "
+                                 "nothing to check yet: "
                                  "make it return d l_n / dx.", diagnosis="none")
-        results.append(check_gradient(got, [_logistic_grad(x, n) for x in xs],
+        results.append(check_gradient(got, [_nested_grad(x, n, kind) for x in xs],
                                       name=f"n = {n}"))
     result = Result.combine(results)
     if result.ok:
-        sizes = expression_swell(10)
-        result.message += (f" At depth 10 the expanded derivative has {sizes.data['formula'][-1]}"
-                           f" nodes; the recorded graph has {sizes.data['graph'][-1]} ops.")
+        sizes = symbolic_vs_graph([10], kind)
+        result.message += (f" At depth 10 the expanded derivative has {sizes['symbolic_nodes'][0]}"
+                           f" nodes; the recorded graph has {sizes['graph_ops'][0]} ops.")
     return result
 
 
 register(Exercise("S3", "spot_error", {"fixed": check_s3}, snippet=snippets.S3))
 
 
-# -- S4: backward after the intermediates were freed -------------------------------------------
+# -- S4: "I kept only the output to save memory, then ran backward" ----------------------------
+#
+# The snippet drops every saved tensor once the forward pass has run, and its backward fails.
+# Keeping everything (the plain forward pass, or a graph kept with retain_graph) gives the right
+# gradients but does not save the memory the program was after. The honest fix keeps only what
+# the intermediates can be made again from, and recomputes them when backward needs them: the
+# check asks for right gradients AND a loss that, until backward, holds no intermediate.
 
 
 def _s4_data():
     g = rng(24)
-    return g.standard_normal((3, 4)), g.standard_normal(4)
+    return g.standard_normal((16, 8)), g.standard_normal((8, 8)), g.standard_normal((8, 1))
 
 
-def _s4_engine(x, w0):
-    out = []
-    for power in (1, 2):
-        w = ag.tensor(w0, requires_grad=True)
-        (ag.tanh(ag.tensor(x) @ w) ** power).sum().backward()
-        out.append(w.grad.numpy())
-    return out
+def _s4_block(x, w1, w2):
+    return ag.sigmoid(ag.tanh(x @ w1) @ w2)
+
+
+def _s4_engine(x, w1_0, w2_0):
+    """The plain run: dL/dw1, dL/dw2, and the bytes of intermediates its loss holds."""
+    from autograd_core.memory import activation_bytes
+
+    xt = ag.tensor(x)
+    w1, w2 = ag.tensor(w1_0, requires_grad=True), ag.tensor(w2_0, requires_grad=True)
+    loss = _s4_block(xt, w1, w2).sum()
+    held = activation_bytes(loss, exclude=[xt, w1, w2])
+    loss.backward()
+    return w1.grad.numpy(), w2.grad.numpy(), held
 
 
 def check_s4(fn=None) -> Result:
-    """``S4(two_losses_grads)``: your fixed ``two_losses_grads(w, x) -> (g1, g2)``."""
-    x, w0 = _s4_data()
-    g1, g2 = _s4_engine(x, w0)
+    """``S4(loss_for_backward)``: your fixed ``loss_for_backward(w1, w2, x) -> loss``. The
+    check measures what your loss holds for backward besides x, w1 and w2, then runs
+    ``loss.backward()`` and compares the gradients of w1 and w2 with the engine's."""
+    from autograd_core.memory import activation_bytes
+
+    x, w1_0, w2_0 = _s4_data()
+    g1, g2, plain_held = _s4_engine(x, w1_0, w2_0)
+    xt = ag.tensor(x)
+    w1, w2 = ag.tensor(w1_0, requires_grad=True), ag.tensor(w2_0, requires_grad=True)
     try:
-        got = _pair(learner.call(fn, ag.tensor(w0, requires_grad=True), ag.tensor(x),
-                                 what="two_losses_grads"), "two_losses_grads", ("g1", "g2"))
+        loss = learner.call(fn, w1, w2, xt, what=_named(fn, "loss_for_backward"))
     except learner.LearnerCodeFailed as exc:
-        if "second time" in str(exc.error):
-            return Result(False, "The second backward still fails: the first one freed the "
-                                 "saved tensors (tanh's output) that the second needs.",
-                          diagnosis="freed", hint="Recompute the forward pass before the second "
-                                                  "backward (what checkpointing does), or keep "
-                                                  "the graph with retain_graph=True.")
         return learner.failed(exc)
-    both = Mistake(g1 + g2, "This is g1 + g2: .grad still held the first loss's gradient when "
-                   "the second backward added to it.", "Reset w.grad = None in between.",
-                   "not_reset")
-    return Result.combine([check_gradient(got[0], g1, name="g1", of="w"),
-                           check_gradient(got[1], g2, name="g2", of="w", mistakes=[both])])
+    if loss is None:
+        return Result(False, f"Your function `{_named(fn, 'loss_for_backward')}` returned None, "
+                             "so there is "
+                             "nothing to check yet: "
+                             "make it return the loss (not yet backpropagated).",
+                      diagnosis="none")
+    if not isinstance(loss, ag.Tensor) or loss.numel() != 1:
+        what = (f"a tensor of shape {tuple(loss.shape)}" if isinstance(loss, ag.Tensor)
+                else type(loss).__name__)
+        return Result(False, f"loss_for_backward should return the loss, one number as an engine "
+                             f"tensor, ready for loss.backward(); it returned {what}.",
+                      diagnosis="type")
+    if loss.grad_fn is None:
+        return Result(False, "Your loss has no recorded graph (was it computed under no_grad?), "
+                             "so backward has nothing to go back through and w1 and w2 get no "
+                             "gradient.", diagnosis="no_graph",
+                      hint="The loss must come from a recording forward pass; the question is "
+                           "only what that pass keeps until backward.")
+    held = activation_bytes(loss, exclude=[xt, w1, w2])
+    try:
+        learner.call(loss.backward, what="loss.backward")
+    except learner.LearnerCodeFailed as exc:
+        if isinstance(exc.error, RuntimeError) and "second time" in str(exc.error):
+            return Result(False, "The backward fails: the saved tensors it needs were dropped "
+                                 "after the forward pass, and nothing makes them again.",
+                          diagnosis="freed",
+                          hint="Backward has to read those values. If the program does not "
+                               "keep them, from what could they be made again, and when?")
+        return learner.failed(exc)
+    parts = [check_gradient(t.grad, g, name=f"d{name}", of=name) if t.grad is not None else
+             Result(False, f"{name} got no gradient: backward from your loss never reached it.",
+                    name=f"d{name}", diagnosis="no_gradient")
+             for name, t, g in (("w1", w1, g1), ("w2", w2, g2))]
+    if held:
+        compared = ("as many as the plain forward pass" if held >= plain_held
+                    else f"the plain forward pass holds {plain_held:,}")
+        parts.append(Result(False, f"Until backward, your loss held {held:,} bytes of "
+                                   f"intermediates besides x, w1 and w2 ({compared}): memory "
+                                   "kept, not saved. Keep only what they can be made from.",
+                            name="memory", diagnosis="keeps_intermediates",
+                            hint="Holding the whole graph (the plain forward pass, or "
+                                 "retain_graph) is what the program wanted to avoid. What does "
+                                 "backward need to have kept, at the least, to get the "
+                                 "intermediates back when it reaches them?"))
+    else:
+        parts.append(Result(True, "Until backward, your loss held no intermediate: only x, w1 "
+                                  f"and w2, which the program holds anyway (the plain forward "
+                                  f"pass holds {plain_held:,} bytes of intermediates).",
+                            name="memory"))
+    return Result.combine(parts)
 
 
 register(Exercise("S4", "spot_error", {"fixed": check_s4}, snippet=snippets.S4))
@@ -255,7 +339,8 @@ def check_s5(fn=None) -> Result:
     z.retain_grad()
     (0.5 * ((z - ag.tensor(p["t"])) ** 2).sum()).backward()
     try:
-        got = learner.call(fn, *(p[k].copy() for k in ("w", "x", "b", "t")), what="grad_w")
+        got = learner.call(fn, *(p[k].copy() for k in ("w", "x", "b", "t")),
+                           what=_named(fn, "grad_w"))
     except learner.LearnerCodeFailed as exc:
         return learner.failed(exc)
     return check_gradient(got, w.grad, name="dL/dw", of="w", upstream=z.grad)
@@ -283,8 +368,8 @@ def check_s6(fn=None) -> Result:
     for name, t in (("w1", t1), ("w2", t2)):
         t.register_hook(lambda g, name=name: calls.__setitem__(name, calls[name] + 1))
     try:
-        got = _pair(learner.call(fn, t1, t2, ag.tensor(x), what="gradients"), "gradients",
-                    ("g1", "g2"))
+        name = _named(fn, "gradients")
+        got = _pair(learner.call(fn, t1, t2, ag.tensor(x), what=name), name, ("g1", "g2"))
     except learner.LearnerCodeFailed as exc:
         return learner.failed(exc)
     parts = [check_gradient(got[0], right[0], name="g1", of="w1"),

@@ -24,7 +24,7 @@ from __future__ import annotations
 import html
 from collections.abc import Mapping
 
-from . import store
+from . import by_hand, store
 from .exercise import registry
 from .result import MARK_OK, MARK_WRONG, Result
 
@@ -57,9 +57,20 @@ REQUIRED: Mapping[str, Mapping[str, tuple[str, ...]]] = {
     "L7": {"bytes": ("saved_10", "saved_20")},
     "L8": {"predict": ("gradients_identical", "saves_less", "recomputes")},
     "L9": {"locate": ("first_nonfinite_module", "first_nonfinite_op")},
-    "W1": {"order": ("has_order",)},
-    "W2": {"passes": ("reverse_passes", "forward_passes")},
     "W6": {"predict": ("w_neg_grad", "same_graph")},
+    # The course's own: a gradient check on every function; an op right in every part.
+    "B1": {"fn": ("smooth", "kink_avoided", "matrix")},
+    "B2": {"op": ("forward", "dx", "dw", "saved")},
+    "B3": {"op": ("forward", "dx", "saved")},
+    "B4": {"op": ("forward", "dx", "dgamma", "dbeta", "saved")},
+    "B5": {"op": ("forward", "dx", "saved")},
+    "B6": {"op": ("forward", "dlogits", "saved")},
+    # Lesson 12: a plan within both budgets with unchanged gradients; the bug found and fixed.
+    "C1": {"plan": ("memory", "recompute", "gradients")},
+    "C2": {"hunt": ("module", "fix")},
+    # Lesson 13: every row of the table right; the five gradients and the loss curve.
+    "H1": {"gradients": by_hand.ANSWERS},
+    "H4": {"train": by_hand.H4_PARTS},
 }
 
 # The lessons and the items each one checks (the Progress cell at the end of each lesson).
@@ -70,13 +81,14 @@ LESSONS: Mapping[str, tuple[str, tuple[str, ...]]] = {
                                  "E5", "E6", "W3")),
     "04": ("Memory", ("G11", "G1", "T7", "W4", "S4", "L7")),
     "05": ("Matmul and the MLP", ("G6", "G5", "G8", "G9", "G13", "G12")),
-    "06": ("Routing: max, pooling, embeddings", ("G2", "G3", "G10")),
-    "07": ("Convolution", ("G7",)),
-    "08": ("Batch norm, dropout, reproducibility", ("G14", "L5", "L6")),
+    "06": ("Routing: max, pooling, embeddings", ("G2", "G3", "G10", "B1")),
+    "07": ("Convolution", ("G7", "B2", "B3")),
+    "08": ("Batch norm, dropout, reproducibility", ("G14", "B4", "B5", "B6", "L5", "L6")),
     "09": ("Forward and reverse mode", ("T1", "T2", "W2", "T4", "S3", "T5")),
     "10": ("Checkpointing", ("L8",)),
     "11": ("Debugging", ("L9", "E3", "W5", "S2")),
-    "12": ("Capstone", ()),
+    "12": ("Capstone", ("C1", "C2")),
+    "13": ("Backprop by hand", ("H1", "H2", "H3", "H4")),
 }
 
 

@@ -1,214 +1,378 @@
-"""True or false, with a justification: T1–T10.
+"""True or false, settled by your own experiment: T1–T10 (W1 and W2 use the same protocol).
 
-The learner picks a verdict and one justification among several:
-``exercises.T9(False, "b")``. Every option has its own feedback, so a wrong pick
-learns *why* it is wrong; every item names the engine experiment that decides it
-(``exercises.T9.experiment()``).
+You state a verdict, write a short experiment on the engine that settles it, and say why in
+one line of your own words::
+
+    def my_experiment():               # no arguments; runs the engine
+        ...
+        return {"grad": x.grad, "contributions": [g1, g2, g3]}   # named measurements
+
+    exercises.T8(verdict=False, because="...", experiment=my_experiment)
+
+Each item's question lists the keys its experiment returns. The check
+
+(a) runs the experiment, turning anything it raises into a sentence (``learner``), while a
+    :class:`Watch` notes what the engine really did: every reverse sweep (its seed, the ops it
+    visited, what it sent to each leaf along each edge), every forward-mode pass, and what
+    every recorded op saved;
+(b) verifies that the experiment measured the right thing, with evidence of its own: it
+    re-computes the quantity on the same function and tensors, or finds it in what the Watch
+    saw (a gradient must be one the engine sent, a pass count the passes the engine made), and
+    names what is wrong when it is not;
+(c) only then compares the verdict with what *your* measurement shows: a wrong verdict is
+    pointed back at the measurement, never told the right one;
+(d) asks for a one-line reason in your words that speaks of what you measured (a few words,
+    one of the item's concepts).
+
+The measurement checks and the reference experiments (the last step of the stepped help:
+``T8.solution`` shows one, ``T8.experiment()`` runs it; both count as seeing the solution)
+live in :mod:`.true_false_experiments`. An old letter pick (``T9(False, "b")``) gets a
+sentence saying what the item wants now.
 """
 
 from __future__ import annotations
 
+import inspect
+import re
+import textwrap
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from . import true_false_experiments as ex
-from . import words
-from .exercise import Exercise, register
+import numpy as np
+
+from autograd_core.engine import sum_to
+from autograd_core.func import _TangentCarrier
+from autograd_core.function import Node, Observer, observers, observing
+from autograd_core.tensor import Tensor
+
+from . import learner, words
+from .exercise import Exercise, register, texts
 from .result import Result
+
+MAX_REASON = 240  # characters: "one line"
+
+
+class Flaw(Exception):
+    """The experiment ran but did not measure what the item asks; the message says what."""
+
+
+class Unfinished(Exception):
+    """The experiment still holds a placeholder (``...``)."""
+
+
+# -- what the engine did while the experiment ran -----------------------------------------
+
+
+@dataclass(eq=False)
+class Sweep:
+    """One reverse sweep: the node it started from, its seed, the nodes it visited in order,
+    and every gradient it sent to a leaf, one entry per edge."""
+
+    root: Node
+    seed: np.ndarray
+    visited: list = field(default_factory=list)
+    sent: list = field(default_factory=list)  # (leaf, gradient) per edge
+    _reachable: set = field(default_factory=set)
+
+    @property
+    def ops(self) -> list[str]:
+        """The names of the ops visited, in order."""
+        return [n.op.name for n in self.visited]
+
+    def leaves(self) -> list[Tensor]:
+        """The leaves this sweep sent gradient to, each once."""
+        return list({id(leaf): leaf for leaf, _ in self.sent}.values())
+
+    def to(self, leaf: Tensor) -> list[np.ndarray]:
+        """What this sweep sent to ``leaf``, one array per edge."""
+        return [g for t, g in self.sent if t is leaf]
+
+    def total(self, leaf: Tensor) -> np.ndarray:
+        """What this sweep added to ``leaf.grad`` (the sum over its edges)."""
+        return sum(self.to(leaf))
+
+
+class Watch(Observer):
+    """An engine observer: the reverse sweeps, forward-mode passes and saved bytes of the ops
+    run while it is registered (``with observing(Watch()) as watch: ...``)."""
+
+    def __init__(self):
+        self.sweeps: list[Sweep] = []
+        self.saved: list[tuple[str, int]] = []  # (op name, bytes it saved) per recorded op
+        self._carriers: dict[int, object] = {}
+
+    @property
+    def jvp_passes(self) -> int:
+        """Forward-mode passes: each ``jvp`` (and each column of ``jacfwd``) is one."""
+        return len(self._carriers)
+
+    def on_forward(self, op, node, arrays, out, params) -> None:
+        for o in observers:
+            if isinstance(o, _TangentCarrier):
+                self._carriers.setdefault(id(o), o)  # held, so the id is not reused
+        if node is not None:
+            self.saved.append((op.name, sum(s.nbytes for s in node.saved.values())))
+
+    def on_backward(self, node, grad_output, grads) -> None:
+        sweep = self.sweeps[-1] if self.sweeps else None
+        # A sweep visits each node once, and only nodes that feed one it visited before.
+        if sweep is None or node in sweep.visited or node not in sweep._reachable:
+            sweep = Sweep(node, np.array(grad_output, dtype=np.float64))
+            self.sweeps.append(sweep)
+        sweep.visited.append(node)
+        for i, (edge, g) in enumerate(zip(node.edges, grads)):
+            if edge is None or g is None:
+                continue
+            if isinstance(edge, Node):
+                sweep._reachable.add(edge)
+            else:
+                sweep.sent.append((edge, sum_to(np.asarray(g, dtype=np.float64),
+                                                node.input_shapes[i])))
+
+    def sent_to_leaves(self) -> list[np.ndarray]:
+        """Every gradient any sweep sent to a leaf along one edge."""
+        return [g for s in self.sweeps for _, g in s.sent]
+
+    def totals(self, sweeps: list[Sweep] | None = None) -> list[np.ndarray]:
+        """What each sweep added to each leaf's gradient."""
+        return [s.total(leaf) for s in (self.sweeps if sweeps is None else sweeps)
+                for leaf in s.leaves()]
+
+
+# -- reading what an experiment returned ------------------------------------------------------
+
+
+def same(a: np.ndarray, b: np.ndarray, rtol: float = 1e-9, atol: float = 1e-12) -> bool:
+    """Equal shapes and values equal to rounding."""
+    return np.shape(a) == np.shape(b) and bool(np.allclose(a, b, rtol=rtol, atol=atol))
+
+
+def among(a: np.ndarray, candidates) -> bool:
+    """``a`` is one of ``candidates`` (to rounding)."""
+    return any(same(a, c) for c in candidates)
+
+
+def numbers(value: object, name: str) -> np.ndarray:
+    """Measured numbers (a Tensor, an array, a list, a number) as a float64 array, or a
+    :class:`Flaw` that says what they are instead."""
+    if isinstance(value, Tensor):
+        value = value.numpy()
+    try:
+        a = np.asarray(value)
+        ok = a.dtype.kind in "iuf" and a.size <= 10**6
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise Flaw(f"'{name}' should be numbers (a Tensor, an array or a number); it is "
+                   f"{words.short(value, 40)}.")
+    if not np.isfinite(a).all():
+        raise Flaw(f"'{name}' holds NaN or inf: something in your experiment overflowed.")
+    return a.astype(np.float64)
+
+
+def number(value: object, name: str) -> float:
+    """One measured number."""
+    a = numbers(value, name)
+    if a.size != 1:
+        raise Flaw(f"'{name}' should be one number; it has shape {words.shape(a.shape)}.")
+    return float(a.ravel()[0])
+
+
+def count(value: object, name: str) -> int:
+    """A count (a whole number, not a bool)."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
+        raise Flaw(f"'{name}' should be a count (a whole number); it is "
+                   f"{words.short(value, 40)}.")
+    return int(value)
+
+
+def function(value: object, name: str) -> Callable:
+    """A function the experiment used (the check runs it again)."""
+    if not callable(value):
+        raise Flaw(f"'{name}' should be the function your experiment used; it is "
+                   f"{words.short(value, 40)}.")
+    return value
+
+
+def raised(error: object, name: str) -> BaseException:
+    """An exception that was really raised (caught with ``except ... as error``)."""
+    if not isinstance(error, BaseException) or error.__traceback__ is None:
+        what = "nothing: no error was caught" if error is None else words.short(error, 40)
+        raise Flaw(f"'{name}' should be the error your experiment caught "
+                   f"(except ... as error); it is {what}.")
+    return error
+
+
+def _placeholder(value, depth: int = 0) -> bool:
+    if value is Ellipsis or (isinstance(value, str) and value.strip() == "..."):
+        return True
+    if depth < 3 and isinstance(value, dict):
+        return any(_placeholder(v, depth + 1) for v in value.values())
+    if depth < 3 and isinstance(value, list | tuple):
+        return any(_placeholder(v, depth + 1) for v in value[:100])
+    return False
+
+
+# -- the claims and their checks --------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class Claim:
-    """A claim, its truth, the justifications (key -> (text, right?, feedback))."""
+    """One item: the keys its experiment returns, how the measurement is checked
+    (``measure(data, watch)`` returns the verdict it supports, or raises :class:`Flaw`), and
+    its reference experiment. Its words are in ``texts.toml``: besides the question and the
+    help, ``reread`` (where to look after a wrong verdict), ``settled`` (what a right answer
+    says), ``about`` (what a reason should speak of) and ``keywords`` (its concepts)."""
 
     id: str
-    claim: str
-    truth: bool
-    options: dict[str, tuple[str, bool, str]]
-    experiment: Callable
-    experiment_name: str
+    keys: tuple[str, ...]
+    measure: Callable[[dict, Watch], bool]
+    reference: Callable[[], dict]
+
+    def word(self, key: str):
+        """This item's ``key`` from ``texts.toml`` (a sentence, or the list of keywords)."""
+        return texts()[self.id][key]
+
+    @property
+    def wants(self) -> str:
+        """What the experiment returns, in words."""
+        return "a dict with the keys " + words.listing(repr(k) for k in self.keys)
+
+
+def run(c: Claim, experiment: object) -> tuple[dict, Watch]:
+    """Run the learner's experiment under a :class:`Watch`; its dict, and what was seen."""
+    name = getattr(experiment, "__name__", "experiment")
+    with observing(Watch()) as watch:
+        try:
+            data = learner.call(experiment, what=name)
+        except learner.LearnerCodeFailed as exc:
+            if "ellipsis" in str(exc.error).lower():
+                raise Unfinished("Fill in the experiment first: a placeholder (...) is still "
+                                 f"in use{learner.where_it_failed(exc.error)}.") from None
+            raise
+    if not isinstance(data, dict):
+        raise Flaw(f"Your experiment returned {words.short(data, 40)}; it should return "
+                   f"{c.wants}.")
+    missing = [k for k in c.keys if k not in data]
+    if missing:
+        raise Flaw(f"Your experiment's dict has no {words.listing(map(repr, missing))}; it "
+                   f"should have {words.listing(map(repr, c.keys))}.")
+    unfilled = [k for k in c.keys if _placeholder(data[k])]
+    if unfilled:
+        still = "is still a placeholder" if len(unfilled) == 1 else "are still placeholders"
+        raise Unfinished(f"Fill in the experiment first: {words.listing(map(repr, unfilled))} "
+                         f"{still} (...).")
+    return data, watch
+
+
+_TRUE, _FALSE = ("true", "t", "yes"), ("false", "f", "no")
 
 
 def _verdict(value) -> bool | None:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lower() in ("true", "t", "yes", "false", "f",
-                                                            "no"):
-        return value.strip().lower() in ("true", "t", "yes")
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
+        return value.strip().lower() in _TRUE
+    return None
+
+
+def _old_letter(because) -> bool:
+    return isinstance(because, str) and re.fullmatch(r"\(?[a-h]\)?", because.strip().lower())
+
+
+def reason_problem(c: Claim, because: object) -> Result | None:
+    """A sentence about the one-line reason, or None if it will do."""
+    if because is None or because is Ellipsis or (isinstance(because, str)
+                                                  and because.strip() in ("", "...")):
+        return Result(False, "Your verdict follows from your measurement; now say why, in one "
+                             "line of your own words: because=\"...\" (about "
+                             f"{c.word('about')}).",
+                      diagnosis="no_reason")
+    if not isinstance(because, str):
+        return Result(False, f"because should be your reason as text in quotes; it is "
+                             f"{words.short(because, 40)}.", diagnosis="reason_format")
+    text = because.strip()
+    if "\n" in text or len(text) > MAX_REASON:
+        size = f"; yours has {len(text)}" if len(text) > MAX_REASON else ""
+        return Result(False, f"Keep your reason to one line (at most {MAX_REASON} characters"
+                             f"{size}): the measurement says the rest.",
+                      diagnosis="reason_format")
+    found = re.findall(r"[a-z0-9]+", text.lower())
+    if len(found) < 3:
+        return Result(False, "Say a little more than that: a few words on why, in terms of "
+                             f"{c.word('about')}.", diagnosis="vague_reason")
+    if not any((" " in k and k in text.lower()) or any(w.startswith(k) for w in found)
+               for k in c.word('keywords')):
+        return Result(False, f"Say why in terms of what you measured: {c.word('about')}.",
+                      diagnosis="vague_reason")
     return None
 
 
 def make_check(c: Claim) -> Callable[..., Result]:
-    """The check for one claim: ``check(verdict, because)``."""
+    """The check of one claim: ``check(verdict, because, experiment)``."""
 
-    def check(verdict=None, because=None) -> Result:
-        choices = ", ".join(repr(k) for k in c.options)
+    def check(verdict: object = None, because: object = None,
+              experiment: object = None) -> Result:
+        call = f"{c.id}(verdict=..., because=\"...\", experiment=your_function)"
+        if _old_letter(because) and experiment is None:
+            return Result(False, f"{c.id} no longer takes a letter: it wants your own "
+                                 f"experiment and a reason in your words: {call}. Display "
+                                 f"{c.id} to read what the experiment returns.",
+                          diagnosis="call")
+        if experiment is None or experiment is Ellipsis:
+            return Result(False, "Fill in the experiment first: write a function (no "
+                                 f"arguments) that runs the engine and returns {c.wants}, "
+                                 f"then pass it: {call}.", diagnosis="none")
+        try:
+            data, watch = run(c, experiment)
+            shows = c.measure(data, watch)
+        except Unfinished as problem:
+            return Result(False, str(problem), diagnosis="none")
+        except Flaw as problem:
+            return Result(False, f"{problem} Your verdict is looked at once the experiment "
+                                 "measures the right thing.", diagnosis="experiment")
+        except learner.LearnerCodeFailed as exc:
+            return learner.failed(exc)
+        if verdict is None or verdict is Ellipsis:
+            return Result(False, "Your experiment measures the right thing. Now read it and "
+                                 "state your verdict: verdict=True or verdict=False.",
+                          diagnosis="none")
         v = _verdict(verdict)
         if v is None:
-            return Result(False, f"Say True or False first, then pick a justification: "
-                                 f"{c.id}(True, 'a'). Justifications: {choices}.",
-                          diagnosis="none")
-        key = str(because).strip().lower() if because is not None else None
-        if key is None:
-            return Result(False, f"You said {v}; now back it up: pick one justification "
-                                 f"({choices}), e.g. {c.id}({v}, 'a').", diagnosis="no_reason")
-        if key not in c.options:
-            return Result(False, f"{words.short(because)} is not one of the justifications "
-                                 f"{choices}.",
-                          diagnosis="unknown_name")
-        text, right, feedback = c.options[key]
-        run = f"Run {c.id}.experiment() to see the engine decide ({c.experiment_name})."
-        if v == c.truth and right:
-            return Result(True, f"Right: the claim is {c.truth}, and ({key}) is why. {feedback}",
-                          diagnosis="correct")
-        if v == c.truth:
-            return Result(False, f"Right verdict, but ({key}) does not hold up: {feedback} {run}",
-                          diagnosis="wrong_reason")
-        if right:
-            return Result(False, f"Your justification ({key}) is right, but follow it through: "
-                                 f"it makes the claim {c.truth}, not {v}. {run}",
-                          diagnosis="wrong_verdict")
-        return Result(False, f"Not quite: ({key}) does not hold. {feedback} {run}",
-                      diagnosis="wrong_verdict")
+            return Result(False, f"verdict should be True or False; {words.short(verdict, 40)} "
+                                 "is neither.", diagnosis="call")
+        if v != shows:
+            return Result(False, "Your verdict does not follow from your own measurement: "
+                                 f"{c.word('reread')} Read it again.", diagnosis="wrong_verdict")
+        problem = reason_problem(c, because)  # (a Result is falsy when not ok: no `or`)
+        if problem is not None:
+            return problem
+        return Result(True, f"Right, and your own experiment settles it: {c.word('settled')}",
+                      diagnosis="correct")
 
-    check.__doc__ = f"``{c.id}(verdict, because)``: is “{c.claim}” true, and why?"
+    check.__doc__ = (f"``{c.id}(verdict, because, experiment)``: your verdict, a one-line "
+                     f"reason, and an experiment returning {c.wants}.")
     return check
 
 
-def _register(c: Claim, hint: str) -> None:
-    right = next(k for k, (_, ok, _) in c.options.items() if ok)
-    register(Exercise(
-        c.id, "true_false", {"verdict": make_check(c)}, title=c.claim,
-        question=f"True or false: “{c.claim}” Pick the verdict and the justification that "
-                 f"holds: {c.id}(True/False, 'a'/'b'/...).",
-        options={k: text for k, (text, _, _) in c.options.items()},
-        experiment=c.experiment, hint=hint,
-        solution=f"{c.truth}, because ({right}) {c.options[right][0]} "
-                 f"Engine experiment: {c.experiment_name}.",
-    ))
+def register_claim(c: Claim) -> Exercise:
+    """Register an item of this protocol. Its words come from ``texts.toml``; the solution
+    adds the reference experiment's code, and ``.experiment()`` runs it (both recorded as
+    seeing the solution)."""
+    code = textwrap.dedent(inspect.getsource(c.reference))
+    solution = (f"{texts()[c.id]['solution']}\n\nA reference experiment ({c.id}.experiment() "
+                f"runs it):\n\n{code}")
+
+    def experiment() -> dict:
+        from .tracking import record_seen
+
+        record_seen(c.id)
+        return c.reference()
+
+    experiment.__doc__ = f"Run {c.id}'s reference experiment (recorded as seeing the solution)."
+    return register(Exercise(c.id, "true_false", {"verdict": make_check(c)},
+                             solution=solution, experiment=experiment))
 
 
-CLAIMS = [
-    (Claim("T1", "Forward and reverse mode always give the same gradient.", True, {
-        "a": ("Both apply the same exact local derivatives by the chain rule; only the order of "
-              "the multiplications differs, so they agree up to rounding.", True,
-              "The Jacobian is a product of local Jacobians; forward mode multiplies it from "
-              "the inputs, reverse mode from the output."),
-        "b": ("Both nudge the inputs and measure the change, so they agree approximately.",
-              False, "Neither nudges anything: that is finite differences, which only "
-                     "approximates the derivative."),
-        "c": ("They agree only when the output is a scalar.", False,
-              "They compute the same Jacobian for any shape; a scalar output only makes "
-              "reverse mode cheaper."),
-        "d": ("Reverse mode is an approximation of forward mode.", False,
-              "Both are exact up to floating-point rounding."),
-    }, ex.forward_vs_reverse, "Jacobians by JVPs and by VJPs agree to rounding"),
-     "Think about what each mode multiplies, and in which order."),
-    (Claim("T2", "Reverse mode is always faster than forward mode.", False, {
-        "a": ("The cost depends on the shape: reverse mode needs one pass per output, forward "
-              "mode one per input, so each wins one case.", True,
-              "Many inputs → one output (a loss): reverse; one input → many outputs: forward."),
-        "b": ("Reverse mode is always faster because it goes backwards.", False,
-              "Direction is not speed; the number of passes is what counts."),
-        "c": ("Forward mode is always faster because it needs no stored intermediates.", False,
-              "It stores less, but needs one pass per input direction."),
-    }, ex.mode_costs, "counted work of jacfwd vs jacrev in both cases"),
-     "Count passes: how many inputs, how many outputs?"),
-    (Claim("T3", "A computational graph can contain a cycle.", False, {
-        "a": ("Each op is recorded after its inputs exist, so every edge points forward in "
-              "time; a cycle would need a value computed from itself.", True,
-              "And without a topological order there is no valid order for the sweep."),
-        "b": ("Loops in Python code create cycles in the graph.", False,
-              "A Python loop is unrolled while it runs: each iteration records new nodes."),
-        "c": ("Recurrent networks are cyclic graphs.", False,
-              "The recurrence is unrolled over time steps into an acyclic graph."),
-    }, ex.cycles, "a hand-made cycle has no topological order and is rejected"),
-     "What would a node need in order to be its own ancestor?"),
-    (Claim("T4", "Autograd is symbolic differentiation.", False, {
-        "a": ("It records the operations that ran and applies each op's local rule to numbers; "
-              "it never builds a formula for the derivative.", True,
-              "So its cost grows with the program, not with the size of an expanded formula."),
-        "b": ("It expands the function into one formula and differentiates that.", False,
-              "An expanded derivative grows exponentially with nesting depth; the recorded "
-              "graph grows linearly."),
-        "c": ("It is numerical differentiation with a tiny step.", False,
-              "No step is taken: the local derivatives are exact."),
-    }, ex.expression_swell, "expanded-formula size vs recorded-graph size with depth"),
-     "Does the engine ever hold a formula, or only numbers and a record of ops?"),
-    (Claim("T5", "Autograd nudges inputs and measures the change.", False, {
-        "a": ("It applies each op's exact derivative; nudging (finite differences) has a "
-              "truncation error for large steps and a rounding error for small ones.", True,
-              "The error of a nudge never reaches zero; the engine's gradient is exact to "
-              "rounding."),
-        "b": ("It nudges, but with a step so small that the error vanishes.", False,
-              "Below h ≈ 1e-5 the rounding error grows again: there is no vanishing step."),
-        "c": ("It nudges each input in turn, so it costs one pass per input.", False,
-              "One reverse pass gives every input's gradient."),
-    }, ex.finite_differences, "finite-difference error vs step size h"),
-     "What happens to a finite difference when h becomes very small?"),
-    (Claim("T6", "Backprop and reverse-mode AD are different algorithms.", False, {
-        "a": ("Backprop is reverse-mode AD applied to a network's loss: the same sweep works on "
-              "any composed function.", True,
-              "The engine runs the very same backward_steps on a network and on a formula."),
-        "b": ("Backprop only works for neural networks, reverse mode for everything else.",
-              False, "The sweep never looks at whether the ops form a network."),
-        "c": ("Backprop uses the chain rule, reverse mode does not.", False,
-              "Both are the chain rule, applied from the output back."),
-    }, ex.same_sweep, "the same reverse sweep on a network and on a plain formula"),
-     "Is there anything network-specific in the reverse sweep?"),
-    (Claim("T7", "Backward needs forward values.", True, {
-        "a": ("Local derivatives are evaluated at the forward values: sigmoid's backward reads "
-              "its saved output σ to compute σ(1 − σ).", True,
-              "That is why a recording forward pass keeps intermediates."),
-        "b": ("Backward re-runs the forward pass from the input to get them.", False,
-              "It reads the tensors saved during the forward pass; it does not re-run it."),
-        "c": ("Only the weights are needed; activations can be recomputed from them.", False,
-              "Without the input they cannot; and recomputing is extra work the engine only "
-              "does with checkpointing."),
-    }, ex.sigmoid_reads_output, "sigmoid's backward reads its saved output and fails "
-                                "without it"),
-     "Write down sigmoid's backward rule and list what it reads."),
-    (Claim("T8", "A node feeding three ops gets the average of their adjoints.", False, {
-        "a": ("It gets the sum: each use changes the loss on its own, and the changes add up "
-              "(the multivariable chain rule).", True,
-              "The engine accumulates each incoming gradient into the same buffer."),
-        "b": ("The average, so the gradient does not grow with the number of uses.", False,
-              "A value used three times does influence the loss three ways."),
-        "c": ("Only the last op's adjoint, which overwrites the others.", False,
-              "Overwriting is a classic bug (see S1), not the rule."),
-    }, ex.fan_out, "x.grad equals the sum of the three contributions"),
-     "Nudge x by ε: by how much does each of the three uses change the loss?"),
-    (Claim("T9", "Seeding the output adjoint with 1 is arbitrary.", False, {
-        "a": ("The seed is dL/dL = 1; seeding with c differentiates c·L, so every gradient "
-              "scales by c.", True, "Any other seed changes every gradient."),
-        "b": ("Any seed works because only the direction of the gradient matters.", False,
-              "The size matters too: it sets the step of gradient descent."),
-        "c": ("The seed is ignored by the engine.", False,
-              "backward(gradient=c) uses c as the first upstream gradient."),
-    }, ex.seeding, "seeding with c scales every gradient by c"),
-     "What is the derivative of L with respect to L?"),
-    (Claim("T10", "The gradient points in the direction of steepest increase.", True, {
-        "a": ("To first order the change along a unit direction d is grad · d, largest when d "
-              "points along grad.", True, "And smallest (most negative) along −grad."),
-        "b": ("It points to the minimum of the loss.", False,
-              "It is a local direction; −grad points downhill, not at the minimum."),
-        "c": ("It points in the direction of steepest decrease.", False,
-              "That is −grad: gradient descent steps against the gradient."),
-    }, ex.steepest_ascent, "steps along +grad, −grad and random unit directions"),
-     "Directional derivative: grad · d, for unit vectors d."),
-]
-
-def _reletter(c: Claim, position: int) -> Claim:
-    """The same claim with its justifications re-lettered so that the right one sits at
-    ``position`` (the right answer is not always "a")."""
-    right = [v for v in c.options.values() if v[1]]
-    wrong = [v for v in c.options.values() if not v[1]]
-    position %= len(c.options)
-    ordered = wrong[:position] + right + wrong[position:]
-    letters = "abcdefgh"
-    return Claim(c.id, c.claim, c.truth, dict(zip(letters, ordered)), c.experiment,
-                 c.experiment_name)
-
-
-for _index, (_claim, _hint) in enumerate(CLAIMS):
-    _register(_reletter(_claim, 2 * _index + 1), _hint)
+# T1–T10 are registered by the module that holds their measurement checks.
+from . import true_false_experiments  # noqa: E402, F401

@@ -1,83 +1,122 @@
-"""Why questions W1–W6, each answered by an engine experiment the learner predicts or
-by code the learner writes (W3, W4: an op's local backward rule)."""
+"""Why questions W1–W6, each answered by an engine experiment: one the learner writes to
+settle a claim (W1, W2: the true/false protocol of ``true_false``), one the learner predicts
+(W5, W6), or code the learner writes (W3, W4: an op's local backward rule)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 import autograd_core as ag
+from autograd_core.func import jvp
 from autograd_core.graph import CycleError, topological_order
 
 from ..lessons.graphs import define_by_run
-from ..lessons.modes import jacobian_costs
 from . import learner
 from .backward_check import check_backward
 from .exercise import Exercise, register
 from .feedback import check_gradient
-from .parts import named_answers, one_answer
+from .parts import one_answer
 from .predictions import Fact, check_predictions
 from .problems import Problem, rng
 from .report import Report
 from .result import Result
-from .true_false_experiments import cycles
+from .true_false import Claim, Flaw, Watch, among, count, numbers, raised, register_claim, same
 
-# -- W1: why acyclic -----------------------------------------------------------------------
-
-_W1_EDGES = [("x", "mul"), ("mul", "y"), ("y", "add"), ("add", "z"), ("z", "mul")]
+# -- W1: why acyclic (the true/false protocol: a verdict, a reason, your experiment) ----------
 
 
-def check_w1(**answers) -> Result:
-    """``W1(has_order=...)`` for the graph in the question, or ``W1(has_order=..., edges=[...])``
-    for a graph of your own ((from, to) pairs)."""
-    problem = named_answers(answers, ("has_order", "edges"))
-    if problem is not None:
-        return problem
-    has_order = answers.get("has_order")
-    edges = answers.get("edges", _W1_EDGES)
+def measure_w1(data: dict, watch: Watch) -> bool:
+    """The learner's edges must close a cycle, and 'result' must be what topological_order
+    said about them; the verdict it supports: a cyclic graph has no order."""
+    edges = data["edges"]
     try:
+        edges = [tuple(e) for e in edges]
+        ok = bool(edges) and all(len(e) == 2 for e in edges)
         nodes = [n for e in edges for n in e]
-        order = topological_order(nodes, edges)
-        shows, why = True, f"the engine orders it {order}."
-    except CycleError as exc:
-        shows, why = False, f"the engine rejects it: {str(exc).split(';')[0]}."
-    except (TypeError, ValueError):
-        return Result(False, "edges should be a list of (from, to) pairs, e.g. "
-                             "[('x', 'mul'), ('mul', 'y')].", diagnosis="type")
-    fact = Fact(shows, f"A sweep needs an order in which every node comes after all of its "
-                       f"inputs; {why}")
-    return check_predictions({"has_order": has_order} if has_order is not None else {},
-                             {"has_order": fact})
+        hash(tuple(nodes))
+    except TypeError:
+        ok = False
+    if not ok:
+        raise Flaw("'edges' should be a list of (from, to) pairs of node names, e.g. "
+                   "[('x', 'mul'), ('mul', 'y')].")
+    try:
+        topological_order(nodes, edges)
+        message = None
+    except CycleError as error:
+        message = str(error)
+    if message is None:
+        raise Flaw("Your edges have no cycle, so they cannot show why a graph must be acyclic: "
+                   "feed a node back into one that computes it, e.g. add ('z', 'mul').")
+    result = data["result"]
+    if isinstance(result, list | tuple):
+        raise Flaw("'result' is an order, but topological_order finds none for your edges: "
+                   "ask it about these same edges.")
+    if str(raised(result, "result")) != message:
+        raise Flaw("'result' is not the error topological_order raises for your edges: ask it "
+                   "about these same edges, and catch what it raises.")
+    return False  # the claim "a graph with a cycle still has such an order"
 
 
-register(Exercise("W1", "prediction", {"order": check_w1}, experiment=cycles))
+def reference_w1() -> dict:
+    """A cycle written by hand, and what topological_order says about it."""
+    edges = [("x", "mul"), ("mul", "y"), ("y", "add"), ("add", "z"), ("z", "mul")]
+    try:
+        result = topological_order([node for edge in edges for node in edge], edges)
+    except CycleError as error:
+        result = error
+    return {"edges": edges, "result": result}
 
 
-# -- W2: why reverse mode for training ---------------------------------------------------------
+register_claim(Claim("W1", ("edges", "result"), measure_w1, reference_w1))
 
 
-def training_passes(n_params: int = 64) -> Report:
-    """The Jacobian of a scalar loss of ``n_params`` parameters, by both modes, counted."""
-    g = rng(52)
-    w = ag.tensor(g.standard_normal((16, n_params)))
-    x = ag.tensor(g.standard_normal(n_params))
-    cost = jacobian_costs(lambda p: ag.tanh(w @ p).sum(), x)
-    rows = [(mode, cost[mode]["passes"], cost[mode]["macs"]) for mode in ("forward", "reverse")]
-    return Report(f"Gradient of a scalar loss of {n_params} parameters",
-                  "Reverse mode: one pass gives all parameters' gradients; forward mode: one "
-                  "pass per parameter.", ("mode", "passes", "multiply-adds"), rows,
-                  data=cost, supports="reverse")
+# -- W2: why reverse mode for training (the same protocol) -------------------------------------
 
 
-def check_w2(**predictions) -> Result:
-    """``W2(reverse_passes=..., forward_passes=...)`` for a loss of 64 parameters."""
-    report = training_passes()
-    why = "A scalar loss has one output; a network has many parameters (inputs)."
-    facts = {"reverse_passes": Fact(report.data["reverse"]["passes"], why, "number"),
-             "forward_passes": Fact(report.data["forward"]["passes"], why, "number")}
-    return check_predictions(predictions, facts)
+def measure_w2(data: dict, watch: Watch) -> bool:
+    """Both gradients and both pass counts must be what the engine did while the experiment
+    ran; the verdict it supports: reverse mode needs fewer passes."""
+    by_fwd, by_rev = count(data["forward_passes"], "forward_passes"), count(
+        data["reverse_passes"], "reverse_passes")
+    fwd = numbers(data["forward_grad"], "forward_grad").ravel()
+    rev = numbers(data["reverse_grad"], "reverse_grad")
+    if rev.size < 8:
+        raise Flaw("Use a loss of at least 8 parameters, so that the two modes can differ.")
+    if by_fwd != watch.jvp_passes:
+        raise Flaw("'forward_passes' is not the number of forward-mode passes the engine made "
+                   "during your experiment: one per jvp call.")
+    if by_rev != len(watch.sweeps):
+        raise Flaw("'reverse_passes' is not the number of reverse sweeps the engine made during "
+                   "your experiment: one per backward call.")
+    if not among(rev, watch.totals()):
+        raise Flaw("'reverse_grad' is not a gradient your backward sent to the parameters: "
+                   "return theta.grad.")
+    if not same(fwd, rev.ravel(), rtol=1e-8):
+        raise Flaw("'forward_grad' is not the same gradient as 'reverse_grad': one jvp with the "
+                   "one-hot tangent e_k gives the k-th entry, one entry per parameter.")
+    return by_rev < by_fwd
 
 
-register(Exercise("W2", "prediction", {"passes": check_w2}, experiment=training_passes))
+def reference_w2() -> dict:
+    """A 48-parameter loss: its gradient by 48 jvps and by one backward, with the passes."""
+    gen = ag.Generator(30)
+    data, target = ag.randn(32, 4, generator=gen), ag.randn(32, 1, generator=gen)
+    theta0 = ag.randn(48, generator=gen) * 0.5
+
+    def loss_of(theta):                        # a 4-8-1 tanh network, its 48 parameters
+        W1, b1, w2 = theta[:32].reshape(4, 8), theta[32:40], theta[40:].reshape(8, 1)
+        return ((ag.tanh(data @ W1 + b1) @ w2 - target) ** 2).mean()
+
+    forward_grad = [jvp(loss_of, (theta0,), (ag.tensor(np.eye(48)[k]),))[1].item()
+                    for k in range(48)]        # one pass per parameter
+    theta = ag.tensor(theta0.numpy(), requires_grad=True)
+    loss_of(theta).backward()                  # one pass for all of them
+    return {"forward_passes": 48, "reverse_passes": 1, "forward_grad": forward_grad,
+            "reverse_grad": theta.grad}
+
+
+register_claim(Claim("W2", ("forward_passes", "reverse_passes", "forward_grad",
+                             "reverse_grad"), measure_w2, reference_w2))
 
 
 # -- W3: local rules compose ----------------------------------------------------------------
@@ -122,16 +161,31 @@ register(Exercise("W4", "write_backward", {"op": check_w4}))
 # -- W5: huge upstream, tiny gradient --------------------------------------------------------
 
 
-def w5_problem() -> Problem:
-    """Pre-activations from 0 to deep saturation, and a huge upstream gradient."""
-    return Problem("s = sigmoid(z) with G = dL/ds = 1000 everywhere. Find dz = dL/dz.",
-                   z=np.array([0.0, 2.0, 5.0, 10.0, 20.0]), G=np.full(5, 1000.0))
+W5_POINTS = (0.0, 2.0, 5.0, 10.0, 20.0)
 
 
-@one_answer("dz")
-def check_w5(dz) -> Result:
-    """``W5(dz=...)`` for ``W5.problem()``."""
-    p = w5_problem()
+def w5_problem(z=None, G=None) -> Problem:  # noqa: N803 - G is the question's name for it
+    """Pre-activations from 0 to deep saturation, and a huge upstream gradient; or other
+    points ``z`` and upstream gradient ``G`` (a lesson demonstrates a mistake on other data,
+    so that its feedback says nothing about the learner's own)."""
+    points = np.array(W5_POINTS if z is None else z, dtype=np.float64).ravel()
+    upstream = np.broadcast_to(np.asarray(1000.0 if G is None else G, dtype=np.float64),
+                               points.shape).copy()
+    if z is None and G is None:
+        what = "s = sigmoid(z) with G = dL/ds = 1000 everywhere. Find dz = dL/dz."
+    else:
+        what = "s = sigmoid(z) with the upstream gradient G = dL/ds. Find dz = dL/dz."
+    return Problem(what, z=points, G=upstream)
+
+
+def check_w5(*args, z=None, G=None, **answers) -> Result:  # noqa: N803
+    """``W5(dz=...)`` for ``W5.problem()``; ``W5(dz=..., z=..., G=...)`` for
+    ``W5.problem(z=..., G=...)``."""
+    return one_answer("dz")(lambda dz: _check_w5_at(dz, z, G))(*args, **answers)
+
+
+def _check_w5_at(dz, points, upstream) -> Result:
+    p = w5_problem(points, upstream)
     z = ag.tensor(p.z, requires_grad=True)
     ag.sigmoid(z).backward(p.G)
     s = 1 / (1 + np.exp(-p.z))

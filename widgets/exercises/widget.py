@@ -4,8 +4,7 @@ feedback, and hint / solution revealed only on request.
 The widget only calls the exercise's own check; the same check is callable as a
 plain function, whose Result prints the same feedback (that is what nbval sees).
 
->>> ex = registry()["T9"]                      # doctest: +SKIP
->>> ex.widget()                     # doctest: +SKIP
+>>> registry()["T9"].widget(my_experiment)     # doctest: +SKIP   (verdict, reason: inputs)
 >>> registry()["G6"].widget(lambda: dict(dA=dA, dB=dB))   # doctest: +SKIP
 """
 
@@ -41,12 +40,11 @@ class ExerciseWidget(w.VBox):
         header = w.HTML(f"<b>{html.escape(exercise.heading)}</b><br>"
                         f"{html.escape(str(exercise.question))}")
         self.inputs: list[w.Widget] = []
-        if exercise.kind == "true_false":
+        if exercise.kind == "true_false":  # the answer function is the learner's experiment
             self.verdict = w.ToggleButtons(options=["True", "False"], value=None,
                                            description="The claim is")
-            self.because = w.RadioButtons(
-                options=[(f"({k}) {text}", k) for k, text in exercise.options.items()],
-                value=None, layout=w.Layout(width="100%"))
+            self.because = w.Text(placeholder="why, in one line of your own words",
+                                  description="Because", layout=w.Layout(width="100%"))
             self.inputs = [self.verdict, self.because]
         self.check_button = w.Button(description="Check", button_style="primary")
         self.hint_button = w.Button(description="Hint")
@@ -64,7 +62,7 @@ class ExerciseWidget(w.VBox):
         ex = self.exercise
         if ex.kind == "true_false":
             verdict = None if self.verdict.value is None else self.verdict.value == "True"
-            self.result = ex.check(verdict, self.because.value)
+            self.result = ex.check(verdict, self.because.value or None, self.answer)
         elif self.answer is None:
             self.result = Result(False, "This widget needs your answer: create it as "
                                         f"{ex.id}.widget(lambda: ...) with a function that "

@@ -1,16 +1,21 @@
 """Measurements for the checkpointing lessons (10, and the capstone's last section).
 
 One measurement, :func:`measure_step`, serves every table and plot: one training step
-(forward, loss, backward) of an ``nn.Sequential`` split into checkpointed segments,
-watched by the engine's own observers. It returns a :class:`CheckpointedStep`: the
-bytes saved for backward after every op event (the curve), its peak, the bytes the
-finished forward pass keeps, the multiply-adds per phase and the gradients.
+(forward, loss, backward) of an ``nn.Sequential`` split into checkpointed segments (or
+run by a forward function of your own that places the checkpoints), watched by the
+engine's own observers. It returns a :class:`CheckpointedStep`: the bytes saved for
+backward after every op event (the curve), its peak, the bytes the finished forward
+pass keeps, the multiply-adds per phase, the gradients, and which of the model's
+modules ran again during backward.
 
 Built on it:
 
 * :class:`SwishBlock` and :func:`swish_stack`: the layers lesson 10 measures;
 * :func:`checkpointed_step`: one step of a Swish stack with ``k`` segments;
-* :func:`checkpoint_costs`: no checkpointing vs √n segments vs every layer, per depth.
+* :func:`checkpoint_costs`: no checkpointing vs √n segments vs every layer, per depth;
+* :func:`plan_forward`: a forward pass that checkpoints the groups of modules a plan
+  names (``[[0, 1], [5]]``: modules 0–1 as one segment, module 5 as another), for the
+  capstone's task C1; :func:`plan_problem` says in a sentence what is wrong with a plan.
 
 Plain data out, no plotting: the notebooks draw the pictures.
 
@@ -32,10 +37,11 @@ from autograd_core.counting import count_ops
 from autograd_core.function import observing
 from autograd_core.memory import SavedBytesTracker, activation_bytes
 from autograd_core.tensor import Tensor
-from autograd_core.utils.checkpoint import checkpoint_sequential, sqrt_segments
+from autograd_core.utils.checkpoint import checkpoint, checkpoint_sequential, sqrt_segments
 
 __all__ = ["SwishBlock", "swish_stack", "HeldBytes", "CheckpointedStep", "measure_step",
-           "checkpointed_step", "CheckpointCost", "checkpoint_costs", "STRATEGIES"]
+           "checkpointed_step", "CheckpointCost", "checkpoint_costs", "STRATEGIES",
+           "plan_forward", "plan_problem"]
 
 
 class SwishBlock(nn.Module):
@@ -100,7 +106,8 @@ class CheckpointedStep:
     forward_macs: int
     recompute_macs: int
     backward_macs: int
-    grads: tuple[np.ndarray, ...]
+    grads: tuple[np.ndarray | None, ...]  # one per parameter; None: no gradient reached it
+    recomputed: tuple[str, ...]  # names of the model's modules re-run during backward
 
     @property
     def extra_forward_work(self) -> float:
@@ -113,9 +120,24 @@ class CheckpointedStep:
         return self.forward_macs + self.recompute_macs + self.backward_macs
 
     def grad_difference(self, other: CheckpointedStep) -> float:
-        """Largest absolute difference between this step's gradients and ``other``'s."""
-        return max((float(np.max(np.abs(a - b), initial=0.0))
+        """Largest absolute difference between this step's gradients and ``other``'s (a
+        parameter no gradient reached counts as a gradient of zeros)."""
+        return max((float(np.max(np.abs(_or_zeros(a, b) - _or_zeros(b, a)), initial=0.0))
                     for a, b in zip(self.grads, other.grads)), default=0.0)
+
+    def same_gradients(self, other: CheckpointedStep) -> bool:
+        """True if every gradient equals ``other``'s bit for bit (and reached the same
+        parameters)."""
+        return len(self.grads) == len(other.grads) and all(
+            (a is None and b is None) or (a is not None and b is not None
+                                          and np.array_equal(a, b))
+            for a, b in zip(self.grads, other.grads))
+
+
+def _or_zeros(a: np.ndarray | None, like: np.ndarray | None) -> np.ndarray:
+    if a is not None:
+        return a
+    return np.zeros_like(like) if like is not None else np.zeros(())
 
 
 def _sum(out: Tensor) -> Tensor:
@@ -123,14 +145,21 @@ def _sum(out: Tensor) -> Tensor:
 
 
 def measure_step(model: nn.Sequential, x: Tensor, segments: int = 1,
-                 loss: Callable[[Tensor], Tensor] = _sum) -> CheckpointedStep:
+                 loss: Callable[[Tensor], Tensor] = _sum, *,
+                 forward: Callable[[nn.Module, Tensor], Tensor] | None = None
+                 ) -> CheckpointedStep:
     """Forward ``model`` on ``x`` split into ``segments`` consecutive segments by
     ``checkpoint_sequential`` (every segment but the last is checkpointed;
     ``segments=1`` is the plain run), apply ``loss``, then backward.
 
+    ``forward(model, x)``, if given, runs the forward pass instead (your own placement
+    of ``checkpoint(...)`` calls); ``segments`` is then ignored and reported as 0.
+
     The parameters and the input batch are left out of the byte counts: they are
     alive whether or not anything is recorded. Each parameter's ``.grad`` is reset
-    first, so the gradients returned are this step's alone.
+    first, so the gradients returned are this step's alone. ``recomputed`` names the
+    model's own modules (``model.named_children()``) that ran again during backward:
+    the ones a checkpoint rebuilt.
 
     >>> measure_step(swish_stack(4), ag.randn(2, 64), segments=1).recompute_macs
     0
@@ -139,14 +168,37 @@ def measure_step(model: nn.Sequential, x: Tensor, segments: int = 1,
     for p in params:
         p.grad = None
     tracker = HeldBytes(exclude=[*params, x])
-    with count_ops() as work, observing(tracker):
-        out = model(x) if segments == 1 else checkpoint_sequential(model, segments, x)
-        value = loss(out)
-        kept = activation_bytes(value, exclude=[*params, x])
-        value.backward()
-    return CheckpointedStep(segments, tuple(tracker.held), tuple(tracker.phases), tracker.peak,
-                            kept, work.forward.macs, work.recompute.macs, work.backward.macs,
-                            tuple(p.grad.numpy().copy() for p in params))
+    phase = ["forward"]
+    recomputed: list[str] = []
+
+    def watch(name):
+        def hook(module, args):
+            if phase[0] == "backward" and name not in recomputed:
+                recomputed.append(name)
+        return hook
+
+    handles = [child.register_forward_pre_hook(watch(name))
+               for name, child in model.named_children()]
+    try:
+        with count_ops() as work, observing(tracker):
+            if forward is not None:
+                out = forward(model, x)
+            else:
+                out = model(x) if segments == 1 else checkpoint_sequential(model, segments, x)
+            value = loss(out)
+            kept = activation_bytes(value, exclude=[*params, x])
+            phase[0] = "backward"
+            value.backward()
+    finally:
+        for handle in handles:
+            handle.remove()
+    order = [name for name, _ in model.named_children()]
+    return CheckpointedStep(0 if forward is not None else segments, tuple(tracker.held),
+                            tuple(tracker.phases), tracker.peak, kept, work.forward.macs,
+                            work.recompute.macs, work.backward.macs,
+                            tuple(None if p.grad is None else p.grad.numpy().copy()
+                                  for p in params),
+                            tuple(sorted(recomputed, key=order.index)))
 
 
 def _swish_batch(batch: int, width: int, seed: int) -> Tensor:
@@ -195,3 +247,102 @@ def checkpoint_costs(depths: Sequence[int] = (4, 9, 16, 25, 36), width: int = 64
                                 max_grad_difference=step.grad_difference(steps["none"]))
                  for s, step in steps.items()]
     return rows
+
+
+# -- a checkpoint plan: which groups of consecutive modules to checkpoint ---------------------
+
+_PLAN_EXAMPLE = ("a plan is a list of groups, each a list of consecutive module indices: "
+                 "[[0, 1], [5]] checkpoints modules 0–1 as one segment and module 5 as another")
+
+
+def _short(value, limit: int = 40) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _a(noun: str) -> str:
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
+
+
+def _is_index(value) -> bool:
+    return isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
+
+
+def plan_problem(plan, n_modules: int) -> str | None:
+    """What is wrong with ``plan`` for a model of ``n_modules`` modules, in a sentence, or
+    None if it is a valid plan (an empty plan is valid: it checkpoints nothing).
+
+    >>> plan_problem([[0, 1], [5]], 9) is None
+    True
+    >>> print(plan_problem([[0, 2]], 9))                  # doctest: +NORMALIZE_WHITESPACE
+    Group 1 of your plan, [0, 2], skips modules: a checkpoint re-runs one stretch of
+    consecutive modules, so list every index from the first to the last, e.g. [0, 1, 2].
+    """
+    last = n_modules - 1
+    if isinstance(plan, np.ndarray):
+        return (f"Your plan is a NumPy array; {_PLAN_EXAMPLE}. Write it as a list of lists "
+                "(an array's .tolist() gives one).")
+    if isinstance(plan, str | bytes | dict | set | frozenset) or not isinstance(
+            plan, list | tuple | range):
+        return (f"Your plan is {_a(type(plan).__name__)} ({_short(plan)}); {_PLAN_EXAMPLE}.")
+    if plan and all(_is_index(g) for g in plan):
+        return (f"Your plan {_short(list(plan))} is a flat list of numbers; {_PLAN_EXAMPLE}. "
+                "Put the modules of one segment in one inner list.")
+    if len(plan) > n_modules:
+        return (f"Your plan has {len(plan)} groups, but the model has only {n_modules} modules; "
+                f"{_PLAN_EXAMPLE}.")
+    previous = None
+    for k, group in enumerate(plan, 1):
+        if not isinstance(group, list | tuple | range):
+            return (f"Group {k} of your plan is {_a(type(group).__name__)} ({_short(group)}), not "
+                    f"a list of module indices; {_PLAN_EXAMPLE}.")
+        if len(group) == 0:
+            return f"Group {k} of your plan is empty: each group names at least one module."
+        bad = next((i for i in group if not _is_index(i)), None)
+        if bad is not None or any(not _is_index(i) for i in group):
+            return (f"Group {k} of your plan holds {_short(bad)}, which is not a module index: "
+                    f"the model's modules are numbered 0 to {last}, as print(model) shows.")
+        out = [int(i) for i in group if not 0 <= int(i) <= last]
+        if out:
+            return (f"Group {k} of your plan names module {out[0]}, but the model's modules are "
+                    f"numbered 0 to {last}.")
+        group = [int(i) for i in group]
+        if group != list(range(group[0], group[0] + len(group))):
+            return (f"Group {k} of your plan, {_short(group)}, skips modules: a checkpoint "
+                    "re-runs one stretch of consecutive modules, so list every index from "
+                    f"the first to the last, e.g. {list(range(min(group), max(group) + 1))}.")
+        if previous is not None and group[0] <= previous[-1]:
+            word = "overlap" if group[0] >= previous[0] else "are out of order"
+            return (f"Groups {k - 1} and {k} of your plan, {previous} and {group}, {word}: "
+                    "each module is in at most one checkpoint, and the groups follow the "
+                    "model's order.")
+        previous = group
+    return None
+
+
+def plan_forward(plan) -> Callable[[nn.Module, Tensor], Tensor]:
+    """``forward(model, x)``: the modules of ``model`` in order, each group of ``plan``
+    inside one ``checkpoint``, the others plainly. An invalid plan raises ``ValueError``
+    with :func:`plan_problem`'s sentence.
+
+    >>> run = measure_step(swish_stack(4), ag.randn(2, 64, dtype=ag.float32),
+    ...                    forward=plan_forward([[0, 1]]))
+    >>> run.recomputed
+    ('0', '1')
+    """
+    def forward(model: nn.Module, x: Tensor) -> Tensor:
+        problem = plan_problem(plan, len(model))
+        if problem is not None:
+            raise ValueError(problem)
+        starts = {int(g[0]): int(g[-1]) for g in plan}
+        i, h = 0, x
+        while i < len(model):
+            if i in starts:
+                h = checkpoint(model[i:starts[i] + 1], h)
+                i = starts[i] + 1
+            else:
+                h = model[i](h)
+                i += 1
+        return h
+
+    return forward

@@ -24,6 +24,7 @@ only leaves that require grad and computed tensors count here.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -36,8 +37,8 @@ from ..live import live
 from ..render import to_dot
 from ..svg import SVG, to_svg
 
-__all__ = ["consumers", "fan_out", "merges", "motif_report", "draw_sideways", "define_by_run",
-           "DefineByRun", "branchy"]
+__all__ = ["consumers", "fan_out", "merges", "motif_report", "draw_sideways", "hide_rules",
+           "define_by_run", "DefineByRun", "branchy"]
 
 
 def _graph(output: Tensor | Graph) -> Graph:
@@ -145,6 +146,23 @@ def draw_sideways(output: Tensor, *, show_values: bool = False) -> SVG:
     view = live(output, "draw_sideways")
     return SVG(to_svg(to_dot(view.graph, values=view.values, show_values=show_values,
                              input_names=view.input_names, legend=False, rankdir="LR")))
+
+
+def hide_rules(picture: SVG, *ops: str, why: str = "an exercise asks for it") -> SVG:
+    """``picture`` with the gradient rule left out of the tooltips of the ops named ``ops``
+    (``"cat"``): a lesson that asks the learner for a rule can still show the graph, hover
+    and all, without the answer one hover away. The rest of each tooltip stays.
+
+    >>> import autograd_core as ag
+    >>> a, b = (ag.tensor([1.0], requires_grad=True) for _ in range(2))
+    >>> "rows of a_i" in hide_rules(draw_sideways(ag.cat([a, b])), "cat").data  # doctest: +SKIP
+    False
+    """
+    names = "|".join(re.escape(op) for op in ops)
+    pattern = re.compile(rf"(<title>op\d+: (?:{names})(?:&#160;|\s|\(|\)|\w)*?&#10;"
+                         rf"gradient rule:&#10;)(.*?)(&#10;inputs:)", re.S)
+    return SVG(pattern.sub(lambda m: f"{m[1]} &#160;(not shown here: {why}){m[3]}",
+                           picture.data))
 
 
 # -- define-by-run (W6, L3) --------------------------------------------------------------------

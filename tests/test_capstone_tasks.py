@@ -1,0 +1,339 @@
+"""The capstone's tasks (lesson 12): C1, a checkpoint plan within a byte budget, and C2, a
+planted gradient bug found with the debugging tools and fixed.
+
+C1 is measured with the engine (peak bytes held for backward, recomputed multiply-adds,
+every gradient bit for bit); its feedback talks about the learner's plan and never names
+one that fits. C2's bug is one the forward pass cannot show; the tests check that the
+intended tool (forward pre-hooks to catch each module's input, then ``gradcheck`` module
+by module) points at the buggy module, and that the check names wrong places and wrong
+fixes without saying where the bug is.
+"""
+
+import numpy as np
+import pytest
+
+import autograd_core as ag
+from autograd_core.autograd import detect_anomaly, gradcheck
+from autograd_core.instrument import instrument
+from autograd_core.nn import functional as F
+from autograd_core.utils.checkpoint import checkpoint
+from widgets import exercises as ex
+from widgets.exercises import capstone_tasks as tasks
+from widgets.exercises.capstone_tasks import planted_bug
+from widgets.exercises.result import MAX_MESSAGE
+from widgets.exercises.tracking import status
+
+
+@pytest.fixture(autouse=True)
+def fresh_progress(tmp_path, monkeypatch):
+    monkeypatch.setenv("AUTOGRAD_LESSONS_PROGRESS", str(tmp_path / "progress.json"))
+
+
+def messages(result) -> list[str]:
+    """Every sentence a result shows: its own, its parts', and its hints."""
+    texts = [result.message, result._hint]
+    for part in result.parts:
+        texts += [part.message, part._hint]
+    return [t for t in texts if t]
+
+
+# Plans within both limits (measured: a peak of 612,096 or 606,336 bytes, 14–15% extra work).
+FITTING = ([[0, 1, 2]], [[0, 1, 2, 3]], [[0, 1, 2], [7, 8]])
+# Ways a message could give a fitting plan away.
+GIVEAWAYS = ("[[0, 1, 2", "[0, 1, 2]", "modules 0–2", "modules 0–3", "0, 1, 2, 3")
+
+
+# -- C1: a checkpoint plan -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("plan", FITTING)
+def test_a_plan_within_both_limits_passes(plan):
+    result = ex.C1(plan)
+    assert result.ok, result
+    assert [p.name for p in result.parts] == ["memory", "recompute", "gradients"]
+    assert "bit for bit" in result.parts[2].message
+    assert status("C1") == "solved"
+
+
+def test_a_forward_of_your_own_is_measured_the_same_way():
+    def forward(model, x):
+        return model[3:](checkpoint(model[0:3], x))
+
+    assert ex.C1(forward).ok
+    assert tasks.PlanTask().measure(forward).peak == tasks.PlanTask().measure([[0, 1, 2]]).peak
+
+
+def test_the_problem_measures_what_the_check_measures():
+    task = ex.C1.problem()
+    run = task.measure([[0, 1, 2]])
+    assert run.peak <= task.budget < task.plain.peak
+    assert run.extra_forward_work <= task.max_extra_work
+    assert run.same_gradients() and run.step.recomputed == ("0", "1", "2")
+    assert "640,000" in repr(task) and "re-ran modules 0–2" in repr(run)
+
+
+def test_over_budget_says_by_how_much_and_when_the_peak_comes():
+    result = ex.C1([[0, 1]])
+    memory, work, gradients = result.parts
+    assert not result.ok and not memory.ok and work.ok and gradients.ok
+    assert memory.diagnosis == "over_budget"
+    assert "677,632" in memory.message and "37,632 over the budget of 640,000" in memory.message
+    assert "end of the forward pass" in memory.message
+
+
+def test_a_peak_during_backward_is_named():
+    memory = ex.C1([[4]]).parts[0]
+    assert memory.diagnosis == "over_budget" and "during backward" in memory.message
+
+
+def test_a_plan_that_keeps_more_than_no_plan_is_explained():
+    memory = ex.C1([[5]]).parts[0]
+    assert "more than the plain run's 1,202,048" in memory.message
+    assert "1-byte mask" in memory.message
+
+
+def test_too_much_recomputation_names_the_costly_module_of_your_plan():
+    result = ex.C1([[0, 1, 2], [4]])
+    memory, work, _ = result.parts
+    assert memory.ok and not work.ok and work.diagnosis == "too_much_work"
+    assert "Module 4 (ResidualBlock)" in work.message and "re-runs it" in work.message
+
+
+@pytest.mark.parametrize("plan", [[], (), [[7, 8]], [[5]], [[0, 1]], [[4]], [[1, 2]],
+                                  [[0, 1, 2], [4]], [[3, 4, 5, 6, 7, 8]]])
+def test_wrong_plans_never_name_a_plan_that_fits(plan):
+    result = ex.C1(plan)
+    assert not result.ok
+    for text in messages(result):
+        assert not any(g in text for g in GIVEAWAYS), text
+
+
+@pytest.mark.parametrize("plan", [[], ()])
+def test_a_plan_that_checkpoints_nothing(plan):
+    result = ex.C1(plan)
+    assert result.diagnosis == "no_checkpoint" and "checkpoints nothing" in result.message
+
+
+@pytest.mark.parametrize("plan, words", [
+    ([0, 1, 2], "flat list of numbers"),
+    ("0-3", "Your plan is a str"),
+    (3, "Your plan is an int"),
+    ({0: 1}, "Your plan is a dict"),
+    ([[0, 2]], "skips modules"),
+    ([[0, 1], [1, 2]], "overlap"),
+    ([[3, 4], [0, 1]], "out of order"),
+    ([[9]], "numbered 0 to 8"),
+    ([[-1]], "numbered 0 to 8"),
+    ([[0.5]], "not a module index"),
+    ([[True]], "not a module index"),
+    ([[None]], "not a module index"),
+    ([[]], "is empty"),
+    ([[0], "1"], "Group 2 of your plan is a str"),
+    ([[0]] * 20, "only 9 modules"),
+    (np.array([[0, 1]]), "Your plan is a NumPy array"),
+])
+def test_malformed_plans_get_a_sentence(plan, words):
+    result = ex.C1(plan)
+    assert not result.ok and result.diagnosis == "format"
+    assert words in result.message and len(result.message) <= MAX_MESSAGE
+    assert status("C1") == "in progress"
+
+
+def test_the_placeholder_is_not_an_attempt():
+    result = ex.C1(None)
+    assert not result.ok and result.diagnosis == "none" and "placeholder" in result.message
+    assert status("C1") == "not started"
+
+
+def _closure(model, x):
+    h = checkpoint(lambda t: model[1](model[0](t)), x)  # the modules' parameters are not inputs
+    for module in list(model)[2:]:
+        h = module(h)
+    return h
+
+
+def _doubled(model, x):
+    h = model[0:3](x)
+    h = h.detach() + (h - h.detach()) * 2   # same values, twice the gradient
+    return model[4:](checkpoint(model[3:4], h))
+
+
+def _eval_mode(model, x):
+    model[1].eval()
+    return model[3:](checkpoint(model[0:3], x))
+
+
+@pytest.mark.parametrize("forward, diagnosis, words", [
+    (_closure, "no_gradient", "No gradient reached the parameters of modules 0–1"),
+    (_doubled, "gradients_differ", "gradients of modules 0–1 differ"),
+    (_eval_mode, "forward_values", "training mode"),
+    (lambda model, x: checkpoint(model[0:3], x), "shape", "returned shape (64, 16, 8, 8)"),
+    (lambda model, x: None, "type", "returned a NoneType"),
+    (lambda model, x: undefined_name, "raised", "NameError"),  # noqa: F821
+    (lambda model: model, "raised", "TypeError"),
+])
+def test_a_forward_of_your_own_gets_its_mistake_named(forward, diagnosis, words):
+    result = ex.C1(forward)
+    found = [result] + list(result.parts)
+    named = next(r for r in found if r.diagnosis == diagnosis)
+    assert not result.ok and words in named.message, named.message
+    assert all(len(r.message) <= MAX_MESSAGE for r in found)
+
+
+# -- C2: a bug hunt --------------------------------------------------------------------------
+
+
+def module_inputs(model, x):
+    """What each module receives in one forward pass (lesson 12's forward pre-hooks)."""
+    seen = {}
+
+    def keep(name):
+        def hook(module, args):
+            seen[name] = args[0].detach()
+        return hook
+
+    handles = [m.register_forward_pre_hook(keep(name)) for name, m in model.named_modules()]
+    with ag.no_grad():
+        model(x)
+    for handle in handles:
+        handle.remove()
+    return seen
+
+
+def passes(module, x) -> bool:
+    return gradcheck(module, (ag.tensor(x.numpy(), requires_grad=True),), raise_exception=False)
+
+
+def test_the_forward_tools_see_nothing_wrong():
+    p = ex.C2.problem()
+    assert instrument(p.model, p.x).first_nonfinite is None
+    with detect_anomaly():
+        F.cross_entropy(p.model(p.x), p.y).backward()   # no error: nothing non-finite
+    assert np.isfinite(p.x.numpy()).all()
+
+
+def test_gradient_checks_module_by_module_point_at_the_buggy_module():
+    """The hunt as lesson 12 teaches it: the top level first, then into what fails."""
+    p = ex.C2.problem()
+    modules = dict(p.model.named_modules())
+    inputs = module_inputs(p.model, p.x)
+    x = ag.tensor(p.x.numpy(), requires_grad=True)
+    assert not gradcheck(lambda t: F.cross_entropy(p.model(t), p.y), (x,), raise_exception=False)
+    failing, frontier = [], [n for n in modules if n and "." not in n]
+    while frontier:
+        name = frontier.pop(0)
+        if not passes(modules[name], inputs[name]):
+            failing.append(name)
+            frontier += [f"{name}.{c}" for c, _ in modules[name].named_children()]
+    assert failing == ["5", tasks.BUGGY_MODULE]
+    innermost = [n for n in failing if not any(o.startswith(n + ".") for o in failing)]
+    assert innermost == [tasks.BUGGY_MODULE] == ["5.shortcut"]
+    assert passes(modules["5.body.act"], inputs["5.body.act"])   # the hand-written op is right
+
+
+def test_the_reference_is_right_and_the_bug_changes_gradients_only():
+    good, buggy = planted_bug._reference_model(), tasks.bug_hunt_model()
+    p = ex.C2.problem()
+    x = ag.tensor(p.x.numpy(), requires_grad=True)
+    assert gradcheck(lambda t: F.cross_entropy(good(t), p.y), (x,), raise_exception=False)
+    with ag.no_grad():
+        np.testing.assert_array_equal(good(p.x).numpy(), buggy(p.x).numpy())
+
+
+def test_the_right_place_and_fix_pass():
+    result = ex.C2(module="5.shortcut", forward=lambda module, x: x)
+    assert result.ok, result
+    assert [p.name for p in result.parts] == ["module", "fix"]
+    assert status("C2") == "solved"
+
+
+def test_a_fix_of_the_whole_block_is_a_right_fix_at_a_coarse_place():
+    result = ex.C2(module="5", forward=lambda block, x: block.body(x) + x)
+    module, fix = result.parts
+    assert fix.ok and not module.ok and module.diagnosis == "too_coarse"
+    assert status("C2") == "in progress"
+
+
+@pytest.mark.parametrize("module, diagnosis, words", [
+    ("2", "passes", "Module '2' (Swish) passes a gradient check"),
+    ("5.body.act", "passes", "written by hand"),
+    ("4", "passes", "(ResidualBlock) passes"),
+    ("5.body", "passes", "passes a gradient check"),
+    ("5", "too_coarse", "go one level down"),
+    (5, "too_coarse", "Module '5'"),
+    ("", "whole_model", "the whole model"),
+    ("5.shortcutt", "unknown_module", "Did you mean '5.shortcut'?"),
+    ("layer 5", "unknown_module", "no module 'layer 5'"),
+])
+def test_wrong_places_are_named_without_saying_where_the_bug_is(module, diagnosis, words):
+    part = ex.C2(module=module).parts[0]
+    assert not part.ok and part.diagnosis == diagnosis and words in part.message
+    if module != "5.shortcutt":
+        assert "shortcut" not in part.message and "Identity" not in part.message
+
+
+@pytest.mark.parametrize("forward, diagnosis, words", [
+    (lambda module, x: x.detach(), "still_buggy", "exactly the buggy model's"),
+    (lambda module, x: x.data, "still_buggy", "the bug is still there"),
+    (lambda module, x: 2 * x, "output_changed", "scores change"),
+    (lambda module, x: x.detach() + (x - x.detach()) * 0.5, "gradients_differ", "still differ"),
+    (lambda module, x: None, "type", "returned None, not a tensor"),
+    (lambda module, x: x.numpy(), "type", "returned a ndarray"),
+    (lambda module, x: module(x), "raised", "RecursionError"),
+    (lambda x: x, "raised", "TypeError"),
+    ("return x", "type", "should be a function"),
+])
+def test_wrong_fixes_are_named(forward, diagnosis, words):
+    fix = ex.C2(module="5.shortcut", forward=forward).parts[1]
+    assert not fix.ok and fix.diagnosis == diagnosis and words in fix.message, fix.message
+
+
+def test_a_fix_needs_a_place():
+    fix = ex.C2(module=None, forward=lambda module, x: x).parts[1]
+    assert fix.diagnosis == "needs_module"
+
+
+def test_placeholders_leave_a_fresh_start():
+    result = ex.C2()
+    assert not result.ok and {p.diagnosis for p in result.parts} == {"none"}
+    assert status("C2") == "not started"
+
+
+class Weird:
+    def __repr__(self):
+        return "W" * 10_000
+
+
+@pytest.mark.parametrize("value", [
+    ["5"], {"module": "5"}, 5.5, np.arange(3), "x" * 5000, Weird(), b"5", float("nan"), True,
+])
+def test_malformed_inputs_get_short_sentences(value):
+    for kwargs in ({"module": value}, {"module": "5.shortcut", "forward": value},
+                   {"module": value, "forward": value}):
+        result = ex.C2(**kwargs)
+        assert not result.ok
+        assert all(len(m) <= MAX_MESSAGE for m in messages(result))
+    result = ex.C1(value)
+    assert not result.ok and len(result.message) <= MAX_MESSAGE
+
+
+def test_a_module_object_instead_of_its_path():
+    p = ex.C2.problem()
+    part = ex.C2(module=p.model[5]).parts[0]
+    assert part.diagnosis == "type" and "not the Residual module itself" in part.message
+
+
+def test_the_snippet_is_the_code_that_runs():
+    import ast
+
+    ast.parse(ex.C2.snippet)
+    assert "class Identity" in ex.C2.snippet and "return x.data" in ex.C2.snippet
+
+
+def test_the_solutions_solve_the_tasks():
+    """What the stepped help ends with is right (read without recording a reveal)."""
+    c1, c2 = ex.C1.solution_text, ex.C2.solution_text
+    assert "[[0, 1, 2]]" in c1 and "612,096" in c1
+    assert ex.C1([[0, 1, 2]]).ok and ex.C1([[0, 1, 2, 3]]).ok
+    assert "module='5.shortcut'" in c2 and "return x" in c2
+    assert ex.C1.hint and ex.C1.skeleton and ex.C2.skeleton

@@ -1,0 +1,61 @@
+"""Lesson 13, backprop by hand (H1–H4): the gradient of every intermediate of a small
+network, checked all at once; batch norm's and cross-entropy's backward in closed form;
+then training with your own gradients, beside the engine's.
+
+* :mod:`.network`: the network (linear -> batch norm -> tanh -> linear -> softmax
+  cross-entropy on 32 digits), its forward pass ``STEPS`` as named engine ops, and the
+  engine's values and gradients for the lesson's batch (``reference()``, ``problem()``);
+* :mod:`.grading`: one gradient against the engine's, with the word the tables show;
+* :mod:`.table`: H1, one row per tensor;
+* :mod:`.closed_forms`: H2 (batch norm's backward) and H3 (cross-entropy's);
+* :mod:`.training`: H4 and ``train(my_gradients)``, the lesson's two loss curves.
+
+Every expected value is the engine's ``.grad`` (never a number written here), and every
+answer goes through :func:`~..feedback.check_gradient`, so a mistake is named the same way
+as in the other lessons and no message shows an expected value.
+
+>>> from widgets import exercises
+>>> p = exercises.H1.problem()                     # doctest: +SKIP
+>>> exercises.H1(globals())                        # doctest: +SKIP  (every d_<name> defined)
+>>> by_hand.train(my_gradients).plot()             # doctest: +SKIP
+"""
+
+from .closed_forms import check_h2, check_h3
+from .grading import CLOSE, check_one
+from .network import (
+    BATCH,
+    CLASSES,
+    DESCRIPTION,
+    EPS,
+    FEATURES,
+    HIDDEN,
+    INTERMEDIATES,
+    PARAMS,
+    ROWS,
+    STEPS,
+    TRAIN_STEPS,
+    Reference,
+    Step,
+    forward,
+    problem,
+    reference,
+    reference_for,
+    run_steps,
+)
+from .table import ANSWERS, check_h1, local_step
+from .training import (
+    CURVE_TOLERANCE,
+    H4_PARTS,
+    LEARNING_RATE,
+    TrainingRun,
+    check_h4,
+    train,
+)
+
+__all__ = [
+    "STEPS", "ROWS", "PARAMS", "INTERMEDIATES", "ANSWERS", "H4_PARTS", "Step", "forward",
+    "run_steps", "problem", "reference", "reference_for", "Reference", "train",
+    "TrainingRun", "check_one", "local_step", "check_h1", "check_h2", "check_h3", "check_h4",
+    "BATCH", "FEATURES", "HIDDEN", "CLASSES", "EPS", "TRAIN_STEPS", "LEARNING_RATE", "CLOSE",
+    "CURVE_TOLERANCE", "DESCRIPTION",
+]

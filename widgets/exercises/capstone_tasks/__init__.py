@@ -1,0 +1,28 @@
+"""The capstone's two tasks (lesson 12), the course's own items C1 and C2.
+
+* :mod:`.checkpoint_plan`: C1, a checkpoint plan for the capstone's CNN that fits a memory
+  budget and a limit on recomputation, measured with the engine;
+* :mod:`.planted_bug`: C2, a residual CNN with one planted gradient bug to localise and
+  repair.
+"""
+
+from .checkpoint_plan import BATCH, BUDGET, MAX_EXTRA_WORK, N_MODULES, PlanRun, PlanTask, check_c1
+from .planted_bug import (
+    AROUND_THE_BUG,
+    BUGGY_MODULE,
+    SNIPPET,
+    BugHunt,
+    Identity,
+    Residual,
+    Swish,
+    SwishOp,
+    bug_hunt,
+    bug_hunt_model,
+    check_c2,
+)
+
+__all__ = [
+    "PlanTask", "PlanRun", "BugHunt", "BUDGET", "MAX_EXTRA_WORK", "BATCH", "N_MODULES",
+    "check_c1", "check_c2", "SwishOp", "Swish", "Identity", "Residual", "bug_hunt_model",
+    "bug_hunt", "SNIPPET", "BUGGY_MODULE", "AROUND_THE_BUG",
+]

@@ -1,0 +1,59 @@
+"""T1–T10: what each item's experiment must measure, checked, and a reference experiment.
+
+For each item, ``measure_tN(data, watch)`` checks what the learner's experiment returned
+(``data``) against evidence of its own: it runs the learner's function again, or finds the
+number in what the :class:`~..true_false.Watch` saw the engine do while the experiment ran.
+It raises :class:`~..true_false.Flaw` with a sentence naming what is wrong with the
+experiment, and otherwise returns the verdict *that* measurement supports.
+
+``reference_tN()`` is one experiment that settles the item: the last step of the item's
+stepped help (its code is shown by ``TN.solution``; ``TN.experiment()`` runs it). Lessons
+never show it before the learner answers.
+
+The items live by theme: :mod:`.modes` (T1, T2, T4, T5: forward and reverse mode, and what
+a derivative costs), :mod:`.graph` (T3, T7: what the engine records and keeps) and
+:mod:`.sweep` (T6, T8, T9, T10: the reverse sweep and its gradients). ``CLAIMS`` below
+registers all ten.
+"""
+
+from __future__ import annotations
+
+from ..true_false import Claim, register_claim
+from .graph import measure_t3, measure_t7, reference_t3, reference_t7
+from .modes import (
+    measure_t1,
+    measure_t2,
+    measure_t4,
+    measure_t5,
+    reference_t1,
+    reference_t2,
+    reference_t4,
+    reference_t5,
+)
+from .sweep import (
+    measure_t6,
+    measure_t8,
+    measure_t9,
+    measure_t10,
+    reference_t6,
+    reference_t8,
+    reference_t9,
+    reference_t10,
+)
+
+CLAIMS = [
+    Claim("T1", ("function", "at", "forward", "reverse"), measure_t1, reference_t1),
+    Claim("T2", ("wide", "tall"), measure_t2, reference_t2),
+    Claim("T3", ("graph", "order"), measure_t3, reference_t3),
+    Claim("T4", ("depths", "backward_ops", "formula_nodes"), measure_t4, reference_t4),
+    Claim("T5", ("function", "at", "grad", "h", "slopes"), measure_t5, reference_t5),
+    Claim("T6", ("network", "formula"), measure_t6, reference_t6),
+    Claim("T7", ("saved_bytes", "error"), measure_t7, reference_t7),
+    Claim("T8", ("grad", "contributions"), measure_t8, reference_t8),
+    Claim("T9", ("c", "grad_1", "grad_c"), measure_t9, reference_t9),
+    Claim("T10", ("loss", "at", "grad", "step", "along_grad", "against_grad", "others"),
+          measure_t10, reference_t10),
+]
+
+for _claim in CLAIMS:
+    register_claim(_claim)
