@@ -81,10 +81,12 @@ def diagnosis_of(exercise_id: str, snippet: str, name: str, namespace=None) -> l
 
 def solution_lines(exercise_id: str) -> list[str]:
     """The lines of an item's worked solution long enough to give something away, except
-    those its own buggy snippet shares (the snippet is the question: its right lines are
-    given)."""
+    those its own buggy snippet or its skeleton shares."""
     exercise = ex.registry()[exercise_id]
-    given = {" ".join(line.split()) for line in str(exercise.snippet or "").splitlines()}
+    # The snippet is the question and the skeleton the answer's scaffold (a signature, a
+    # return line): their lines are given, not answers.
+    given_text = f"{exercise.snippet or ''}\n{getattr(exercise, 'skeleton', None) or ''}"
+    given = {" ".join(line.split()) for line in given_text.splitlines()}
     text = str(exercise.solution_text)
     return [line.strip() for line in text.splitlines()
             if len(line.strip()) >= 12 and " ".join(line.split()) not in given]
@@ -742,6 +744,51 @@ def t5() -> list[Forbidden]:
 
 
 # (lesson, item, the item's answers as a lesson could show them). Extend it for other lessons.
+# -- lessons 10, 12 and 13: L8, the capstone's tasks, backprop by hand --------------------
+
+
+def l8() -> list[Forbidden]:
+    return ["trades compute for memory", "gradients_identical=True", "saves_less=True",
+            "recomputes=True"] + solution_lines("L8")
+
+
+def c1() -> list[Forbidden]:
+    # Groups of modules 0-2 or 0-3 fit the budget (the check's own figures): a stored
+    # output that named either would hand the plan over.
+    return ["[[0, 1, 2]]", "[[0, 1, 2, 3]]", "[0, 1, 2, 3]]"] + solution_lines("C1")
+
+
+def c2() -> list[Forbidden]:
+    return ['module="5.shortcut"', "module='5.shortcut'", "'5.shortcut' fails",
+            "5.shortcut fails"] + solution_lines("C2")
+
+
+def _by_hand(*rows: str) -> list[Forbidden]:
+    from widgets.exercises import by_hand
+
+    grads = by_hand.reference().grads
+    found: list[Forbidden] = []
+    for row in rows:
+        found += printed(grads[row])
+    return found
+
+
+def h1() -> list[Forbidden]:
+    return _by_hand("logits", "b2") + solution_lines("H1")
+
+
+def h2() -> list[Forbidden]:
+    return solution_lines("H2")
+
+
+def h3() -> list[Forbidden]:
+    return ["probs - onehot", "softmax minus one-hot) / N"] + solution_lines("H3")
+
+
+def h4() -> list[Forbidden]:
+    return _by_hand("W2") + solution_lines("H4")
+
+
 TABLE: list[tuple[str, str, Callable[[], list[Forbidden]]]] = [
     ("05_matmul_mlp", "G6", g6),
     ("05_matmul_mlp", "G5", g5),
@@ -798,6 +845,13 @@ TABLE: list[tuple[str, str, Callable[[], list[Forbidden]]]] = [
     ("09_modes", "T1", t1),
     ("09_modes", "T2", t2),
     ("09_modes", "W2", w2),
+    ("10_checkpointing", "L8", l8),
+    ("12_capstone", "C1", c1),
+    ("12_capstone", "C2", c2),
+    ("13_backprop_by_hand", "H1", h1),
+    ("13_backprop_by_hand", "H2", h2),
+    ("13_backprop_by_hand", "H3", h3),
+    ("13_backprop_by_hand", "H4", h4),
     ("09_modes", "T4", t4),
     ("09_modes", "T5", t5),
 ]

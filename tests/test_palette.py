@@ -236,6 +236,19 @@ def test_the_stepper_shows_one_legend_and_its_picture_none():
     assert legends[0].value == step_legend()
 
 
+def test_the_tracer_shows_one_legend_in_its_own_words_and_its_picture_none():
+    from widgets import ForwardTracer
+    from widgets.highlight import TRACE_STATES
+
+    tracer = ForwardTracer(broadcast_mask_fanout()[0])
+    assert 'class="node legend"' not in tracer.svg
+    legends = [h for h in html_widgets(tracer) if "ag-legend" in h.value]
+    assert len(legends) == 1
+    assert all(words in legends[0].value for words, _, _ in TRACE_STATES.values())
+    assert "gradient sent" not in legends[0].value  # a forward pass sends none
+    tracer.close()
+
+
 def test_the_graph_view_keeps_its_legend_in_the_picture():
     view = GraphView(broadcast_mask_fanout()[0])
     assert 'class="node legend"' in view.svg

@@ -77,3 +77,32 @@ def _strings(value):
     elif isinstance(value, list):
         for item in value:
             yield from _strings(item)
+
+
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # not \t, \n, \r
+
+
+def _texts(nb: dict):
+    """(where, text) of every cell source and every stored text, HTML or SVG output."""
+    for i, cell in enumerate(nb["cells"]):
+        yield f"cell {i} source", "".join(cell["source"])
+        for output in cell.get("outputs", []):
+            yield f"cell {i} output", "".join(output.get("text", ""))
+            for kind in ("text/plain", "text/html", "image/svg+xml"):
+                yield f"cell {i} {kind}", "".join(output.get("data", {}).get(kind, ""))
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=lambda p: p.stem)
+def test_no_lesson_text_holds_a_stray_control_character(lesson):
+    """A lost escape (a vertical tab where `\\v` was meant) shows as a box or nothing;
+    terminal colours in stored tracebacks are the one control sequence allowed."""
+    nb = json.loads(lesson.read_text(encoding="utf-8"))
+    found = [(where, repr(m.group())) for where, text in _texts(nb)
+             for m in CONTROL.finditer(ANSI.sub("", text))]
+    assert not found, found
+
+
+def test_one_sample_batch_norm_is_not_called_zero_over_zero():
+    """With ε in the denominator, one sample normalises to exactly 0, not 0/0."""
+    text = (ROOT / "notebooks" / "08_batchnorm_dropout.ipynb").read_text(encoding="utf-8")
+    assert "0/0" not in text and "0 / 0" not in text

@@ -89,6 +89,13 @@ STATES: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "released": ("released", "tensor", ("released",)),
     "done": ("visited", "op", ("done",)),
 }
+# The forward tracer uses four of the same styles, in its own words.
+TRACE_STATES: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "current": ("op running now", "op", ("current",)),
+    "upstream": ("its output", "tensor", ("upstream",)),
+    "read": ("what it saves for backward", "tensor", ("read",)),
+    "done": ("ran already", "op", ("done",)),
+}
 
 
 def css_block(container: str, groups: Mapping[str, Iterable[str]], *,
@@ -152,12 +159,14 @@ def _item(sample: str, words: str) -> str:
             f"{html.escape(words)}</span>")
 
 
-def step_legend() -> str:
-    """The stepper's legend (HTML): a sample of every state of ``STATES`` drawn with
-    the very rules of ``STYLES`` and ``LABELS``, then the tensor kinds of
-    ``widgets.theme``; the stepper's picture has no legend of its own."""
+def step_legend(states_shown: Mapping[str, tuple[str, str, tuple[str, ...]]] = STATES,
+                title: str = "step") -> str:
+    """A view's legend (HTML): a sample of every state of ``states_shown`` (the
+    stepper's ``STATES`` or the tracer's ``TRACE_STATES``) drawn with the very rules of
+    ``STYLES`` and ``LABELS``, then the tensor kinds of ``widgets.theme``; the views'
+    pictures have no legend of their own."""
     states = []
-    for words, node, categories in STATES.values():
+    for words, node, categories in states_shown.values():
         by_inner = {STYLES[c][0]: STYLES[c][1] for c in categories}
         labels = ";".join(LABELS[c] for c in categories if c in LABELS)
         extra = (_edge_sample(by_inner[">path"], by_inner[">polygon"])
@@ -176,7 +185,7 @@ def step_legend() -> str:
                        "module (dashed box)"))
     row = "display:flex;flex-wrap:wrap;align-items:center;gap:2px 12px"
     return (f"<div class='ag-legend' style='font-size:12px'>"
-            f"<div style='{row}'><b>step</b>{''.join(states)}</div>"
+            f"<div style='{row}'><b>{title}</b>{''.join(states)}</div>"
             f"<div style='{row};margin-top:2px'><b>nodes</b>{''.join(kinds)}</div></div>")
 
 

@@ -37,6 +37,18 @@ def _pre(text: str) -> str:
             f'font-size:12px;line-height:1.25">{html.escape(text)}</pre>')
 
 
+def module_note(path: str | None) -> str:
+    """`` in 3.body.conv1`` after an op's name (nothing for an op outside any module), in
+    the theme's secondary text colour, which reads in JupyterLab's light and dark themes.
+
+    >>> module_note("fc1")
+    " <span style='color:var(--jp-content-font-color2,#495057)'>in fc1</span>"
+    """
+    if not path:
+        return ""
+    return f" <span style='color:var(--jp-content-font-color2,#495057)'>in {_h(path)}</span>"
+
+
 def _arr(array) -> str:
     return _pre(full(array))
 
@@ -63,9 +75,7 @@ def step_panel(replay: Replay, k: int, revealed: bool = True) -> str:
         return (f"<b>Step {k} of {n}</b>: the output is a leaf, so the seed gradient goes "
                 f"straight into its .grad:{_arr(step.sent[0].total)}")
     op = replay.ops[step.op]
-    parts = [f"<b>Step {k} of {n}: {step.op} {_h(op.op)}</b>"
-             + (f" <span style='color:var(--jp-content-font-color2,#495057)'>"
-                f"in {_h(op.module)}</span>" if op.module else "")]
+    parts = [f"<b>Step {k} of {n}: {step.op} {_h(op.op)}</b>{module_note(op.module)}"]
     parts.append(f"<div><span style='color:{theme.UPSTREAM}'>■</span> upstream gradient "
                  f"<b>g</b> = dL/d{_h(describe_tensor(replay.tensors[step.receiver]))}"
                  f"{_arr(step.grad_output)}</div>")

@@ -43,7 +43,9 @@ from .controls import (
     with_static_picture,
 )
 from .graph_ids import saved_targets
+from .highlight import TRACE_STATES, step_legend
 from .live import Live, live
+from .panels import module_note
 from .summary import describe_tensor, for_later, format_bytes, later_text, summarize
 from .timeline import forward_held
 
@@ -157,7 +159,7 @@ class ForwardTracer(w.VBox):
         self.rows = forward_trace(view)
         self._holders = saved_targets(self.graph)
         self.pages = Pages(view.graph, picture=picture, collapse=collapse, values=view.values,
-                           input_names=view.input_names)
+                           input_names=view.input_names, legend=False)
         del view, kept
         self.svg = self.pages.first(self.pages.page_of(0))
         self.controls = StepControls(len(self.rows), interval, what="op")
@@ -171,7 +173,8 @@ class ForwardTracer(w.VBox):
                        w.VBox(side, layout=w.Layout(flex="2 1 0", min_width="260px",
                                                     padding="0 0 0 8px"))])
         self.note = w.HTML(note_html(self.pages.note))
-        super().__init__([self.controls, self.note, body])
+        legend = w.HTML(step_legend(TRACE_STATES, "op"))
+        super().__init__([self.controls, legend, self.note, body])
         self.controls.observe(lambda _: self._show(), "value")
         traitlets.link((self.module_picker, "value"), (self, "collapsed"))
         self.observe(lambda change: recollapse(self, change["new"]), "collapsed")
@@ -237,9 +240,7 @@ class ForwardTracer(w.VBox):
 
 def _row_html(row: TraceRow, n: int) -> str:
     e = html.escape
-    module = f" <span style='color:{theme.MODULE_BORDER}'>in {e(row.module)}</span>" \
-        if row.module else ""
-    parts = [f"<b>Op {row.number} of {n}: {row.op} {e(row.name)}</b>{module}",
+    parts = [f"<b>Op {row.number} of {n}: {row.op} {e(row.name)}</b>{module_note(row.module)}",
              "<div>inputs:<br/>" + "<br/>".join("&nbsp;&nbsp;" + e(i) for i in row.inputs)
              + "</div>",
              f"<div><span style='color:{theme.UPSTREAM}'>■</span> output {e(row.output)}:"

@@ -1,0 +1,71 @@
+"""GraphView and ForwardTracer in JupyterLab's light and dark themes, in Chromium.
+
+tests/browser/views.ipynb shows a graph view of a small model and a forward tracer. In
+each theme the test clicks an op in the graph view (its description appears beside the
+picture) and steps the tracer twice, then computes, from the colours the browser
+rendered, the contrast of every text inside both widgets against the background behind
+it, and asks for WCAG AA's 4.5:1. (The graph picture itself sits on a light card in
+both themes; tests/test_palette.py checks its colours.)
+"""
+
+from __future__ import annotations
+
+import pytest
+from lab_session import ARTIFACTS, ROOT, SKIPS, lab_page, poll
+
+pytestmark = SKIPS
+NOTEBOOK = ROOT / "tests" / "browser" / "views.ipynb"
+
+# Every text of every widget output that holds a canvas, outside the picture, with its
+# colour's contrast against the first opaque background behind it.
+CONTRAST = """() => {
+  const rgb = s => (s.match(/[\\d.]+/g) || []).map(Number);
+  const lum = ([r, g, b]) => {
+    const f = c => { c /= 255; return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4; };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
+  const background = el => {
+    for (; el; el = el.parentElement) {
+      const c = rgb(getComputedStyle(el).backgroundColor);
+      if (c.length === 3 || (c.length === 4 && c[3] > 0.5)) return c.slice(0, 3);
+    }
+    return [255, 255, 255];
+  };
+  const outputs = [...document.querySelectorAll('.ag-canvas')]
+      .map(c => c.closest('.jp-OutputArea-output'));
+  const low = [];
+  let texts = 0;
+  for (const root of outputs) {
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    for (let node; (node = walker.nextNode());) {
+      const text = node.textContent.trim();
+      const el = node.parentElement;
+      if (!text || text === '■' || el.closest('.ag-canvas-view') || !el.offsetParent) continue;
+      texts += 1;
+      const a = lum(rgb(getComputedStyle(el).color)), b = lum(background(el));
+      const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+      if (ratio < 4.5) low.push([text.slice(0, 40), ratio.toFixed(2)]);
+    }
+  }
+  return {widgets: outputs.length, texts, low};
+}"""
+
+INSPECTED = """() => [...document.querySelectorAll('.ag-inspector')]
+    .map(e => e.innerText).join(' | ')"""
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_graph_view_and_tracer_text_is_readable(tmp_path, theme):
+    with lab_page(tmp_path, NOTEBOOK, width=1300, theme=theme) as page:
+        page.locator(".ag-canvas").nth(1).wait_for(timeout=120_000)
+        first_op = page.locator(".ag-canvas").first.locator("g.node.op").first
+        op_id = first_op.get_attribute("id")
+        first_op.click()
+        poll(page, INSPECTED, lambda t: op_id in t)
+        for _ in range(2):
+            page.get_by_role("button", name="next ▶").last.click()
+            page.wait_for_timeout(300)
+        measured = page.evaluate(CONTRAST)
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"browser_views_{theme}.png"), full_page=True)
+    assert measured["widgets"] == 2 and measured["texts"] > 20, measured
+    assert not measured["low"], f"{theme}: text under 4.5:1: {measured['low']}"
