@@ -50,6 +50,41 @@ SKIPS = [
         "JupyterLab is not installed: install it with pip install -e '.[lessons]'")),
 ]
 
+# Every text of every widget output that holds a canvas, outside the picture (a light
+# card in both themes), with its colour's contrast against the first opaque background
+# behind it: {widgets, texts, low: [[text, ratio] under 4.5:1]}. Swatches (a lone "■")
+# are colour keys, not text, and are left out.
+CONTRAST = """() => {
+  const rgb = s => (s.match(/[\\d.]+/g) || []).map(Number);
+  const lum = ([r, g, b]) => {
+    const f = c => { c /= 255; return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4; };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
+  const background = el => {
+    for (; el; el = el.parentElement) {
+      const c = rgb(getComputedStyle(el).backgroundColor);
+      if (c.length === 3 || (c.length === 4 && c[3] > 0.5)) return c.slice(0, 3);
+    }
+    return [255, 255, 255];
+  };
+  const outputs = [...document.querySelectorAll('.ag-canvas')]
+      .map(c => c.closest('.jp-OutputArea-output'));
+  const low = [];
+  let texts = 0;
+  for (const root of outputs) {
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    for (let node; (node = walker.nextNode());) {
+      const text = node.textContent.trim();
+      const el = node.parentElement;
+      if (!text || text === '■' || el.closest('.ag-canvas-view') || !el.offsetParent) continue;
+      texts += 1;
+      const a = lum(rgb(getComputedStyle(el).color)), b = lum(background(el));
+      const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+      if (ratio < 4.5) low.push([text.slice(0, 40), ratio.toFixed(2)]);
+    }
+  }
+  return {widgets: outputs.length, texts, low};
+}"""
+
 THEMES = {"light": "JupyterLab Light", "dark": "JupyterLab Dark"}
 
 

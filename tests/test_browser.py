@@ -14,7 +14,7 @@ JupyterLab is not installed.
 
 from __future__ import annotations
 
-from lab_session import ARTIFACTS, ROOT, SKIPS, lab_page, poll
+from lab_session import ARTIFACTS, CONTRAST, ROOT, SKIPS, lab_page, poll
 
 from widgets import theme
 
@@ -86,36 +86,6 @@ def test_stepper_next_moves_the_highlight_and_the_gradient(tmp_path):
     assert f"op {keyed['current'][0]}" in inspected["inspector"], inspected
 
 
-# Every text element inside the stepper's widget, except the graph picture (a light card
-# in both themes), with its colour and the first non-transparent background behind it.
-# Swatches (a lone "■") are colour keys, not text, and are left out.
-CONTRAST = """() => {
-  const root = document.querySelector('.ag-canvas').closest('.jp-OutputArea-output');
-  const rgb = s => (s.match(/[\\d.]+/g) || []).map(Number);
-  const lum = ([r, g, b]) => {
-    const f = c => { c /= 255; return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4; };
-    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
-  const background = el => {
-    for (; el; el = el.parentElement) {
-      const c = rgb(getComputedStyle(el).backgroundColor);
-      if (c.length === 3 || (c.length === 4 && c[3] > 0.5)) return c.slice(0, 3);
-    }
-    return [255, 255, 255];
-  };
-  const low = [];
-  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
-  for (let node; (node = walker.nextNode());) {
-    const text = node.textContent.trim();
-    const el = node.parentElement;
-    if (!text || text === '■' || el.closest('.ag-canvas-view') || !el.offsetParent) continue;
-    const a = lum(rgb(getComputedStyle(el).color)), b = lum(background(el));
-    const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
-    if (ratio < 4.5) low.push([text.slice(0, 40), ratio.toFixed(2)]);
-  }
-  return low;
-}"""
-
-
 def test_every_text_of_the_stepper_is_readable_in_the_dark_theme(tmp_path):
     with lab_page(tmp_path, NOTEBOOK, theme="dark") as page:
         next_button = page.get_by_role("button", name="next ▶")
@@ -126,12 +96,12 @@ def test_every_text_of_the_stepper_is_readable_in_the_dark_theme(tmp_path):
                  and s["upstream"] is not None)
         page.get_by_role("button", name="predict mode").click()  # its box and buttons too
         page.locator(".widget-dropdown select").first.wait_for(timeout=30_000)
-        low = page.evaluate(CONTRAST)
+        low = page.evaluate(CONTRAST)["low"]
         page.get_by_role("button", name="predict mode").click()
         page.get_by_role("button", name="last ▶|").click()  # every leaf's row highlighted
         poll(page, READ_STATE, lambda s: s["label"].split(" / ")[0] == s["label"].split(
             " / ")[-1])
-        low += page.evaluate(CONTRAST)
+        low += page.evaluate(CONTRAST)["low"]
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "browser_stepper_dark.png"), full_page=True)
     assert low == [], low  # WCAG AA: at least 4.5:1 for every text

@@ -11,43 +11,10 @@ both themes; tests/test_palette.py checks its colours.)
 from __future__ import annotations
 
 import pytest
-from lab_session import ARTIFACTS, ROOT, SKIPS, lab_page, poll
+from lab_session import ARTIFACTS, CONTRAST, ROOT, SKIPS, lab_page, poll
 
 pytestmark = SKIPS
 NOTEBOOK = ROOT / "tests" / "browser" / "views.ipynb"
-
-# Every text of every widget output that holds a canvas, outside the picture, with its
-# colour's contrast against the first opaque background behind it.
-CONTRAST = """() => {
-  const rgb = s => (s.match(/[\\d.]+/g) || []).map(Number);
-  const lum = ([r, g, b]) => {
-    const f = c => { c /= 255; return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4; };
-    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
-  const background = el => {
-    for (; el; el = el.parentElement) {
-      const c = rgb(getComputedStyle(el).backgroundColor);
-      if (c.length === 3 || (c.length === 4 && c[3] > 0.5)) return c.slice(0, 3);
-    }
-    return [255, 255, 255];
-  };
-  const outputs = [...document.querySelectorAll('.ag-canvas')]
-      .map(c => c.closest('.jp-OutputArea-output'));
-  const low = [];
-  let texts = 0;
-  for (const root of outputs) {
-    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
-    for (let node; (node = walker.nextNode());) {
-      const text = node.textContent.trim();
-      const el = node.parentElement;
-      if (!text || text === '■' || el.closest('.ag-canvas-view') || !el.offsetParent) continue;
-      texts += 1;
-      const a = lum(rgb(getComputedStyle(el).color)), b = lum(background(el));
-      const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
-      if (ratio < 4.5) low.push([text.slice(0, 40), ratio.toFixed(2)]);
-    }
-  }
-  return {widgets: outputs.length, texts, low};
-}"""
 
 INSPECTED = """() => [...document.querySelectorAll('.ag-inspector')]
     .map(e => e.innerText).join(' | ')"""
