@@ -27,9 +27,9 @@ import ipywidgets as w
 import traitlets
 
 from .canvas import GraphCanvas
-from .graph_ids import edge_id, module_node_id, saved_node_id
+from .graph_ids import edge_id, saved_node_id
 from .highlight import css_block, onto_boxes
-from .render import _DotWriter, layout_estimate, to_dot
+from .render import collapsed_ids, layout_estimate, to_dot
 from .svg import LayoutTimeout, to_svg
 
 # A view lays its whole graph out when Graphviz is predicted to take at most this
@@ -384,20 +384,8 @@ class Pages:
         if page not in self._boxes:
             # The renderer decides what a box swallows (a tensor used outside its module
             # stays drawn); ask it rather than decide again here.
-            writer = _DotWriter(self.graph, {}, {}, False, {}, self.collapse, False, "TB",
-                                [self.span(page)] if self.paged else None)
-            moved = {node: module_node_id(root) for node, root in writer.collapsed.items()}
-            for o in writer.g.ops:
-                for i, t in enumerate(o.inputs):
-                    a = writer._source(t, o.id)
-                    ra, rb = moved.get(a, a), moved.get(o.id, o.id)
-                    if (ra, rb) != (a, o.id):
-                        moved[edge_id(o.id, i)] = "" if ra == rb else f"e_{ra}_{rb}"
-            inside: dict[str, set[str]] = {}
-            for o in writer.g.ops:
-                if o.id in moved:
-                    inside.setdefault(moved[o.id], set()).add(o.id)
-            self._boxes = {page: (moved, {b: frozenset(ops) for b, ops in inside.items()})}
+            self._boxes = {page: collapsed_ids(self.graph, self.collapse,
+                                               [self.span(page)] if self.paged else None)}
         return self._boxes[page]
 
     def restyle(self, picture: GraphCanvas, groups: Mapping[str, Iterable[str]],

@@ -47,6 +47,12 @@ def edge_id(op_id: str, index: int) -> str:
     return f"e_{op_id}_{index}"
 
 
+def box_edge_id(source: str, target: str) -> str:
+    """The id of the one edge drawn between two nodes when at least one of them is a
+    collapsed module's box (every edge the box hides between them becomes this one)."""
+    return f"e_{source}_{target}"
+
+
 def saved_edge_id(op_id: str, name: str) -> str:
     """The id of the dashed edge from ``op_id`` to the note of an array it saved."""
     return f"e_{op_id}_{name}"

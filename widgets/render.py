@@ -43,7 +43,14 @@ from dataclasses import dataclass
 from autograd_core.graph import Graph, OpInfo, SavedInfo, TensorInfo, held_bytes
 
 from . import theme
-from .graph_ids import edge_id, module_node_id, output_edge_id, saved_edge_id, saved_node_id
+from .graph_ids import (
+    box_edge_id,
+    edge_id,
+    module_node_id,
+    output_edge_id,
+    saved_edge_id,
+    saved_node_id,
+)
 from .summary import describe_tensor, format_bytes, shape_text, summarize
 
 # Above these sizes the layout trades a little polish for time (see _layout_limits);
@@ -53,8 +60,8 @@ LONG_EDGES = 1500  # total ops skipped by edges (a proxy for dot's hidden nodes)
 MANY = 12  # labels and tooltips list at most this many ops that use or save a tensor
 COPY_SPAN = 60  # ... and above LONG_EDGES, a leaf whose edges skip more is drawn per use
 
-__all__ = ["to_dot", "layout_estimate", "LayoutEstimate", "plan_picture", "Plan",
-           "copy_node_id"]
+__all__ = ["to_dot", "collapsed_ids", "layout_estimate", "LayoutEstimate", "plan_picture",
+           "Plan", "copy_node_id"]
 
 
 def copy_node_id(tensor_id: str, op_id: str) -> str:
@@ -82,6 +89,17 @@ def to_dot(
     """
     return _DotWriter(graph, values or {}, grads or {}, show_values, input_names or {},
                       tuple(collapse), legend, rankdir, ops).write()
+
+
+def collapsed_ids(graph: Graph, collapse: Iterable[str],
+                  ops: Iterable[tuple[int, int]] | None = None,
+                  ) -> tuple[dict[str, str], dict[str, frozenset[str]]]:
+    """Where the ids that collapsed modules' boxes hide went, in the picture ``to_dot``
+    draws with the same ``collapse`` and ``ops``: (id -> the id drawn instead: the box,
+    the one edge into or out of it, or ``""`` for an edge inside it; box id -> the ops
+    inside). The views use it to put a step's highlights on the box."""
+    return _DotWriter(graph, {}, {}, False, {}, tuple(collapse), False, "TB",
+                      ops).hidden_ids()
 
 
 @dataclass(frozen=True)
@@ -322,6 +340,21 @@ class _DotWriter:
         root = self.collapsed.get(node)
         return module_node_id(root) if root is not None else node
 
+    def hidden_ids(self) -> tuple[dict[str, str], dict[str, frozenset[str]]]:
+        """See :func:`collapsed_ids`: the same rules ``_edges`` draws by."""
+        moved = {node: self._rep(node) for node in self.collapsed}
+        for o in self.g.ops:
+            for i, t in enumerate(o.inputs):
+                a = self._source(t, o.id)
+                ra, rb = self._rep(a), self._rep(o.id)
+                if (ra, rb) != (a, o.id):
+                    moved[edge_id(o.id, i)] = "" if ra == rb else box_edge_id(ra, rb)
+        inside: dict[str, set[str]] = {}
+        for o in self.g.ops:
+            if o.id in moved:
+                inside.setdefault(moved[o.id], set()).add(o.id)
+        return moved, {box: frozenset(ids) for box, ids in inside.items()}
+
     # -- the text ---------------------------------------------------------------------
     def write(self) -> str:
         members: dict[str | None, list[str]] = {}  # cluster path -> node statements
@@ -508,7 +541,7 @@ class _DotWriter:
                 if (ra, rb) in seen:
                     return
                 seen.add((ra, rb))
-                eid = f"e_{ra}_{rb}"
+                eid = box_edge_id(ra, rb)
                 attrs = ""
             out.append(f'  {ra} -> {rb} [id="{eid}"{attrs}];')
 

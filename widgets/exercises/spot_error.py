@@ -29,12 +29,16 @@ def _named(fn, default: str) -> str:
     return name if isinstance(name, str) and name.isidentifier() else default
 
 
+def _nothing_yet(name: str, wanted: str) -> str:
+    """The sentence for a function that returned None: a placeholder, not a mistake."""
+    return (f"Your function `{name}` returned None, so there is nothing to check yet: "
+            f"make it return {wanted}.")
+
+
 def _pair(value, what: str, names=("first", "second")) -> tuple:
     """Unpack a function's result into two values, or raise LearnerCodeFailed."""
     if value is None:
-        raise learner.LearnerCodeFailed(f"Your function `{what}` returned None, so there is "
-                                        "nothing to check "
-                                        f"yet: make it return ({names[0]}, {names[1]}).",
+        raise learner.LearnerCodeFailed(_nothing_yet(what, f"({names[0]}, {names[1]})"),
                                         TypeError(), "none")
     if not isinstance(value, tuple | list) or len(value) != 2:
         got = type(value).__name__ if not isinstance(value, tuple | list) else \
@@ -116,10 +120,8 @@ def check_s2(fn=None) -> Result:
     except learner.LearnerCodeFailed as exc:
         return learner.failed(exc)
     if grads is None:
-        return Result(False, f"Your function `{_named(fn, 'gradient_per_batch')}` returned None, "
-                             "so there is "
-                             "nothing to check "
-                             "yet: make it return a list with one gradient per batch.",
+        return Result(False, _nothing_yet(_named(fn, "gradient_per_batch"),
+                                          "a list with one gradient per batch"),
                       diagnosis="none")
     if not isinstance(grads, list | tuple) or len(grads) != len(batches):
         return Result(False, f"gradient_per_batch should return a list of {len(batches)} "
@@ -207,10 +209,8 @@ def check_s3(fn=None, *, kind: str = S3_KIND) -> Result:
         except learner.LearnerCodeFailed as exc:
             return learner.failed(exc)
         if all(v is None for v in got):
-            return Result(False, f"Your function `{_named(fn, 'derivative')}` returned None, "
-                                 "so there is "
-                                 "nothing to check yet: "
-                                 "make it return d l_n / dx.", diagnosis="none")
+            return Result(False, _nothing_yet(_named(fn, "derivative"), "d l_n / dx"),
+                          diagnosis="none")
         results.append(check_gradient(got, [_nested_grad(x, n, kind) for x in xs],
                                       name=f"n = {n}"))
     result = Result.combine(results)
@@ -269,10 +269,8 @@ def check_s4(fn=None) -> Result:
     except learner.LearnerCodeFailed as exc:
         return learner.failed(exc)
     if loss is None:
-        return Result(False, f"Your function `{_named(fn, 'loss_for_backward')}` returned None, "
-                             "so there is "
-                             "nothing to check yet: "
-                             "make it return the loss (not yet backpropagated).",
+        return Result(False, _nothing_yet(_named(fn, "loss_for_backward"),
+                                          "the loss (not yet backpropagated)"),
                       diagnosis="none")
     if not isinstance(loss, ag.Tensor) or loss.numel() != 1:
         what = (f"a tensor of shape {tuple(loss.shape)}" if isinstance(loss, ag.Tensor)
