@@ -26,11 +26,13 @@ Method (as bench_conv.py): BLAS pinned to one thread (threadpoolctl),
 variant, and the fastest round (on a shared machine, the least disturbed one).
 
 Note: as in bench_conv.py, page faults on freshly allocated multi-MB arrays are a
-visible share of the NumPy variants on glibc. The engine's conv backward writes its
-two column arrays into scratch arrays it keeps (``ops/conv.py``), which took its
-64x3x32x32 step from ~5,000 faults (~2 µs each on our VM, a quarter of the step) to
-almost none; the hand-written step still pays them. ``MALLOC_TOP_PAD_=268435456``
-removes them if you want to compare the arithmetic alone.
+visible share of the NumPy variants on glibc. The engine's conv builds its columns a
+few images at a time (about 1 MB) and its backward writes them into scratch arrays it
+keeps (``ops/conv.py``), which took its 64x3x32x32 step from ~5,000 faults (~2 µs each
+on our VM, a quarter of the step) to 1,000-1,500, all in arrays the ops return or save
+(batch norm, max pool), and only when interleaved with the hand-written step, which
+still pays its own. ``MALLOC_TOP_PAD_=268435456`` removes them if you want to compare
+the arithmetic alone.
 
 Run (see bench/README.md: unset OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE for it):
 ``python bench/bench_cnn.py [--rounds N]``. It prints the BLAS library each side uses.

@@ -11,9 +11,13 @@ upstream gradient:
 matrix are output pixels (N·OH·OW, C·kh·kw), one matmul with the flattened
 weight, and for the input gradient a col2im with one strided add per kernel
 offset. The engine's op (autograd_core/ops/conv.py) differs in layout: columns
-are (N, C·kh·kw, OH·OW), so the copy streams along input rows and one batched
-matmul writes the output directly in NCHW order, with no transposed copies of the
-output or of the upstream gradient.
+are (N, C·kh·kw, OH·OW), built a few images at a time, so the copy streams along
+input rows and one batched matmul writes the output directly in NCHW order, with
+no transposed copies of the output or of the upstream gradient. For its backward
+it picks by shape: these two layers (more output than input channels) fold like
+the hand-written step; stride-1 layers with at most twice as many output channels
+as input ones compute the input gradient as the full convolution of g instead
+(``gather_grads``), with no fold.
 
 Method (as bench_engine.py): BLAS pinned to one thread (threadpoolctl),
 ``torch.set_num_threads(1)``; PyTorch in its own process, driven round by round

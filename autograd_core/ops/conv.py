@@ -16,17 +16,39 @@ Backward is two more products and a "fold", the inverse bookkeeping of unfold:
                                                rotated by 180°")
     db         = Σ g over the batch and the pixels
 
+That is the maths, and how backward runs for strides above 1 (``scatter_input_grad``,
+``weight_grad``). With stride 1 (most layers), unless g has more than twice the
+input's channels, it computes the same sums another way, ``gather_grads``: dx as the
+full convolution itself, each input pixel *gathering* from the outputs that read it
+rather than each window *scattering* its share back:
+
+    gcolumns   = unfold(g padded by d·(k-1) - p)   (the windows of g; "full": every
+                                                     window that overlaps the input)
+    dx[n]      = rotated(W)_flat @ gcolumns[n]     (each kernel rotated 180°, its in and
+                                                     out channels swapped)
+    dW         = Σₙ gcolumns[n] @ x[n]ᵀ, with the kernel offsets rotated back
+                                                    (the same products as Σₙ g[n] @ columns[n]ᵀ,
+                                                     grouped the other way)
+
+Both ways take one strided copy (of the input's columns or of g's) and two products;
+the gather has no fold, whose kh·kw strided additions cost several times that copy.
+On the 16-channel layer of bench/bench_cnn.py it takes under half the time. But its
+copy and products grow with g's channels, the scatter's with the input's: a first
+layer (3 channels in, 16 out) is faster scattered.
+
 What conv2d saves is what PyTorch saves: its ``input`` (for dW) and its ``weight``
 (for dx), each only when that gradient is needed, not the columns. The columns
 are kh·kw times the input (9x for a 3x3 kernel); rebuilding them in backward is
 one strided copy, 5-10% of a forward+backward step on the layers of
 bench/bench_conv.py: a good price for 9x less memory held between the passes.
 
-Backward's two column arrays (the input's, rebuilt for dW, and dcolumns) are scratch:
+Columns are built a few images at a time (about ``CHUNK_BYTES``, 1 MB), each chunk
+multiplied while it is still in the CPU's cache; one chunk of columns at a time is
+also all the extra memory a convolution needs. Backward's column arrays are scratch:
 it writes them into work arrays it keeps from one call to the next (``workspace``),
-because a fresh multi-MB array every call is new pages the OS must fault in, which
-cost a CNN step about as much as the arithmetic on them. Every array an op returns
-is still new.
+because a fresh array every call is new pages the OS must fault in, which cost a
+CNN step about as much as the arithmetic on them. Every array an op returns is
+still new.
 
 ``windows``, ``pad`` and ``fold`` are shared with the pooling ops.
 """
@@ -127,8 +149,125 @@ def _geometry(ctx) -> tuple:
     return p["stride"], p["padding"], p["dilation"], p["groups"]
 
 
+# Columns are built for a few images at a time, about this many bytes of them: small
+# enough to stay in the CPU's cache from the copy to the product that reads them.
+CHUNK_BYTES = 1 << 20
+
+
+def images_per_chunk(shape: tuple, dtype) -> int:
+    """How many images' columns of ``shape`` fit in CHUNK_BYTES (at least one)."""
+    return max(1, CHUNK_BYTES // max(math.prod(shape) * np.dtype(dtype).itemsize, 1))
+
+
+def convolve(x, weight, stride, padding, dilation, groups, scratch=None):
+    """The convolution proper, ``W_flat @ unfold(x)`` per image and group:
+    (N, C, H, W) or (C, H, W), weight (O, C / groups, kh, kw) -> (N, O, OH, OW) or
+    (O, OH, OW). The columns are built a few images at a time, into a new array or
+    into the ``workspace`` array named ``scratch`` (backward's)."""
+    if x.ndim == 3:  # one image: a batch of one
+        return convolve(x[None], weight, stride, padding, dilation, groups, scratch)[0]
+    o, cg, kh, kw = weight.shape
+    n, c, h, w = x.shape
+    (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
+    oh, ow = output_size(h, kh, sh, ph, dh), output_size(w, kw, sw, pw, dw)
+    w_flat = weight.reshape(groups, o // groups, cg * kh * kw)
+    out = np.empty((n, groups, o // groups, oh * ow), np.result_type(x, weight))
+    shape = (c, kh, kw, oh, ow)
+    step = images_per_chunk(shape, x.dtype)
+    if scratch is None:
+        columns = np.empty((min(step, n), *shape), x.dtype)
+    else:
+        columns = workspace.get(scratch, (min(step, n), *shape), x.dtype)
+    for start in range(0, n, step):
+        images = x[start:start + step]
+        part = unfold(images, (kh, kw), stride, padding, dilation, out=columns[:len(images)])
+        part = part.reshape(len(images), groups, cg * kh * kw, oh * ow)
+        np.matmul(w_flat, part, out=out[start:start + step])
+    return out.reshape(n, o, oh, ow)
+
+
+def rotated(weight, groups: int) -> np.ndarray:
+    """The kernel of the input gradient as a convolution: every kernel rotated 180°
+    and, group by group, in and out channels swapped: (C, O / groups, kh, kw)."""
+    o, cg, kh, kw = weight.shape
+    per_group = weight.reshape(groups, o // groups, cg, kh, kw)
+    return per_group.swapaxes(1, 2)[..., ::-1, ::-1].reshape(groups * cg, o // groups, kh, kw)
+
+
+def _full_padding(kernel, padding, dilation) -> tuple:
+    """The padding of g that makes its convolution "full": d·(k - 1) - p on each axis,
+    so every window that overlaps the input is counted (negative: padding > d·(k - 1))."""
+    return tuple(d * (k - 1) - p for k, p, d in zip(kernel, padding, dilation))
+
+
+def gather_grads(g, weight, x, full, dilation, groups) -> tuple:
+    """Stride 1: (dx, dW), dW None without ``x``, from one unfold of g.
+
+    dx = conv(g padded by ``full``, rotated kernel): each input pixel gathers from
+    the outputs that read it. The same columns give dW, read with the kernel rotated
+    back: dWᵀ_rotated = Σₙ gcolumns[n] @ x[n]ᵀ  (O·kh·kw, C) per group."""
+    o, cg, kh, kw = weight.shape
+    n, c = len(g), groups * cg
+    h, w = (output_size(size, k, 1, p, d)
+            for size, k, p, d in zip(g.shape[-2:], (kh, kw), full, dilation))
+    w_flat = rotated(weight, groups).reshape(groups, cg, o // groups * kh * kw)
+    dx = np.empty((n, groups, cg, h * w), np.result_type(g, weight))
+    if x is not None:
+        x_rows = x.reshape(n, groups, cg, h * w)
+        dw_rotated = np.zeros((groups, o // groups * kh * kw, cg), np.result_type(g, x))
+    shape = (o, kh, kw, h, w)
+    step = images_per_chunk(shape, g.dtype)
+    columns = workspace.get("gcolumns", (min(step, n), *shape), g.dtype)
+    for start in range(0, n, step):
+        images = g[start:start + step]
+        part = unfold(images, (kh, kw), (1, 1), full, dilation, out=columns[:len(images)])
+        part = part.reshape(len(images), groups, o // groups * kh * kw, h * w)
+        np.matmul(w_flat, part, out=dx[start:start + step])
+        if x is not None:
+            x_part = np.swapaxes(x_rows[start:start + step], -1, -2)
+            dw_rotated += np.matmul(part, x_part).sum(axis=0)
+    dw = None
+    if x is not None:  # (groups, O/groups, kh, kw, C/groups) rotated back to (O, C/groups, kh, kw)
+        per_group = dw_rotated.reshape(groups, o // groups, kh, kw, cg)[:, :, ::-1, ::-1]
+        dw = np.moveaxis(per_group, -1, 2).reshape(o, cg, kh, kw)
+    return dx.reshape(n, c, h, w), dw
+
+
+def scatter_input_grad(g, weight, x_shape, stride, padding, dilation, groups):
+    """dx = fold(W_flatᵀ @ g): every window's share of g, added back where it came from."""
+    o, cg, kh, kw = weight.shape
+    n, _, oh, ow = g.shape
+    w_flat = weight.reshape(groups, o // groups, cg * kh * kw)
+    dcolumns = workspace.get("dcolumns", (n, groups, cg * kh * kw, oh * ow),
+                             np.result_type(w_flat, g))
+    np.matmul(np.swapaxes(w_flat, -1, -2), g.reshape(n, groups, o // groups, oh * ow),
+              out=dcolumns)
+    dcolumns = dcolumns.reshape(n, groups * cg, kh, kw, oh, ow)
+    return fold(dcolumns, x_shape, stride, padding, dilation)
+
+
+def weight_grad(g, x, w_shape, stride, padding, dilation, groups):
+    """dW from the input's columns, rebuilt a few images at a time:
+    dWᵀ = Σₙ columns[n] @ g[n]ᵀ, the same sum as Σₙ g[n] @ columns[n]ᵀ in the
+    operand order OpenBLAS runs faster here."""
+    o, cg, kh, kw = w_shape
+    n, _, oh, ow = g.shape
+    g_rows = g.reshape(n, groups, o // groups, oh * ow)
+    dw_t = np.zeros((groups, cg * kh * kw, o // groups), np.result_type(x, g))
+    shape = (groups * cg, kh, kw, oh, ow)
+    step = images_per_chunk(shape, x.dtype)
+    columns = workspace.get("columns", (min(step, n), *shape), x.dtype)
+    for start in range(0, n, step):
+        images = x[start:start + step]
+        part = unfold(images, (kh, kw), stride, padding, dilation, out=columns[:len(images)])
+        part = part.reshape(len(images), groups, cg * kh * kw, oh * ow)
+        dw_t += np.matmul(part, np.swapaxes(g_rows[start:start + step], -1, -2)).sum(axis=0)
+    return np.swapaxes(dw_t, -1, -2).reshape(w_shape)
+
+
 class Conv2d(Function):
-    """out = conv2d(input, weight) + bias, as W_flat @ unfold(input) per image.
+    """out = conv2d(input, weight) + bias, as W_flat @ unfold(input) per image
+    (``convolve``); backward: ``gather_grads`` for stride 1, else fold and dW.
 
     input (N, C, H, W) or (C, H, W); weight (O, C / groups, kh, kw); bias (O,).
     Groups split the channels into ``groups`` independent convolutions: one batched
@@ -148,42 +287,36 @@ class Conv2d(Function):
             ctx.save(weight=weight)
         if ctx.needs_input_grad[1]:
             ctx.save(input=input)
-        o, _, kh, kw = weight.shape
-        columns = unfold(input, (kh, kw), stride, padding, dilation)
-        *lead, c, _, _, oh, ow = columns.shape
-        columns = columns.reshape(*lead, groups, c // groups * kh * kw, oh * ow)
-        w_flat = weight.reshape(groups, o // groups, -1)
-        out = np.matmul(w_flat, columns).reshape(*lead, o, oh * ow)
+        out = convolve(input, weight, stride, padding, dilation, groups)
         if bias is not None:
             in_place = out.dtype == np.result_type(out, bias)
-            out = np.add(out, bias.reshape(o, 1), out=out if in_place else None)
-        return out.reshape(*lead, o, oh, ow)
+            out = np.add(out, bias.reshape(-1, 1, 1), out=out if in_place else None)
+        return out
 
     @staticmethod
     def backward(ctx, g):
         stride, padding, dilation, groups = _geometry(ctx)
-        x_shape, w_shape = ctx.input_shapes[:2]
-        o, cg, kh, kw = w_shape
-        *lead, _, oh, ow = g.shape
-        g_groups = g.reshape(*lead, groups, o // groups, oh * ow)
+        needs = ctx.needs_input_grad
+        one_image = g.ndim == 3  # (O, OH, OW): computed as a batch of one
+        g = g[None] if one_image else g
+        x_shape, w_shape = (len(g), *ctx.input_shapes[0][-3:]), ctx.input_shapes[1]
+        x = ctx.load("input")[None] if needs[1] and one_image else (
+            ctx.load("input") if needs[1] else None)
+        full = _full_padding(w_shape[2:], padding, dilation)
         dx = dw = db = None
-        if ctx.needs_input_grad[0]:
-            w_flat = ctx.load("weight").reshape(groups, o // groups, -1)
-            dcolumns = workspace.get("dcolumns", (*lead, groups, cg * kh * kw, oh * ow),
-                                     np.result_type(w_flat, g))
-            np.matmul(np.swapaxes(w_flat, -1, -2), g_groups, out=dcolumns)
-            dcolumns = dcolumns.reshape(*lead, groups * cg, kh, kw, oh, ow)
-            dx = fold(dcolumns, x_shape, stride, padding, dilation)
-        if ctx.needs_input_grad[1]:
-            x = ctx.load("input")
-            columns = workspace.get("columns", (*lead, groups * cg, kh, kw, oh, ow), x.dtype)
-            columns = unfold(x, (kh, kw), stride, padding, dilation, out=columns)
-            columns = columns.reshape(*lead, groups, cg * kh * kw, oh * ow)
-            per_image = np.matmul(g_groups, np.swapaxes(columns, -1, -2))
-            dw = per_image.sum(axis=tuple(range(len(lead)))).reshape(w_shape)
-        if len(ctx.needs_input_grad) > 2 and ctx.needs_input_grad[2]:
-            db = g.sum(axis=(*range(len(lead)), -2, -1))
-        return dx, dw, db
+        # The gather unfolds g (O channels), the scatter the input (C) then folds: the
+        # gather is faster unless g has many more channels (measured: even at O = 4·C).
+        if needs[0] and stride == (1, 1) and min(full) >= 0 and w_shape[0] <= 2 * x_shape[1]:
+            dx, dw = gather_grads(g, ctx.load("weight"), x, full, dilation, groups)
+        else:
+            if needs[0]:
+                dx = scatter_input_grad(g, ctx.load("weight"), x_shape, stride, padding,
+                                        dilation, groups)
+            if needs[1]:
+                dw = weight_grad(g, x, w_shape, stride, padding, dilation, groups)
+        if len(needs) > 2 and needs[2]:
+            db = g.sum(axis=(0, 2, 3))
+        return (dx[0] if one_image and dx is not None else dx), dw, db
 
     @staticmethod
     def jvp(ctx, tx, tw, tb=None):

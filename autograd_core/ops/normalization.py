@@ -20,6 +20,8 @@ estimates, and hands them to the op.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..function import Function
@@ -38,7 +40,20 @@ def batch_statistics(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if x.size == 0:
         shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
         return np.zeros(shape, x.dtype), np.ones(shape, x.dtype)
-    return x.mean(axis=axes, keepdims=True), x.var(axis=axes, keepdims=True)
+    mean = x.mean(axis=axes, keepdims=True)
+    centered = x - mean  # two passes, as np.var: no cancellation in mean(x²) - mean²
+    var = channel_dot(centered, centered) / (x.size // x.shape[1])
+    return mean, var
+
+
+def channel_dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Σ a·b per channel over the batch and pixels, keepdims (1, C, 1, ...): one dot
+    product per image and channel (a row times a column: BLAS), summed over the
+    images. Unlike ``(a * b).sum(axes)`` it writes no layer-sized product."""
+    n, c = a.shape[:2]
+    pixels = math.prod(a.shape[2:])
+    dots = np.matmul(a.reshape(n, c, 1, pixels), b.reshape(n, c, pixels, 1))
+    return dots.sum(axis=0).reshape((1, c) + (1,) * (a.ndim - 2))
 
 
 def _per_channel(v, ndim: int):
@@ -81,7 +96,7 @@ class BatchNorm(Function):
         normalized = gx_sum = None
         if cls._reads_normalized(needs):
             normalized = ctx.load("normalized")
-            gx_sum = (g * normalized).sum(axis=axes, keepdims=True)
+            gx_sum = channel_dot(g, normalized)
         grads = [None] * len(needs)
         if needs[0]:
             scale = ctx.load("inv_std")
@@ -127,8 +142,11 @@ class BatchNorm(Function):
     @staticmethod
     def _input_grad(g, scale, normalized, g_sum, gx_sum):
         m = max(g.size // max(g_sum.size, 1), 1)  # values per channel (an empty input: 1)
-        # scale * (g - g_sum / m - normalized * (gx_sum / m)), reusing the temporaries
-        return _times(_minus(g - g_sum / m, normalized * (gx_sum / m)), scale)
+        # scale * (g - g_sum / m - normalized * (gx_sum / m)), all in the one new array
+        # the first product makes
+        dx = normalized * (gx_sum / m)
+        dx = np.subtract(g, dx, out=dx if _fits(dx, g) else None)
+        return _times(_minus(dx, g_sum / m), scale)
 
 
 def _times(a: np.ndarray, b) -> np.ndarray:

@@ -67,13 +67,26 @@ class MaxPool2d(Function):
         # fold, placing g as it goes: for each kernel offset, the windows whose argmax
         # it is send g to their input pixel at that offset, the others send 0 (one
         # offset at a time: no (kh, kw, OH, OW) array of mostly zeros at once).
+        # g·[argmax here] is that share, branch-free (np.where is several times slower
+        # on a mask this irregular), unless g holds an inf or a NaN: inf·0 is NaN.
+        finite = bool(np.isfinite(g).all())
         zero = np.zeros((), g.dtype)
-        dinput = np.zeros((*lead, h + 2 * ph, w + 2 * pw), dtype=g.dtype)
+        # Windows that do not overlap (stride >= kernel) each own their pixels: their
+        # shares are written, not added, and where they tile the input (no padding, no
+        # pixel left over) every pixel gets written, so nothing needs zeroing first.
+        overlap = sh < kh or sw < kw
+        tiled = not overlap and (sh, sw, ph, pw) == (kh, kw, 0, 0) and (h, w) == (oh * sh, ow * sw)
+        dinput = (np.empty if tiled else np.zeros)((*lead, h + 2 * ph, w + 2 * pw), g.dtype)
         for i in range(kh):
             rows = slice(i, i + sh * (oh - 1) + 1, sh)
             for j in range(kw):
-                dinput[..., rows, j:j + sw * (ow - 1) + 1:sw] += np.where(
-                    argmax == i * kw + j, g, zero)
+                here = argmax == i * kw + j
+                share = np.multiply(g, here) if finite else np.where(here, g, zero)
+                cols = slice(j, j + sw * (ow - 1) + 1, sw)
+                if overlap:
+                    dinput[..., rows, cols] += share
+                else:  # written as share + 0: g·0 is -0.0 where g < 0, and -0.0 + 0 is 0
+                    np.add(share, zero, out=dinput[..., rows, cols])
         return (dinput[..., ph:ph + h, pw:pw + w],)
 
     @staticmethod
