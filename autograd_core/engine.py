@@ -185,8 +185,11 @@ def _accumulate_leaf(leaf, grad: np.ndarray, upstream, grads=(), i=0) -> tuple:
 def _own(grad: np.ndarray, upstream, others) -> np.ndarray:
     """A gradient about to be stored in ``.grad``, copied if it may alias another array
     (a view, the step's upstream gradient, or the array sent along another edge)."""
-    if grad is upstream or grad.base is not None or any(g is grad for g in others):
+    if grad is upstream or grad.base is not None:
         return grad.copy()
+    for other in others:
+        if other is grad:
+            return grad.copy()
     return grad
 
 
@@ -266,7 +269,7 @@ def _sweep(root: Node, seed: np.ndarray, retain_graph: bool, record: bool) -> It
             if grad.shape != shapes[i]:
                 broadcast_from = grad.shape
                 grad = sum_to(grad, shapes[i])
-            if grad.dtype != dtypes[i]:
+            if grad.dtype is not dtypes[i] and grad.dtype != dtypes[i]:  # `is`: the usual case
                 grad = grad.astype(dtypes[i])
             if edge.__class__ is Node:
                 previous = buffers.get(edge)

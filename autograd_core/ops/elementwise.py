@@ -232,8 +232,9 @@ class _UnaryBySlope(Function):
 def _fits(out, x) -> bool:
     """Whether ``x * out`` can be written into ``out``: an array of the result's shape
     and dtype that is nobody else's (not a view)."""
-    return (out.__class__ is np.ndarray and out.base is None and out.shape == np.shape(x)
-            and out.dtype == np.result_type(out, x))
+    if out.__class__ is not np.ndarray or out.base is not None or out.shape != np.shape(x):
+        return False
+    return out.dtype is getattr(x, "dtype", None) or out.dtype == np.result_type(out, x)
 
 
 class Exp(_UnaryBySlope):
@@ -361,8 +362,11 @@ class Relu(_UnaryByMask):
 
     @staticmethod
     def forward(ctx, a):
-        ctx.save(mask=np.logical_not(a <= 0))
-        return np.maximum(a, 0)  # not a * mask: that gives -0.0 for negative inputs
+        out = np.maximum(a, 0)  # not a * mask: that gives -0.0 for negative inputs
+        # "not a <= 0" read off the output in one pass: out is a where a > 0 and at nan
+        # (nonzero), and 0 where a <= 0
+        ctx.save(mask=out != 0)
+        return out
 
 
 class Maximum(Function):

@@ -122,9 +122,11 @@ class Embedding(Function):
         return tweight[ctx.load("indices")]
 
 
-def _class_axis(target: np.ndarray) -> np.ndarray:
-    """Class indices (N, d1, ...) as (N, 1, d1, ...): indices along the class axis 1."""
-    return np.expand_dims(target, 1)
+def _at_target(target: np.ndarray) -> tuple:
+    """The index of each sample's target entry in an (N, C, d1, ...) array: element
+    [n, target[n, ...], ...]. One fancy index reads (or writes) them all."""
+    grid = np.indices(target.shape, sparse=True)
+    return (grid[0], target, *grid[1:])
 
 
 class NLLLoss(Function):
@@ -137,22 +139,22 @@ class NLLLoss(Function):
     @staticmethod
     def forward(ctx, log_probs, target, reduction="mean"):
         ctx.save(target=target)
-        picked = np.take_along_axis(log_probs, _class_axis(target), axis=1)
-        return reduce(-np.squeeze(picked, axis=1), reduction)
+        return reduce(-log_probs[_at_target(target)], reduction)
 
     @staticmethod
     def backward(ctx, g):
         target = ctx.load("target")
-        g = spread(g, target.shape, ctx.params["reduction"])
-        dlog_probs = np.zeros(ctx.input_shapes[0], dtype=g.dtype)
-        np.put_along_axis(dlog_probs, _class_axis(target), -_class_axis(g), axis=1)
+        reduction = ctx.params["reduction"]
+        # each sample's share of g: the same for all of them unless nothing was reduced
+        share = g if reduction == "none" else g / (target.size if reduction == "mean" else 1)
+        dlog_probs = np.zeros(ctx.input_shapes[0], dtype=share.dtype)
+        dlog_probs[_at_target(target)] = -share
         return dlog_probs, None
 
     @staticmethod
     def jvp(ctx, tlog_probs, ttarget):
         """dloss = -tlog_probs[n, target[n]], reduced"""
-        picked = np.take_along_axis(tlog_probs, _class_axis(ctx.load("target")), axis=1)
-        return reduce(-np.squeeze(picked, axis=1), ctx.params["reduction"])
+        return reduce(-tlog_probs[_at_target(ctx.load("target"))], ctx.params["reduction"])
 
 
 class MSELoss(Function):

@@ -25,11 +25,10 @@ def _logsumexp(a, dim):
 
 def _shifted(a, dim):
     """a - max(a) along dim, the max taken as it is (so +inf gives nan, as in PyTorch's
-    softmax kernels; all -inf too)."""
+    softmax kernels; all -inf too: call it where invalid values are not reported)."""
     if a.size == 0:
         return a
-    with np.errstate(invalid="ignore"):
-        return a - np.max(a, axis=dim, keepdims=True)
+    return a - a.max(axis=dim, keepdims=True)
 
 
 class Softmax(Function):
@@ -40,9 +39,9 @@ class Softmax(Function):
 
     @staticmethod
     def forward(ctx, a, dim=-1):
-        e = np.exp(_shifted(a, dim))
         with np.errstate(invalid="ignore", divide="ignore"):
-            out = e / np.sum(e, axis=dim, keepdims=True)  # exactly 1/2 for (x, x, -big)
+            e = np.exp(_shifted(a, dim))
+            out = e / e.sum(axis=dim, keepdims=True)  # exactly 1/2 for (x, x, -big)
         ctx.save(out=out)
         return out
 
@@ -66,16 +65,16 @@ class LogSoftmax(Function):
 
     @staticmethod
     def forward(ctx, a, dim=-1):
-        shifted = _shifted(a, dim)
         with np.errstate(divide="ignore", invalid="ignore"):
-            out = shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
+            shifted = _shifted(a, dim)
+            out = shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
         ctx.save(out=out)
         return out
 
     @staticmethod
     def backward(ctx, g):
         out = ctx.load("out")
-        return (g - np.exp(out) * np.sum(g, axis=ctx.params["dim"], keepdims=True),)
+        return (g - np.exp(out) * g.sum(axis=ctx.params["dim"], keepdims=True),)
 
     @staticmethod
     def jvp(ctx, ta):
