@@ -45,11 +45,17 @@ def wall_time(run):
 
 
 def interleaved_medians(timers: dict, rounds: int) -> dict:
-    """Each timer (a function returning seconds) once per round, interleaved; medians."""
+    """Each timer (a function returning seconds) once per round, interleaved; medians.
+
+    The order turns by one each round, so no variant always runs right after the same
+    other one: whatever a run leaves in the CPU's caches (or evicts from them) falls on
+    every variant alike."""
     samples = {name: [] for name in timers}
-    for _ in range(rounds):
-        for name, timer in timers.items():
-            samples[name].append(timer())
+    names = list(timers)
+    for round_ in range(rounds):
+        k = round_ % len(names)
+        for name in names[k:] + names[:k]:
+            samples[name].append(timers[name]())
     return {name: float(np.median(s)) for name, s in samples.items()}
 
 
