@@ -4,7 +4,8 @@
    the engine, raw NumPy (forward only: the floor for any NumPy engine), PyTorch.
 2. One training step (forward, backward, SGD update) of an MLP 784-256-128-10 with
    softmax cross-entropy, float32, batch 64 and 512: the engine, a hand-written
-   NumPy forward/backward of the same model, and PyTorch.
+   NumPy forward/backward of the same model, and PyTorch; each round times 20 (batch
+   64) or 4 (batch 512) steps back to back and reports the time per step.
 3. Peak memory growth of a forward and of forward+backward of a 50-layer, 512-unit
    MLP at batch 256, float32: the engine and PyTorch, each in a fresh process.
 
@@ -39,6 +40,9 @@ from bench.timing import (  # noqa: E402
 CHAIN_SHAPES = [(1, 1), (4, 4), (64, 64)]
 CHAIN_LENGTH = 1000  # iterations; each is 1 or 2 ops (see chain_ops)
 MLP_SIZES = (784, 256, 128, 10)
+# Steps timed back to back per round (about 20 ms), as a training loop runs them: one
+# ~1 ms step on its own depends on what the run before it left in the CPU's caches.
+MLP_STEPS_PER_ROUND = {64: 20, 512: 4}
 MEMORY_MODEL = dict(depth=50, width=512, batch=256)
 
 
@@ -177,24 +181,27 @@ def mlp(batch):
 
 runs = {}
 for line in sys.stdin:
-    kind, arg = json.loads(line)
+    kind, arg, *repeat = json.loads(line)
     if kind == "blas":
         print(json.dumps(blas_answer()), flush=True)
         continue
+    repeat = repeat[0] if repeat else 1
     key = (kind, str(arg))
     if key not in runs:
         runs[key] = chain(tuple(arg)) if kind == "chain" else mlp(arg)
         runs[key]()  # warm-up
-    t = time.perf_counter(); runs[key](); elapsed = time.perf_counter() - t
-    print(json.dumps(elapsed), flush=True)
+    t = time.perf_counter()
+    for _ in range(repeat):
+        runs[key]()
+    print(json.dumps((time.perf_counter() - t) / repeat), flush=True)
 """
 
 
 # ---------------------------------------------------------------------------- driver
-def _timers(engine_run, numpy_run, worker, request) -> dict:
-    timers = {"engine": wall_time(engine_run), "numpy": wall_time(numpy_run)}
+def _timers(engine_run, numpy_run, worker, request, repeat: int = 1) -> dict:
+    timers = {"engine": wall_time(engine_run, repeat), "numpy": wall_time(numpy_run, repeat)}
     if worker is not None:
-        timers["torch"] = lambda: worker.time(*request)
+        timers["torch"] = lambda: worker.time(*request, repeat)
     return timers
 
 
@@ -229,7 +236,8 @@ def main(argv=None) -> None:
           f"{'engine/torch':>13}")
     for batch in (64, 512):
         t = interleaved_medians(_timers(engine_mlp_step(batch), numpy_mlp_step(batch), worker,
-                                        ("mlp", batch)), args.rounds)
+                                        ("mlp", batch), MLP_STEPS_PER_ROUND[batch]),
+                                args.rounds)
         ms = {k: v * 1e3 for k, v in t.items()}
         vs_torch = f"{ms['engine'] / ms['torch']:.2f}" if "torch" in ms else "-"
         print(f"{batch:>6} {ms['engine']:8.3f} {ms['numpy']:8.3f} "

@@ -32,14 +32,16 @@ def torch_available() -> bool:
         return False
 
 
-def wall_time(run):
-    """A timer for ``run``: warms it up once, then each call returns seconds of one run."""
+def wall_time(run, repeat: int = 1):
+    """A timer for ``run``: warms it up once, then each call runs it ``repeat`` times back
+    to back (as a training loop runs its steps) and returns seconds per run."""
     run()  # warm-up
 
     def timer() -> float:
         start = time.perf_counter()
-        run()
-        return time.perf_counter() - start
+        for _ in range(repeat):
+            run()
+        return (time.perf_counter() - start) / repeat
 
     return timer
 
