@@ -98,7 +98,10 @@ def sum_to(grad: np.ndarray, shape: tuple) -> np.ndarray:
     """
     if grad.shape == shape:
         return grad
-    return grad.sum(axis=broadcast_axes(grad.shape, shape), keepdims=True).reshape(shape)
+    axes = broadcast_axes(grad.shape, shape)
+    if shape and grad.shape[len(axes):] == shape:  # only leading axes were added
+        return grad.sum(axis=axes)  # (a new array of the shape, not a reshaped view)
+    return grad.sum(axis=axes, keepdims=True).reshape(shape)
 
 
 def reverse_topological(root: Node) -> list[Node]:

@@ -125,6 +125,8 @@ class Embedding(Function):
 def _at_target(target: np.ndarray) -> tuple:
     """The index of each sample's target entry in an (N, C, d1, ...) array: element
     [n, target[n, ...], ...]. One fancy index reads (or writes) them all."""
+    if target.ndim == 1:  # (N,) classes of (N, C) scores: the usual batch
+        return np.arange(len(target)), target
     grid = np.indices(target.shape, sparse=True)
     return (grid[0], target, *grid[1:])
 
