@@ -154,35 +154,42 @@ def _geometry(ctx) -> tuple:
 CHUNK_BYTES = 1 << 20
 
 
-def images_per_chunk(shape: tuple, dtype) -> int:
-    """How many images' columns of ``shape`` fit in CHUNK_BYTES (at least one)."""
-    return max(1, CHUNK_BYTES // max(math.prod(shape) * np.dtype(dtype).itemsize, 1))
+def column_chunks(x, kernel, stride, padding, dilation, groups, scratch=None):
+    """The columns of ``x`` (N, C, H, W), a few images at a time (about CHUNK_BYTES):
+    yields ``(images, part)``, a slice of the batch and its columns as
+    (images, groups, C / groups·kh·kw, OH·OW), ready for one batched product. Every
+    chunk is copied into one array: a new one, or the ``workspace`` array named
+    ``scratch`` (backward's)."""
+    n, c, h, w = x.shape
+    kh, kw = kernel
+    oh, ow = (output_size(size, k, s, p, d)
+              for size, k, s, p, d in zip((h, w), kernel, stride, padding, dilation))
+    shape = (c, kh, kw, oh, ow)
+    step = max(1, CHUNK_BYTES // max(math.prod(shape) * x.itemsize, 1))
+    size = (min(step, n), *shape)
+    columns = np.empty(size, x.dtype) if scratch is None else workspace.get(scratch, size,
+                                                                            x.dtype)
+    for start in range(0, n, step):
+        images = slice(start, min(start + step, n))
+        part = unfold(x[images], kernel, stride, padding, dilation,
+                      out=columns[:images.stop - start])
+        yield images, part.reshape(-1, groups, c // groups * kh * kw, oh * ow)
 
 
-def convolve(x, weight, stride, padding, dilation, groups, scratch=None):
+def convolve(x, weight, stride, padding, dilation, groups):
     """The convolution proper, ``W_flat @ unfold(x)`` per image and group:
     (N, C, H, W) or (C, H, W), weight (O, C / groups, kh, kw) -> (N, O, OH, OW) or
-    (O, OH, OW). The columns are built a few images at a time, into a new array or
-    into the ``workspace`` array named ``scratch`` (backward's)."""
+    (O, OH, OW)."""
     if x.ndim == 3:  # one image: a batch of one
-        return convolve(x[None], weight, stride, padding, dilation, groups, scratch)[0]
+        return convolve(x[None], weight, stride, padding, dilation, groups)[0]
     o, cg, kh, kw = weight.shape
-    n, c, h, w = x.shape
+    n, _, h, w = x.shape
     (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
     oh, ow = output_size(h, kh, sh, ph, dh), output_size(w, kw, sw, pw, dw)
     w_flat = weight.reshape(groups, o // groups, cg * kh * kw)
     out = np.empty((n, groups, o // groups, oh * ow), np.result_type(x, weight))
-    shape = (c, kh, kw, oh, ow)
-    step = images_per_chunk(shape, x.dtype)
-    if scratch is None:
-        columns = np.empty((min(step, n), *shape), x.dtype)
-    else:
-        columns = workspace.get(scratch, (min(step, n), *shape), x.dtype)
-    for start in range(0, n, step):
-        images = x[start:start + step]
-        part = unfold(images, (kh, kw), stride, padding, dilation, out=columns[:len(images)])
-        part = part.reshape(len(images), groups, cg * kh * kw, oh * ow)
-        np.matmul(w_flat, part, out=out[start:start + step])
+    for images, part in column_chunks(x, (kh, kw), stride, padding, dilation, groups):
+        np.matmul(w_flat, part, out=out[images])
     return out.reshape(n, o, oh, ow)
 
 
@@ -215,17 +222,11 @@ def gather_grads(g, weight, x, full, dilation, groups) -> tuple:
     if x is not None:
         x_rows = x.reshape(n, groups, cg, h * w)
         dw_rotated = np.zeros((groups, o // groups * kh * kw, cg), np.result_type(g, x))
-    shape = (o, kh, kw, h, w)
-    step = images_per_chunk(shape, g.dtype)
-    columns = workspace.get("gcolumns", (min(step, n), *shape), g.dtype)
-    for start in range(0, n, step):
-        images = g[start:start + step]
-        part = unfold(images, (kh, kw), (1, 1), full, dilation, out=columns[:len(images)])
-        part = part.reshape(len(images), groups, o // groups * kh * kw, h * w)
-        np.matmul(w_flat, part, out=dx[start:start + step])
+    for images, part in column_chunks(g, (kh, kw), (1, 1), full, dilation, groups,
+                                      "gcolumns"):
+        np.matmul(w_flat, part, out=dx[images])
         if x is not None:
-            x_part = np.swapaxes(x_rows[start:start + step], -1, -2)
-            dw_rotated += np.matmul(part, x_part).sum(axis=0)
+            dw_rotated += np.matmul(part, np.swapaxes(x_rows[images], -1, -2)).sum(axis=0)
     dw = None
     if x is not None:  # (groups, O/groups, kh, kw, C/groups) rotated back to (O, C/groups, kh, kw)
         per_group = dw_rotated.reshape(groups, o // groups, kh, kw, cg)[:, :, ::-1, ::-1]
@@ -254,14 +255,9 @@ def weight_grad(g, x, w_shape, stride, padding, dilation, groups):
     n, _, oh, ow = g.shape
     g_rows = g.reshape(n, groups, o // groups, oh * ow)
     dw_t = np.zeros((groups, cg * kh * kw, o // groups), np.result_type(x, g))
-    shape = (groups * cg, kh, kw, oh, ow)
-    step = images_per_chunk(shape, x.dtype)
-    columns = workspace.get("columns", (min(step, n), *shape), x.dtype)
-    for start in range(0, n, step):
-        images = x[start:start + step]
-        part = unfold(images, (kh, kw), stride, padding, dilation, out=columns[:len(images)])
-        part = part.reshape(len(images), groups, cg * kh * kw, oh * ow)
-        dw_t += np.matmul(part, np.swapaxes(g_rows[start:start + step], -1, -2)).sum(axis=0)
+    for images, part in column_chunks(x, (kh, kw), stride, padding, dilation, groups,
+                                      "columns"):
+        dw_t += np.matmul(part, np.swapaxes(g_rows[images], -1, -2)).sum(axis=0)
     return np.swapaxes(dw_t, -1, -2).reshape(w_shape)
 
 

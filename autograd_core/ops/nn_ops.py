@@ -147,8 +147,8 @@ class NLLLoss(Function):
     def backward(ctx, g):
         target = ctx.load("target")
         reduction = ctx.params["reduction"]
-        # each sample's share of g: the same for all of them unless nothing was reduced
-        share = g if reduction == "none" else g / (target.size if reduction == "mean" else 1)
+        # each sample's share of g: one value for all of them unless nothing was reduced
+        share = g / target.size if reduction == "mean" else g
         dlog_probs = np.zeros(ctx.input_shapes[0], dtype=share.dtype)
         dlog_probs[_at_target(target)] = -share
         return dlog_probs, None
