@@ -61,7 +61,6 @@ def recording_vs_inference(memory: bool = False) -> Report:
     alive = _saved_arrays(held, keep=(w2,))
     number = held.item()
     del held
-    gc.collect()
     freed = all(ref() is None for ref in alive)
     facts = {
         "outputs_equal": bool(np.array_equal(recorded.numpy(), inferred.numpy())),
