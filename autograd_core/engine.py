@@ -19,7 +19,7 @@ recording order, newest first, is such an order). At each visit:
 stepper can replay it. ``Tensor.backward`` runs the very same loop (``_sweep``) to the
 end with ``record=False``: the visits, sums, hooks and releases are the same, only the
 step records (``Step``, ``Sent`` and the names of what was read) are not built, since
-nobody will look at them. tests/test_lean_backward.py holds the two runs identical.
+nobody will look at them. tests/engine/test_lean_backward.py holds the two runs identical.
 """
 
 from __future__ import annotations

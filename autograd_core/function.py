@@ -7,7 +7,7 @@ An op is a subclass of :class:`Function` with, side by side:
 * ``rule``: the gradient rule as short text, e.g. ``"da = g * b;  db = g * a"``.
 
 A rule is what a learner reads in the stepper, so it is also a small NumPy program
-that tests/test_rule_text.py runs on every op and compares with ``backward``:
+that tests/engine/test_rule_text.py runs on every op and compares with ``backward``:
 
 * ``g`` is the upstream gradient, ``out`` the output; inputs have the names of
   ``forward``'s parameters (``a_i`` for the i-th of ``*arrays``), their gradients a

@@ -1,6 +1,6 @@
 """Peak resident memory of a forward (+ backward) of a deep MLP, in a fresh process.
 
-Shared by the memory test (``tests/test_memory.py``) and the engine benchmark
+Shared by the memory test (``tests/engine/test_memory.py``) and the engine benchmark
 (``bench/bench_engine.py``), so both measure PyTorch and the engine the same way.
 PyTorch does not report its allocations to ``tracemalloc``, so the common measure
 is the operating system's: peak resident set size growth (Linux ``/proc``).

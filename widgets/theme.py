@@ -8,7 +8,7 @@ state is told by colour alone: ``widgets.highlight`` gives each one a line style
 a stroke weight or a label style too. The picture sits on a light card in every
 JupyterLab theme, so text here is dark and fills are light: every text colour
 has a contrast ratio of at least 4.5:1 (WCAG AA) on every fill it can sit on
-(checked by ``tests/test_palette.py``).
+(checked by ``tests/widgets/test_palette.py``).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ cell runs the check of exactly one exercise (a question-bank item or one of the 
   (or ``... import X as Y``, then the alias).
 
 Demonstrations (a check called on a deliberate mistake, to show the feedback) are not
-tagged. ``tests/test_question_coverage.py`` uses the same detector to hold every
+tagged. ``tests/lessons/test_question_coverage.py`` uses the same detector to hold every
 question-bank ID to a notebook cell that runs its check.
 """
 

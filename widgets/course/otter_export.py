@@ -17,7 +17,7 @@ What the student version leaves out: every stored output (the lesson's outputs s
 exercises unanswered, but a stored output is never an answer the student did not
 compute), widget state and execution counts. The lessons hold no worked solutions in
 their cells; the exercises' solutions live in ``widgets/exercises/texts.toml`` and are
-not copied into ``student/`` (tests/test_course.py checks both).
+not copied into ``student/`` (tests/course/test_course.py checks both).
 """
 
 from __future__ import annotations

@@ -1,0 +1,72 @@
+"""Test setup for the whole repository: the tests under ``tests/`` and nbval's run of
+the lessons in ``notebooks/`` (so it also applies to ``pytest notebooks/05_*.ipynb``).
+
+* Lessons' exercise progress is kept in memory: nbval's kernels inherit the variable,
+  so every run starts from a fresh lesson and no learner's progress file is read or
+  written. A learner name set in the environment is dropped, so the lessons draw the
+  shared problems their stored outputs show.
+* ``tests/helpers`` (strategies, the op table, reference layers, the served JupyterLab)
+  is importable from every test folder.
+* On several cores (pytest-xdist, ``-n auto --dist loadscope``): a notebook's cells are
+  one unit of work, so they run in order in one worker and one kernel; the browser tests
+  are another, so one worker serves one JupyterLab and one Chromium for all of them;
+  every other test goes wherever a core is free (:func:`scope_of`).
+* The second run of every lesson (``tests/lessons/test_lessons_rerun.py``, marked
+  ``rerun``) is a phase of CI of its own: it runs only when asked, ``pytest -m rerun``.
+"""
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+os.environ["AUTOGRAD_LESSONS_PROGRESS"] = ":memory:"
+os.environ.pop("AUTOGRAD_LESSONS_LEARNER", None)  # stored lessons use the shared problems
+
+HELPERS = str(Path(__file__).resolve().parent / "tests" / "helpers")
+if HELPERS not in sys.path:
+    sys.path.insert(0, HELPERS)
+
+BROWSER = "tests/browser/"
+
+
+def scope_of(nodeid: str) -> str:
+    """The work unit a test belongs to under pytest-xdist: a notebook (its cells in
+    order, in one kernel), all the browser tests (one served JupyterLab and one Chromium
+    for them all), or else the test alone, so the cores share the rest evenly."""
+    path = nodeid.split("::", 1)[0]
+    if path.endswith(".ipynb"):
+        return path
+    if path.startswith(BROWSER):
+        return BROWSER
+    return nodeid
+
+
+try:
+    from xdist.scheduler import LoadScopeScheduling
+except ImportError:  # pytest-xdist not installed: everything runs in one process
+    LoadScopeScheduling = None
+else:
+    class LessonScheduling(LoadScopeScheduling):
+        """loadscope's scheduler with :func:`scope_of`'s work units."""
+
+        def _split_scope(self, nodeid: str) -> str:
+            return scope_of(nodeid)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_make_scheduler(config, log):
+        if config.getoption("dist") == "loadscope":
+            return LessonScheduling(config, log)
+        return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Leave the second run of the lessons out unless ``-m`` asks for it."""
+    markexpr = config.getoption("markexpr", "") or ""
+    if "rerun" in markexpr:
+        return
+    rerun = [item for item in items if item.get_closest_marker("rerun")]
+    if rerun:
+        config.hook.pytest_deselected(items=rerun)
+        items[:] = [item for item in items if not item.get_closest_marker("rerun")]

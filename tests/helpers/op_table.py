@@ -1,0 +1,397 @@
+"""The op table every engine test draws on: :data:`CASES`, one row per core op.
+
+Each row has a name, a *program* that builds the output from its inputs and an *input
+domain* (a strategy drawing shapes, values and parameters inside the op's valid domain
+and off its kinks). Programs are written against a library namespace ``lib``: the
+engine's tests run them with ``lib`` standing for ``autograd_core``
+(engine/test_op_gradients.py), the PyTorch cross-checks with ``lib`` standing for
+PyTorch (engine/test_torch_crosscheck.py), and forward mode, the invariants and the
+lessons' experiments reuse the same rows. Below the table: running a row on the engine,
+drawing a non-uniform upstream gradient, and the central-difference reference.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+from hypothesis import strategies as st
+from strategies import (
+    CLIP_BOUNDS,
+    Layout,
+    arrays,
+    axes,
+    basic_index_keys,
+    broadcastable_shapes,
+    dims,
+    distinct_arrays,
+    expand_targets,
+    integer_array_keys,
+    mask_keys,
+    matmul_shapes,
+    reshape_targets,
+    shapes,
+    upstream_gradients,
+)
+
+import autograd_core as ag
+
+CONTIGUOUS = Layout("contiguous")
+
+
+# -- the table ------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Example:
+    """One drawn input: ``inputs`` become leaves with ``requires_grad=True``;
+    ``params`` are keyword arguments of the program (dims, keys, NumPy constants)."""
+
+    inputs: tuple
+    params: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Case:
+    """A row of the table: ``program(lib, *leaves, **params)`` returns a tensor (or a
+    tuple of tensors); ``examples`` draws its inputs; ``torch_skip`` says why PyTorch
+    cannot run the program, when it cannot."""
+
+    name: str
+    program: Callable
+    examples: st.SearchStrategy
+    torch_skip: str | None = None
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+def _pair(draw, shapes_, domains) -> tuple:
+    """Arrays of these shapes; "distinct" ones are distinct across all of them."""
+    if "distinct" in domains:
+        return draw(distinct_arrays(*shapes_))
+    return tuple(draw(arrays(s, d)) for s, d in zip(shapes_, domains, strict=True))
+
+
+@st.composite
+def unary(draw, domain="real", min_dims=0, max_dims=4):
+    shape = draw(shapes(min_dims, max_dims))
+    return Example((draw(arrays(shape, domain)),))
+
+
+@st.composite
+def binary(draw, domain_a="real", domain_b="real"):
+    """Two leaves whose shapes broadcast together."""
+    return Example(_pair(draw, draw(broadcastable_shapes()), (domain_a, domain_b)))
+
+
+@st.composite
+def with_constant(draw, domain_x="real", domain_c="real"):
+    """One leaf and one NumPy array constant ``c`` that broadcast together."""
+    x, c = _pair(draw, draw(broadcastable_shapes()), (domain_x, domain_c))
+    return Example((x,), {"c": c})
+
+
+@st.composite
+def matmul_operands(draw, constant=None):
+    """Operands of ``a @ b``; with ``constant="a"`` or ``"b"`` that one is a NumPy array."""
+    a, b = (draw(arrays(s)) for s in draw(matmul_shapes()))
+    if constant == "a":
+        return Example((b,), {"c": a})
+    if constant == "b":
+        return Example((a,), {"c": b})
+    return Example((a, b))
+
+
+@st.composite
+def conditional(draw, scalar_b=False):
+    """``where``: a boolean condition and two leaves, all three broadcasting."""
+    cond_shape, sa, sb = draw(broadcastable_shapes(3))
+    cond = np.asarray(draw(arrays(cond_shape)) > 0)
+    if scalar_b:
+        return Example((draw(arrays(sa)),), {"cond": cond})
+    return Example((draw(arrays(sa)), draw(arrays(sb))), {"cond": cond})
+
+
+def _reduced_count(shape, dim) -> int:
+    if dim is None:
+        return int(np.prod(shape))
+    picked = (dim,) if isinstance(dim, int) else dim
+    return int(np.prod([shape[d] for d in picked])) if shape else 1
+
+
+@st.composite
+def reduction(draw, domain="real", with_correction=False):
+    """An input, the dims to reduce (int, tuple or None) and keepdim."""
+    shape = draw(shapes())
+    params = {"dim": draw(axes(len(shape))), "keepdim": draw(st.booleans())}
+    if with_correction:  # n - correction must stay positive
+        n = _reduced_count(shape, params["dim"])
+        params["correction"] = draw(st.sampled_from([0, 1] if n > 1 else [0]))
+    return Example((draw(arrays(shape, domain)),), params)
+
+
+@st.composite
+def along_dim(draw, min_dims=0, keepdim=False):
+    """An input and one dim (softmax family)."""
+    shape = draw(shapes(min_dims))
+    params = {"dim": draw(dims(len(shape)))}
+    if keepdim:
+        params["keepdim"] = draw(st.booleans())
+    return Example((draw(arrays(shape)),), params)
+
+
+@st.composite
+def reshaped(draw):
+    shape = draw(shapes())
+    return Example((draw(arrays(shape)),), {"shape": draw(reshape_targets(shape))})
+
+
+@st.composite
+def flattened(draw):
+    shape = draw(shapes())
+    start, end = sorted(draw(st.lists(dims(len(shape)), min_size=2, max_size=2)),
+                        key=lambda d: d % max(len(shape), 1))
+    return Example((draw(arrays(shape)),), {"start": start, "end": end})
+
+
+@st.composite
+def two_dims(draw):
+    shape = draw(shapes(min_dims=1))
+    d0, d1 = draw(dims(len(shape))), draw(dims(len(shape)))
+    return Example((draw(arrays(shape)),), {"d0": d0, "d1": d1})
+
+
+@st.composite
+def permuted(draw):
+    shape = draw(shapes())
+    order = tuple(draw(st.permutations(range(len(shape)))))
+    return Example((draw(arrays(shape)),), {"order": order})
+
+
+@st.composite
+def squeezed(draw):
+    shape = draw(shapes())
+    return Example((draw(arrays(shape)),), {"dim": draw(st.none() | dims(len(shape)))})
+
+
+@st.composite
+def unsqueezed(draw):
+    shape = draw(shapes(max_dims=3))
+    dim = draw(st.integers(-len(shape) - 1, len(shape)))
+    return Example((draw(arrays(shape)),), {"dim": dim})
+
+
+@st.composite
+def expanded(draw):
+    shape = draw(shapes(max_dims=3))
+    return Example((draw(arrays(shape)),), {"sizes": draw(expand_targets(shape))})
+
+
+@st.composite
+def indexed(draw, keys):
+    shape = draw(shapes(min_dims=1))
+    return Example((draw(arrays(shape)),), {"key": draw(keys(shape))})
+
+
+@st.composite
+def joined(draw, stacking=False, constant=False):
+    """1-3 inputs that agree outside ``dim`` (for ``stack``: agree everywhere)."""
+    shape = draw(shapes(min_dims=0 if stacking else 1, max_dims=3))
+    n = draw(st.integers(1, 3))
+    ndim = len(shape) + (1 if stacking else 0)
+    dim = draw(st.integers(-ndim, ndim - 1))
+    pieces = []
+    for _ in range(n + (1 if constant else 0)):
+        piece = list(shape)
+        if not stacking:
+            piece[dim] = draw(st.integers(1, 3))
+        pieces.append(draw(arrays(tuple(piece))))
+    if constant:
+        return Example(tuple(pieces[:-1]), {"dim": dim, "c": pieces[-1]})
+    return Example(tuple(pieces), {"dim": dim})
+
+
+@st.composite
+def splitting(draw, sections=False):
+    shape = draw(shapes(min_dims=1))
+    dim = draw(dims(len(shape)))
+    side = shape[dim]
+    if sections:
+        cuts = sorted(draw(st.lists(st.integers(0, side), max_size=2)))
+        sizes = list(np.diff([0, *cuts, side]))
+        how = [int(s) for s in sizes]
+    else:
+        how = draw(st.integers(1, side))
+    return Example((draw(arrays(shape)),), {"how": how, "dim": dim})
+
+
+def values(result):
+    """The values of a max/min: ours and PyTorch's ``max(x, dim=int)`` return a
+    (values, indices) pair; with a tuple of dims or None, the values alone."""
+    return result.values if isinstance(result, tuple) else result
+
+
+def _elementwise_methods(lib, x):
+    return x.exp() * x.log() + x.sqrt() - x.abs().tanh() + x.sigmoid() * x.relu()
+
+
+NEGATIVE_STEP = ("no PyTorch counterpart, nothing to install: PyTorch slicing has no "
+                 "negative steps")
+P, NZ, D = "positive", "nonzero", "distinct"
+
+CASES: list[Case] = [
+    # arithmetic: tensor (+) tensor, and Python scalars / NumPy arrays on either side
+    Case("add", lambda lib, a, b: a + b, binary()),
+    Case("add_scalar", lambda lib, a: a + 1.5, unary()),
+    Case("radd_scalar", lambda lib, a: 1.5 + a, unary()),
+    Case("add_array", lambda lib, a, c: a + c, with_constant()),
+    Case("radd_array", lambda lib, a, c: c + a, with_constant()),
+    Case("sub", lambda lib, a, b: a - b, binary()),
+    Case("sub_scalar", lambda lib, a: a - 0.5, unary()),
+    Case("rsub_scalar", lambda lib, a: 1.5 - a, unary()),
+    Case("sub_array", lambda lib, a, c: a - c, with_constant()),
+    Case("rsub_array", lambda lib, a, c: c - a, with_constant()),
+    Case("mul", lambda lib, a, b: a * b, binary()),
+    Case("mul_scalar", lambda lib, a: a * -2.5, unary()),
+    Case("rmul_scalar", lambda lib, a: 3.0 * a, unary()),
+    Case("mul_array", lambda lib, a, c: a * c, with_constant()),
+    Case("rmul_array", lambda lib, a, c: c * a, with_constant()),
+    Case("div", lambda lib, a, b: a / b, binary("real", NZ)),
+    Case("div_scalar", lambda lib, a: a / 4.0, unary()),
+    Case("rdiv_scalar", lambda lib, a: 1.5 / a, unary(NZ)),
+    Case("div_array", lambda lib, a, c: a / c, with_constant("real", NZ)),
+    Case("rdiv_array", lambda lib, a, c: c / a, with_constant(NZ, "real")),
+    Case("pow", lambda lib, a, b: a ** b, binary(P, "real")),
+    Case("pow_int_scalar", lambda lib, a: a ** 3.0, unary()),
+    Case("pow_fractional_scalar", lambda lib, a: a ** -0.5, unary(P)),
+    Case("rpow_scalar", lambda lib, a: 2.0 ** a, unary()),
+    Case("pow_array", lambda lib, a, c: a ** c, with_constant(P, "real")),
+    Case("rpow_array", lambda lib, a, c: c ** a, with_constant("real", P)),
+    Case("neg", lambda lib, a: -a, unary()),
+    Case("matmul", lambda lib, a, b: a @ b, matmul_operands()),
+    Case("matmul_function", lambda lib, a, b: lib.matmul(a, b), matmul_operands()),
+    Case("matmul_array", lambda lib, a, c: a @ c, matmul_operands(constant="b")),
+    Case("rmatmul_array", lambda lib, b, c: c @ b, matmul_operands(constant="a")),
+    # elementwise functions
+    Case("exp", lambda lib, a: lib.exp(a), unary()),
+    Case("log", lambda lib, a: lib.log(a), unary(P)),
+    Case("sqrt", lambda lib, a: lib.sqrt(a), unary(P)),
+    Case("abs", lambda lib, a: lib.abs(a), unary(NZ)),
+    Case("tanh", lambda lib, a: lib.tanh(a), unary()),
+    Case("sin", lambda lib, a: lib.sin(a), unary()),
+    Case("cos", lambda lib, a: lib.cos(a), unary()),
+    Case("sigmoid", lambda lib, a: lib.sigmoid(a), unary()),
+    Case("relu", lambda lib, a: lib.relu(a), unary(NZ)),
+    Case("elementwise_methods", _elementwise_methods, unary(P)),
+    Case("maximum", lambda lib, a, b: lib.maximum(a, b), binary(D, D)),
+    Case("minimum", lambda lib, a, b: lib.minimum(a, b), binary(D, D)),
+    Case("maximum_array", lambda lib, a, c: lib.maximum(a, c), with_constant(D, D)),
+    Case("minimum_array_first", lambda lib, a, c: lib.minimum(c, a), with_constant(D, D)),
+    Case("where", lambda lib, a, b, cond: lib.where(cond, a, b), conditional()),
+    Case("where_scalar", lambda lib, a, cond: lib.where(cond, a, 0.0), conditional(True)),
+    Case("clip", lambda lib, a: lib.clip(a, *CLIP_BOUNDS), unary("off_clip")),
+    Case("clip_min_only", lambda lib, a: lib.clip(a, min=CLIP_BOUNDS[0]), unary("off_clip")),
+    Case("clamp_method_max_only", lambda lib, a: a.clamp(max=CLIP_BOUNDS[1]),
+         unary("off_clip")),
+    # reductions over an int, a tuple of ints or None, with and without keepdim
+    Case("sum", lambda lib, a, dim, keepdim: lib.sum(a, dim=dim, keepdim=keepdim),
+         reduction()),
+    Case("sum_method", lambda lib, a, dim, keepdim: a.sum(dim, keepdim), reduction()),
+    Case("mean", lambda lib, a, dim, keepdim: lib.mean(a, dim=dim, keepdim=keepdim),
+         reduction()),
+    Case("var", lambda lib, a, dim, keepdim, correction: lib.var(
+        a, dim=dim, keepdim=keepdim, correction=correction), reduction(with_correction=True)),
+    Case("max", lambda lib, a, dim, keepdim: values(lib.max(a, dim=dim, keepdim=keepdim)),
+         reduction(D)),
+    Case("min", lambda lib, a, dim, keepdim: values(lib.min(a, dim=dim, keepdim=keepdim)),
+         reduction(D)),
+    # shape
+    Case("reshape", lambda lib, a, shape: lib.reshape(a, shape), reshaped()),
+    Case("view", lambda lib, a, shape: a.view(shape), reshaped()),
+    Case("flatten", lambda lib, a, start, end: lib.flatten(a, start, end), flattened()),
+    Case("transpose", lambda lib, a, d0, d1: lib.transpose(a, d0, d1), two_dims()),
+    Case("permute", lambda lib, a, order: lib.permute(a, order), permuted()),
+    Case("T", lambda lib, a: a.T, unary(min_dims=2, max_dims=2)),
+    Case("squeeze", lambda lib, a, dim: a.squeeze() if dim is None else a.squeeze(dim),
+         squeezed()),
+    Case("unsqueeze", lambda lib, a, dim: lib.unsqueeze(a, dim), unsqueezed()),
+    Case("expand", lambda lib, a, sizes: a.expand(sizes), expanded()),
+    # indexing
+    Case("getitem_basic", lambda lib, a, key: a[key], indexed(basic_index_keys)),
+    Case("getitem_negative_step", lambda lib, a, key: a[key],
+         indexed(lambda shape: basic_index_keys(shape, negative_steps=True)),
+         torch_skip=NEGATIVE_STEP),
+    Case("getitem_mask", lambda lib, a, key: a[key], indexed(mask_keys)),
+    Case("getitem_int_arrays", lambda lib, a, key: a[key], indexed(integer_array_keys)),
+    # joining
+    Case("cat", lambda lib, *xs, dim: lib.cat(list(xs), dim=dim), joined()),
+    Case("cat_with_array", lambda lib, *xs, dim, c: lib.cat([*xs, c], dim=dim),
+         joined(constant=True)),
+    Case("stack", lambda lib, *xs, dim: lib.stack(list(xs), dim=dim), joined(stacking=True)),
+    Case("split", lambda lib, a, how, dim: lib.split(a, how, dim), splitting()),
+    Case("split_sections", lambda lib, a, how, dim: lib.split(a, how, dim),
+         splitting(sections=True)),
+    # softmax family
+    Case("softmax", lambda lib, a, dim: lib.softmax(a, dim), along_dim()),
+    Case("log_softmax", lambda lib, a, dim: lib.log_softmax(a, dim), along_dim()),
+    Case("logsumexp", lambda lib, a, dim, keepdim: lib.logsumexp(a, dim, keepdim),
+         along_dim(keepdim=True)),
+]
+
+
+# -- running a case ---------------------------------------------------------------------
+def leaf(data: np.ndarray, layout: Layout = CONTIGUOUS, dtype=np.float64) -> ag.Tensor:
+    """A leaf tensor holding ``data`` stored with ``layout`` (strides included):
+    the storage is wrapped, viewed through the engine, and the view detached."""
+    storage = ag.tensor(layout.storage(np.asarray(data, dtype=dtype)))
+    return layout.view(storage).detach().requires_grad_()
+
+
+def as_outputs(result) -> list:
+    return list(result) if isinstance(result, tuple | list) else [result]
+
+
+def run_engine(case: Case, example: Example, layouts_=None, dtype=np.float64):
+    """(leaves, outputs) of the case's program on this engine."""
+    layouts_ = layouts_ or [CONTIGUOUS] * len(example.inputs)
+    leaves = [leaf(x, lay, dtype) for x, lay in zip(example.inputs, layouts_, strict=True)]
+    return leaves, as_outputs(case.program(ag, *leaves, **example.params))
+
+
+def backward_all(outputs: list, upstream: list) -> None:
+    """``y.backward(gradient=v)`` for each output (keeping the graph until the last)."""
+    for i, (y, v) in enumerate(zip(outputs, upstream, strict=True)):
+        y.backward(gradient=v, retain_graph=i < len(outputs) - 1)
+
+
+def draw_upstream(data, outputs: list) -> list:
+    return [data.draw(upstream_gradients(y.shape), label="v") for y in outputs]
+
+
+def numeric_vjp(case: Case, example: Example, upstream: list, eps: float = 1e-6) -> list:
+    """Central differences of ``sum(v * f(x))`` with respect to each input, in float64:
+    the reference the engine's ``backward(gradient=v)`` is compared with."""
+
+    def objective(inputs) -> float:
+        with ag.no_grad():
+            outs = as_outputs(case.program(ag, *map(ag.tensor, inputs), **example.params))
+        return sum(float(np.sum(v * y.numpy())) for y, v in zip(outs, upstream, strict=True))
+
+    inputs = [np.array(x, dtype=np.float64) for x in example.inputs]
+    grads = []
+    for x in inputs:
+        grad = np.zeros_like(x)
+        for index in np.ndindex(x.shape):
+            original = x[index]
+            x[index] = original + eps
+            plus = objective(inputs)
+            x[index] = original - eps
+            minus = objective(inputs)
+            x[index] = original
+            grad[index] = (plus - minus) / (2 * eps)
+        grads.append(grad)
+    return grads
+
+
+def case_ids(case: Case) -> str:
+    return case.name

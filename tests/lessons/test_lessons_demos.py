@@ -1,0 +1,97 @@
+"""The mistake a lesson demonstrates runs on another problem than the learner's.
+
+Lessons 01, 02 and 09 show what the checker says to a common slip with ``X.demo(...)``. Shown
+on the learner's own problem, that feedback (and the numbers around it) would say too much
+about the learner's answer, so each check takes another problem on request: E2 another
+literal (lesson 01), L2 other widths (lesson 02), S3 another nested function (lesson 09).
+Each other problem is a real one: its own data, right answers pass, the slip is named; an
+answer to it is not an answer to the learner's problem; and a request for a problem that does
+not exist gets a sentence.
+"""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import autograd_core as ag
+from widgets import exercises as ex
+
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+
+
+@pytest.fixture(autouse=True)
+def _own_progress_file(tmp_path, monkeypatch):
+    monkeypatch.setenv("AUTOGRAD_LESSONS_PROGRESS", str(tmp_path / "progress.json"))
+
+
+def diagnoses(result):
+    return {p.name: p.diagnosis for p in (result.parts or (result,))}
+
+
+def test_e2_another_literal():
+    p, q = ex.E2.problem(), ex.E2.problem(literal=3)
+    assert not np.allclose(p.x, q.x) and "3 * w * x" in q.description
+    assert ex.E2.demo(dw=3 * q.x, literal=3).ok          # z = 3·w·x + b: dw = 3x
+    slip = ex.E2.demo(dw=q.x, literal=3)
+    assert diagnoses(slip) == {"dw": "missing_constant"} and "dropped the 3" in slip.message
+    assert "dropped the 2" not in repr(slip)
+    assert not ex.E2.demo(dw=3 * q.x).ok                 # the demo's answer is not the learner's
+    assert ex.E2.demo(dw=2 * p.x).ok                     # the learner's problem is unchanged
+    for wrong in (1, 10, 2.0, True, "3"):
+        assert ex.E2.demo(dw=q.x, literal=wrong).diagnosis == "call"
+
+
+def test_l2_other_widths():
+    p, q = ex.L2.problem(), ex.L2.problem(widths=(4, 1))
+    assert (q.a.shape, q.b.shape, q.G.shape) == ((2, 4), (2, 1), (2, 5))
+    assert ex.L2.demo(da=q.G[:, :4], db=q.G[:, 4:], widths=(4, 1)).ok
+    slip = ex.L2.demo(da=q.G[:, -4:], db=q.G[:, :1], widths=(4, 1))
+    assert diagnoses(slip) == {"da": "wrong_slice", "db": "wrong_slice"}
+    assert "first 4 columns" in repr(slip) and "last 1 column." in repr(slip)
+    assert "first 3" not in repr(slip) and "last 2" not in repr(slip)
+    assert not ex.L2.demo(da=q.G[:, :4], db=q.G[:, 4:]).ok
+    assert ex.L2.demo(da=p.G[:, :3], db=p.G[:, 3:]).ok
+    for wrong in ((0, 2), (3,), (7, 1), "ab", None, (True, 2)):
+        assert ex.L2.demo(da=q.G[:, :4], widths=wrong).diagnosis == "call"
+
+
+def from_the_depth_2_formula(x, n):
+    """Lesson 09's demonstration: sympy's depth-2 derivative of x -> tanh(x² + x), any n."""
+    t = np.tanh(x ** 2 + x)
+    return (1 - np.tanh(t ** 2 + t) ** 2) * (1 - t ** 2) * (2 * x + 1) * (2 * t + 1)
+
+
+def engine_derivative(kind):
+    from widgets.lessons.modes import nested
+
+    def derivative(x, n):
+        t = ag.tensor(float(x), requires_grad=True)
+        nested(t, n, kind).backward()
+        return t.grad.item()
+    return derivative
+
+
+def test_s3_another_nested_function():
+    slip = ex.S3.demo(from_the_depth_2_formula, kind="reuse")
+    got = diagnoses(slip)
+    assert got.pop("n = 2") == "correct"                # right where it was written out
+    assert set(got.values()) == {"values"}              # and wrong at every other depth
+    assert ex.S3.demo(engine_derivative("reuse"), kind="reuse").ok
+    assert not ex.S3.demo(engine_derivative("reuse")).ok   # another function than the snippet's
+    assert ex.S3.demo(engine_derivative("logistic")).ok
+    assert ex.S3.demo(from_the_depth_2_formula, kind="chain").diagnosis == "call"
+
+
+@pytest.mark.parametrize("lesson, demo", [
+    ("01_start_here", "E2.demo(dw=q.x, literal=3)"),
+    ("02_forward_graph", 'L2.demo(da=q.G[:, -4:], db=q.G[:, :1], widths=(4, 1))'),
+    ("09_modes", 'S3.demo(from_the_depth_2_formula, kind="reuse")'),
+])
+def test_the_lessons_demonstrate_on_the_other_problem(lesson, demo):
+    nb = json.loads((NOTEBOOKS / f"{lesson}.ipynb").read_text())
+    sources = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"]
+    assert any(demo in s for s in sources)
+    assert not any(".demo(" in s and demo not in s for s in sources
+                   if any(i in s for i in ("E2.demo", "L2.demo", "S3.demo")))

@@ -1,0 +1,223 @@
+"""Lesson 03 (the reverse sweep), solved: what nbval never runs.
+
+As stored, lesson 03 is a fresh start: every exercise cell shows a sentence and every cell
+behind ``after_solving`` says which item to solve first, so nbval never executes the
+comparisons those cells hold. Here the lesson runs in this process with each exercise cell
+answered (the answers are written here, not read from the package), and every gated cell
+must then run and show its comparison. The demonstrations of E5 and E6 run on other data
+than the learner's, and that other data must not answer the learner's problem.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from widgets import exercises as ex
+from widgets.exercises.exercise import forget_results
+from widgets.exercises.result import Result, Text
+
+LESSON = Path(__file__).resolve().parents[2] / "notebooks" / "03_reverse_sweep.ipynb"
+
+
+@pytest.fixture(autouse=True)
+def _own_progress_file(tmp_path, monkeypatch):
+    """Progress goes to this test's own file, never to a learner's home directory; the
+    lesson's global settings (print options, the default generator) are put back after."""
+    import autograd_core.creation as creation
+
+    monkeypatch.setenv("AUTOGRAD_LESSONS_PROGRESS", str(tmp_path / "progress.json"))
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    forget_results()
+    generator = creation.default_generator
+    state = generator.initial_seed, generator.numpy
+    with np.printoptions(**np.get_printoptions()):
+        yield
+    generator.initial_seed, generator.numpy = state
+    forget_results()
+
+
+# The exercise cells of the lesson, answered: cell id -> source.
+ANSWERED = {
+    "c14": '''
+def t8_experiment():
+    value = np.array([0.5, -1.5, 2.0])
+    uses = [lambda t: 3 * t, ag.tanh, lambda t: t ** 2]
+    x = leaf("x", value)
+    sum(use(x) for use in uses).sum().backward()
+
+    def alone(use):
+        fresh = leaf("x", value)
+        use(fresh).sum().backward()
+        return fresh.grad
+
+    return {"grad": x.grad, "contributions": [alone(use) for use in uses]}
+
+
+T8(verdict=False, because="x.grad is the sum of what the three uses send", experiment=t8_experiment)
+''',
+    "c11-fix": '''
+def fixed_grads(x, y):
+    a, b = x + y, np.tanh(x)
+    x_bar = b + a * (1 - b**2)
+    return x_bar, b
+S1(fixed_grads)
+''',
+    "c17": '''
+def t9_experiment():
+    data = np.random.default_rng(9)
+    X, W0 = data.standard_normal((5, 3)), data.standard_normal((3, 2))
+
+    def gradient(seed):
+        W = leaf("W", W0)
+        ag.tanh(ag.tensor(X) @ W).sum().backward(gradient=seed)
+        return W.grad
+
+    return {"c": 3.0, "grad_1": gradient(1.0), "grad_c": gradient(3.0)}
+
+
+T9(verdict=False, because="seed c multiplied every gradient by c", experiment=t9_experiment)
+''',
+    "c22-fix": '''
+def one_pass_gradients(w1, w2, x):
+    (ag.tanh(x @ w1) @ w2).sum().backward()
+    return w1.grad.numpy(), w2.grad.numpy()
+S6(one_pass_gradients)
+''',
+    "c28": '''
+class MySoftplus(Function):
+    name = "softplus"
+    rule = "dx = g * sigmoid(x)"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save(x=x)
+        return np.log1p(np.exp(x))
+
+    @staticmethod
+    def backward(ctx, g):
+        return (g * 0.5 * (1 + np.tanh(ctx.load("x") / 2)),)
+
+
+W3(MySoftplus)
+''',
+    "c32-fix": '''
+def fixed_grad_w(w, x, b, t):
+    return (w * x + b - t) * x
+S5(fixed_grad_w)
+''',
+    "c34": "E1(unused_grad=None, zero_path_grad=np.zeros(2))",
+    "c39": "p = E2.problem()\nE2(dw=p.x + p.x, literal_gets_gradient=False)",
+    "c44": "p = E6.problem()\nE6(dx=p.x.copy(), value_changes=False)",
+    "c49": '''
+p = E5.problem()
+h = np.tanh(p.x @ p.W)
+E5(dW=p.x.T @ ((p.t @ p.W) * (1 - h * h)) + p.t.T @ h)
+''',
+    "c52": "p = E4.problem()\nE4(dw=0 * p.w)",
+    "c56": '''
+from autograd_core import nn
+
+
+def t6_experiment():
+    gen = ag.Generator(6)
+    net = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
+    x, t = ag.randn(8, 3, generator=gen), ag.randn(8, 1, generator=gen)
+    u, v = leaf("u", -0.5), leaf("v", 1.2)
+    formula = (1 - u) ** 2 + 100 * (v - u ** 2) ** 2
+    return {"network": [s.node.op.name for s in backward_steps(((net(x) - t) ** 2).mean())],
+            "formula": [s.node.op.name for s in backward_steps(formula)]}
+
+
+T6(verdict=False, because="the same sweep ran on the network and on the formula",
+   experiment=t6_experiment)
+''',
+    "c61": '''
+def t10_experiment():
+    def loss(w):
+        return ((ag.tanh(w) - ag.tensor([0.3, -0.6])) ** 2).sum()
+
+    w0, step = np.array([0.8, 0.4]), 1e-3
+    w = leaf("w", w0)
+    loss(w).backward()
+    unit = w.grad.numpy() / np.linalg.norm(w.grad.numpy())
+
+    def change(d):
+        with ag.no_grad():
+            return loss(ag.tensor(w0 + step * d)).item() - loss(ag.tensor(w0)).item()
+
+    others = [np.array([np.cos(a), np.sin(a)]) for a in np.linspace(0, 6, 12)]
+    return {"loss": loss, "at": w0, "grad": w.grad, "step": step,
+            "along_grad": change(unit), "against_grad": change(-unit),
+            "others": [(d, change(d)) for d in others]}
+
+
+T10(verdict=True, because="the change is largest along the gradient", experiment=t10_experiment)
+''',
+}
+
+
+def _run(source: str, namespace: dict):
+    """Run a cell's source; the value of its last line if that is an expression."""
+    tree = ast.parse(source)
+    last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+    exec(compile(tree, "<cell>", "exec"), namespace)  # noqa: S102 - the lesson's own cells
+    if last is not None:
+        return eval(compile(ast.Expression(last.value), "<cell>", "eval"), namespace)  # noqa: S307
+    return None
+
+
+def test_lesson_03_solved_runs_every_gated_comparison():
+    nb = json.loads(LESSON.read_text(encoding="utf-8"))
+    cells = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    exercise_cells = {c["id"] for c in cells if "exercise" in c["metadata"].get("tags", [])}
+    assert exercise_cells == set(ANSWERED), "answer every exercise cell of lesson 03 here"
+    namespace: dict = {}
+    gated = 0
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        for cell in cells:
+            source = ANSWERED.get(cell["id"], "".join(cell["source"]))
+            shown = _run(source, namespace)
+            if cell["id"] in ANSWERED:
+                assert isinstance(shown, Result) and shown.ok, f"{cell['id']}: {shown!r}"
+            if "after_solving(" in source:
+                gated += 1
+                assert not (isinstance(shown, Text) and "answer away" in str(shown)), \
+                    f"{cell['id']} still waits once its item is solved: {shown}"
+    assert gated >= 8
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
+    text = printed.getvalue()
+    for what in ("ops recorded", "softplus  dx = g * sigmoid(x)", "the engine's w.grad",
+                 "v.grad = None", "sends to inputs", "x.grad = tensor([3., 3.])"):
+        assert what in text, what
+
+
+def test_the_demonstrations_run_on_other_data():
+    for item, name in (("E5", "W"), ("E6", "x")):
+        exercise = ex.registry()[item]
+        mine, other = exercise.problem(), exercise.problem(other=True)
+        assert getattr(mine, name).shape != getattr(other, name).shape
+        assert exercise.problem().x.tobytes() == mine.x.tobytes()  # the same every run
+
+    p, q = ex.E6.problem(), ex.E6.problem(other=True)
+    assert ex.E6(dx=p.x, value_changes=False).ok
+    assert ex.E6.demo(dx=q.x, value_changes=False, other=True).ok
+    wrong = ex.E6.demo(dx=2 * q.x, other=True)
+    assert not wrong.ok and "2x" in wrong.message + "".join(part.message for part in wrong.parts)
+
+    def tied_gradient(p):
+        h = np.tanh(p.x @ p.W)
+        return p.x.T @ ((p.t @ p.W) * (1 - h * h)) + p.t.T @ h
+
+    mine, other = ex.E5.problem(), ex.E5.problem(other=True)
+    assert ex.E5(dW=tied_gradient(mine)).ok
+    assert ex.E5.demo(dW=tied_gradient(other), other=True).ok
+    assert not ex.E5(dW=tied_gradient(other)).ok  # the other data answers nothing of yours
