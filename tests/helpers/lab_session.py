@@ -24,9 +24,10 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -120,13 +121,18 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_lab(folder: Path, port: int, token: str, theme: str = "light") -> subprocess.Popen:
-    """JupyterLab on 127.0.0.1:``port`` serving ``folder/lab``, in its own session."""
-    settings = folder / "settings"
+def write_settings(folder: Path, theme: str) -> None:
+    """JupyterLab's user settings under ``folder``: the server reads them afresh for
+    every page it serves, so the next page opens in ``theme``."""
     for name, values in _settings(theme).items():
-        path = settings / name
+        path = folder / "settings" / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(values))
+
+
+def start_lab(folder: Path, port: int, token: str, theme: str = "light") -> subprocess.Popen:
+    """JupyterLab on 127.0.0.1:``port`` serving ``folder/lab``, in its own session."""
+    write_settings(folder, theme)
     env = lab_env(folder)
     command = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip", "127.0.0.1",
                "--port", str(port), f"--IdentityProvider.token={token}",
@@ -179,7 +185,7 @@ def menu(page, top: str, item: str) -> None:
     page.locator(".lm-Menu-itemLabel", has_text=re.compile(f"^{item}$")).first.click()
 
 
-def poll(page, read: str, done, timeout: float = 30.0):
+def poll(page, read: str, done, timeout: float = 90.0):
     """Evaluate ``read`` in the page until ``done(value)`` (a click goes to the kernel
     and back) or ``timeout`` seconds; returns the last value."""
     deadline = time.monotonic() + timeout
@@ -190,40 +196,119 @@ def poll(page, read: str, done, timeout: float = 30.0):
         page.wait_for_timeout(50)
 
 
+class SharedLab:
+    """One JupyterLab and one Chromium for every browser test of a pytest process: each
+    costs seconds to start, so the tests share them (conftest.py keeps every browser
+    test in one worker, one after another). Each page gets a fresh copy of its notebook
+    in a folder of its own, a workspace of its own and its own theme, and its kernel is
+    shut down when the page closes."""
+
+    def __init__(self, folder: Path):
+        from playwright import sync_api
+
+        self.folder = folder
+        (folder / "lab").mkdir(parents=True)
+        self.port, self.token = free_port(), secrets.token_hex(16)
+        self.proc = start_lab(folder, self.port, self.token)
+        self.pages = 0
+        try:
+            wait_until_serving(self.proc, self.port, self.token, folder / "jupyterlab.log")
+            self.playwright = sync_api.sync_playwright().start()
+            self.context = self.playwright.chromium.launch_persistent_context(
+                str(folder / "chromium-profile"), executable_path=str(CHROMIUM),
+                args=CHROMIUM_ARGS, headless=True)
+        except BaseException:
+            stop(self.proc)
+            raise
+
+    def close(self) -> None:
+        try:
+            self.context.close()
+            self.playwright.stop()
+        finally:
+            stop(self.proc)
+
+    def api(self, method: str, path: str) -> object:
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{self.port}{path}", method=method,
+            headers={"Authorization": f"token {self.token}"})
+        with urllib.request.urlopen(request, timeout=30) as response:
+            body = response.read()
+        return json.loads(body) if body else None
+
+    def shut_down_kernels(self, folder: str) -> None:
+        """End the sessions (and kernels) of the notebooks under ``folder``."""
+        for session in self.api("GET", "/api/sessions"):
+            if session["path"].startswith(f"{folder}/"):
+                self.api("DELETE", f"/api/sessions/{session['id']}")
+
+    @contextlib.contextmanager
+    def page(self, notebook: Path, *, width: int, height: int, theme: str, run_all: bool,
+             trust: bool) -> Iterator:
+        self.pages += 1
+        name = f"page{self.pages}"
+        (self.folder / "lab" / name).mkdir()
+        copy = self.folder / "lab" / name / notebook.name
+        shutil.copy(notebook, copy)
+        if trust:
+            subprocess.run([sys.executable, "-m", "jupyter", "trust", str(copy)],
+                           env=lab_env(self.folder), check=True, capture_output=True)
+        write_settings(self.folder, theme)
+        page = self.context.new_page()
+        try:
+            page.set_default_timeout(90_000)  # a busy 2-core machine runs the kernel too
+            page.set_viewport_size({"width": width, "height": height})
+            page.goto(f"http://127.0.0.1:{self.port}/lab/workspaces/{name}/tree/{name}/"
+                      f"{notebook.name}?token={self.token}")
+            page.wait_for_selector(".jp-Notebook")
+            # the settings just written chose the theme: make sure this page shows it
+            page.wait_for_function(
+                "name => document.body.dataset.jpThemeName === name", arg=THEMES[theme])
+            wait_idle(page)
+            if run_all:
+                menu(page, "Edit", "Clear Outputs of All Cells")
+                menu(page, "Run", "Run All Cells")
+                wait_idle(page)
+            yield page
+        finally:
+            page.close()
+            self.shut_down_kernels(name)
+
+
+_SHARED: SharedLab | None = None
+
+
+def _FOLDER() -> Path:  # noqa: N802 - replaced by share_lab_in
+    return Path(tempfile.mkdtemp(prefix="shared-lab-"))
+
+
+def share_lab_in(folder_factory: Callable[[], Path]) -> None:
+    """Where the shared lab will live once a test first asks for a page (tests/browser's
+    conftest.py points it at pytest's temporary folders)."""
+    global _FOLDER
+    _FOLDER = folder_factory
+
+
+def close_shared_lab() -> None:
+    """Stop the shared JupyterLab and Chromium, if they were started."""
+    global _SHARED
+    if _SHARED is not None:
+        lab, _SHARED = _SHARED, None
+        lab.close()
+
+
 @contextlib.contextmanager
 def lab_page(tmp_path: Path, notebook: Path, *, width: int = 1500, height: int = 1100,
              theme: str = "light", run_all: bool = True, trust: bool = False) -> Iterator:
     """A Chromium page on a served copy of ``notebook``, kernel idle; with ``run_all``
     (the default) after clearing the outputs and running every cell, else as stored.
-    ``trust``: run ``jupyter trust`` on the copy first, as the README's command does."""
-    from playwright import sync_api
-
-    lab = tmp_path / "lab"
-    lab.mkdir()
-    shutil.copy(notebook, lab / notebook.name)
-    if trust:
-        subprocess.run([sys.executable, "-m", "jupyter", "trust", str(lab / notebook.name)],
-                       env=lab_env(tmp_path), check=True, capture_output=True)
-    port, token = free_port(), secrets.token_hex(16)
-    proc = start_lab(tmp_path, port, token, theme)
-    try:
-        wait_until_serving(proc, port, token, tmp_path / "jupyterlab.log")
-        with sync_api.sync_playwright() as p:
-            context = p.chromium.launch_persistent_context(
-                str(tmp_path / "chromium-profile"), executable_path=str(CHROMIUM),
-                args=CHROMIUM_ARGS, headless=True,
-                viewport={"width": width, "height": height})
-            try:
-                page = context.new_page()
-                page.goto(f"http://127.0.0.1:{port}/lab/tree/{notebook.name}?token={token}")
-                page.wait_for_selector(".jp-Notebook", timeout=90_000)
-                wait_idle(page)
-                if run_all:
-                    menu(page, "Edit", "Clear Outputs of All Cells")
-                    menu(page, "Run", "Run All Cells")
-                    wait_idle(page)
-                yield page
-            finally:
-                context.close()
-    finally:
-        stop(proc)
+    ``trust``: run ``jupyter trust`` on the copy first, as the README's command does.
+    The server and the browser are the process's shared ones (:class:`SharedLab`),
+    started on the first call; ``tmp_path`` is the test's own folder, kept for what the
+    test writes itself."""
+    global _SHARED
+    if _SHARED is None:
+        _SHARED = SharedLab(_FOLDER())
+    with _SHARED.page(notebook, width=width, height=height, theme=theme, run_all=run_all,
+                      trust=trust) as page:
+        yield page
