@@ -11,10 +11,12 @@ the lessons in ``notebooks/`` (so it also applies to ``pytest notebooks/05_*.ipy
   one unit of work, so they run in order in one worker and one kernel; the browser tests
   are another, so one worker serves one JupyterLab and one Chromium for all of them;
   every other test goes wherever a core is free (:func:`scope_of`).
+* Collected objects are frozen out of the garbage collector's passes (``gc.freeze``).
 * The second run of every lesson (``tests/lessons/test_lessons_rerun.py``, marked
   ``rerun``) is a phase of CI of its own: it runs only when asked, ``pytest -m rerun``.
 """
 
+import gc
 import os
 import sys
 from pathlib import Path
@@ -59,6 +61,13 @@ else:
         if config.getoption("dist") == "loadscope":
             return LessonScheduling(config, log)
         return None
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Move everything collection made (every test module, item and strategy) out of
+    the cyclic garbage collector's sight: tests that call ``gc.collect()`` (to prove a
+    graph or a view is freed) then pay for their own objects, not for the whole suite's."""
+    gc.freeze()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
