@@ -38,6 +38,9 @@ def coalesce_streams(outputs: list) -> list:
 
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+# Marks a notebook as a lesson for the project's JupyterLab extension
+# (widgets/labextension): opened on another Python, it stays unmodified until changed.
+LESSON_MARK = "autograd_lessons"
 
 
 def without_widget_views(outputs: list) -> list:
@@ -82,6 +85,7 @@ def regenerate(path: Path, timeout: int = 600) -> float:
             cell.outputs = without_widget_views(coalesce_streams(cell.outputs))
     nb.metadata.pop("widgets", None)
     nb.metadata["kernelspec"] = kernelspec()
+    nb.metadata[LESSON_MARK] = {"lesson": path.stem}
     nbformat.write(nb, path)
     return elapsed
 

@@ -1,5 +1,9 @@
 """A lesson opened fresh, as a learner opens it after the README's command: its stored
-graph pictures show before any cell runs, and opening it does not mark it modified.
+graph pictures show before any cell runs, and opening it does not mark it modified,
+on any Python: the lessons were stored on one Python, whose version JupyterLab would
+overwrite with the kernel's on opening; the project's JupyterLab extension
+(widgets/labextension) holds that back until the learner changes the lesson, and then
+records the kernel's version with the change.
 
 Served by JupyterLab, shown in headless Chromium (see tests/helpers/lab_session.py). The
 README's command trusts the lessons (``jupyter trust``): JupyterLab shows stored SVG
@@ -10,10 +14,11 @@ kernelspec is exactly what JupyterLab writes (scripts/regenerate_notebooks.py).
 from __future__ import annotations
 
 import json
+import platform
 from pathlib import Path
 
 import pytest
-from lab_session import ROOT, SKIPS, lab_page
+from lab_session import ROOT, SKIPS, lab_page, menu, poll, wait_idle
 
 pytestmark = SKIPS
 
@@ -44,3 +49,49 @@ def test_a_fresh_lesson_shows_its_pictures_and_stays_unmodified(tmp_path, lesson
     assert state["dirty"] == [], state
     assert state["problems"] == [], state
     assert state["pictures"] == expected, state
+
+
+SAVED_LANGUAGE = """async () => {
+  const path = decodeURIComponent(location.pathname.split('/tree/')[1]);
+  const reply = await fetch(`${location.origin}/api/contents/${path}?content=1`);
+  return (await reply.json()).content.metadata.language_info;
+}"""
+DIRTY = "() => [...document.querySelectorAll('.lm-TabBar-tab.jp-mod-dirty')].length"
+
+
+def stored_on_another_python(tmp_path: Path, lesson: str, *, marked: bool = True) -> Path:
+    """A copy of ``lesson`` as if stored on Python 3.9.0 (no kernel here reports that
+    version); with ``marked=False`` also without its lesson mark."""
+    nb = json.loads((ROOT / "notebooks" / f"{lesson}.ipynb").read_text())
+    nb["metadata"]["language_info"]["version"] = "3.9.0"
+    if not marked:
+        del nb["metadata"]["autograd_lessons"]
+    path = tmp_path / f"{lesson}.ipynb"
+    path.write_text(json.dumps(nb, indent=1))
+    return path
+
+
+def test_a_lesson_stored_on_another_python_opens_unmodified_and_records_it_when_run(
+        tmp_path):
+    path = stored_on_another_python(tmp_path, "01_start_here")
+    with lab_page(tmp_path, path, run_all=False, trust=True) as page:
+        page.wait_for_timeout(1500)  # the kernel's info reply arrives after "Idle"
+        opened = page.evaluate(DIRTY)
+        menu(page, "Run", "Run All Cells")
+        wait_idle(page)
+        ran = poll(page, DIRTY, lambda n: n == 1)
+        page.locator(".jp-Notebook").first.click()
+        page.keyboard.press("Control+s")
+        saved = poll(page, DIRTY, lambda n: n == 0)
+        language = page.evaluate(SAVED_LANGUAGE)
+    assert (opened, ran, saved) == (0, 1, 0)
+    assert language["version"] == platform.python_version(), language
+
+
+def test_other_notebooks_keep_jupyterlabs_own_behaviour(tmp_path):
+    """Without the lesson mark, the version JupyterLab writes on opening marks the
+    notebook modified, as it does everywhere: the extension touches lessons only."""
+    path = stored_on_another_python(tmp_path, "01_start_here", marked=False)
+    with lab_page(tmp_path, path, run_all=False, trust=True) as page:
+        dirty = poll(page, DIRTY, lambda n: n == 1, timeout=30)
+    assert dirty == 1

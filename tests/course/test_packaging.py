@@ -6,6 +6,7 @@
   and [course] (otter-grader). Only [torch] is pip-only: a large optional install.
 * autograd_core imports only the standard library, NumPy and itself, so it runs
   in any Python without Jupyter, Graphviz or matplotlib.
+* The lessons' JupyterLab extension is installed where JupyterLab looks, as shipped.
 """
 
 import ast
@@ -123,3 +124,19 @@ def test_engine_imports_numpy_and_stdlib_only():
         "autograd_core must import only the standard library and NumPy "
         "(presentation belongs in widgets/):\n" + "\n".join(bad)
     )
+
+
+def test_the_lab_extension_is_installed_where_jupyterlab_looks():
+    """The install (editable or not) puts widgets/labextension where JupyterLab finds
+    extensions, byte for byte: an editable install copies it, so an edit to it needs
+    `pip install -e .` again, which this test asks for."""
+    from jupyter_core.paths import jupyter_path
+
+    source = ROOT / "widgets" / "labextension"
+    installed = [Path(p) / "autograd-lessons" for p in jupyter_path("labextensions")
+                 if (Path(p) / "autograd-lessons" / "package.json").exists()]
+    assert installed, "the lab extension is not installed: pip install -e '.[lessons]'"
+    files = sorted(p.relative_to(source) for p in source.rglob("*") if p.is_file())
+    stale = [str(f) for f in files if (installed[0] / f).read_bytes() != (source / f).read_bytes()]
+    assert not stale, f"installed copies differ from widgets/labextension: {stale} " \
+                      "(run pip install -e '.[lessons]' again)"
