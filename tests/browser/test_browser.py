@@ -14,7 +14,7 @@ JupyterLab is not installed.
 
 from __future__ import annotations
 
-from lab_session import ARTIFACTS, CONTRAST, ROOT, SKIPS, lab_page, poll
+from lab_session import ARTIFACTS, CONTRAST, ROOT, SKIPS, lab_page, poll, steady_box
 
 from widgets import theme
 
@@ -69,7 +69,7 @@ def test_stepper_next_moves_the_highlight_and_the_gradient(tmp_path):
         page.keyboard.press("ArrowRight")
         keyed = poll(page, READ_STATE, lambda s: s["label"] == f"5 / {n}")
         op = page.locator(f'.ag-graph [id="{keyed["current"][0]}"]')  # in view, as checked
-        box = op.bounding_box()
+        box = steady_box(op)
         page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
         inspected = poll(page, READ_STATE, lambda s: "rule" in s["inspector"])
         page.locator(".ag-graph").scroll_into_view_if_needed()

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import statistics
 
-from lab_session import ARTIFACTS, ROOT, SKIPS, lab_page, poll
+from lab_session import ARTIFACTS, ROOT, SKIPS, lab_page, poll, steady_box
 
 from widgets import theme
 
@@ -92,7 +92,7 @@ def test_click_and_step_round_trips_at_a_thousand_nodes(tmp_path):
                 lambda: page.keyboard.press("ArrowRight")))
             state = poll(page, READ, lambda s, k=k: s["label"] == f"{k} / {n}" and s["current"])
             op = state["current"][0]
-            box = page.locator(f'.ag-graph [id="{op}"]').bounding_box()
+            box = steady_box(page.locator(f'.ag-graph [id="{op}"]'))
             clicks.append(timed(page, "pointerup",
                                 f"(document.querySelector('.ag-inspector') || {{}})"
                                 f".innerText?.includes('op {op}')",

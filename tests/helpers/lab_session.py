@@ -185,6 +185,20 @@ def menu(page, top: str, item: str) -> None:
     page.locator(".lm-Menu-itemLabel", has_text=re.compile(f"^{item}$")).first.click()
 
 
+def steady_box(locator, timeout: float = 30.0) -> dict:
+    """The element's bounding box once it has stopped moving (the canvas may still be
+    panning to the current op): two reads 100 ms apart agree, or ``timeout`` passed."""
+    deadline = time.monotonic() + timeout
+    box = locator.bounding_box()
+    while time.monotonic() < deadline:
+        locator.page.wait_for_timeout(100)
+        again = locator.bounding_box()
+        if again == box:
+            return box
+        box = again
+    return box
+
+
 def poll(page, read: str, done, timeout: float = 90.0):
     """Evaluate ``read`` in the page until ``done(value)`` (a click goes to the kernel
     and back) or ``timeout`` seconds; returns the last value."""
