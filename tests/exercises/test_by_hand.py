@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from solutions import solution_text
 from test_feedback_malformed import MALFORMED, assert_a_sentence
 from test_feedback_no_answer import leaked
 
@@ -456,10 +457,10 @@ def test_the_stored_lesson_ships_unanswered_and_without_solutions():
     nb = json.loads(LESSON.read_text())
     sources = ["".join(c["source"]) for c in nb["cells"]]
     outputs = json.dumps([c.get("outputs", []) for c in nb["cells"]])
-    from widgets.exercises.exercise import texts
+    from solutions import words
 
     for exercise_id in ("H1", "H2", "H3", "H4"):
-        for line in texts()[exercise_id]["solution"].splitlines():
+        for line in words(exercise_id)["solution"].splitlines():
             line = line.split("#")[0].strip()
             if len(line) >= 16 and not line.startswith(("def ", "return {", "d_logits = ce_",
                                                         "d_h_pre = bn_", "\"gamma\"")):
@@ -484,7 +485,7 @@ def test_the_leak_finder_finds_an_entry():
 def test_help_comes_in_steps():
     for exercise_id in ("H1", "H2", "H3", "H4"):
         exercise = ex.registry()[exercise_id]
-        assert exercise.hint and exercise.solution_text
+        assert exercise.hint and solution_text(exercise)
         assert exercise.skeleton and "___" in exercise.skeleton
 
 
@@ -493,8 +494,7 @@ def test_the_lesson_solved_with_the_stored_solutions(monkeypatch):
     check, run in a kernel: every item solved, the curves the same, nothing raises."""
     nbformat = pytest.importorskip("nbformat")
     from nbclient import NotebookClient
-
-    from widgets.exercises.exercise import texts
+    from solutions import words
 
     monkeypatch.setenv("AUTOGRAD_LESSONS_PROGRESS", ":memory:")
     nb = nbformat.read(LESSON, as_version=4)
@@ -502,7 +502,7 @@ def test_the_lesson_solved_with_the_stored_solutions(monkeypatch):
         if "exercise" in cell.metadata.get("tags", []):
             call = cell.source.strip().splitlines()[-1]
             exercise_id = re.search(r"exercises\.(H\d)\(", call).group(1)
-            cell.source = f"{texts()[exercise_id]['solution']}\n{call}"
+            cell.source = f"{words(exercise_id)['solution']}\n{call}"
     NotebookClient(nb, timeout=300, kernel_name="python3",
                    resources={"metadata": {"path": str(LESSON.parent)}}).execute()
     shown = ["".join(o.get("text", "") + o.get("data", {}).get("text/plain", ""))

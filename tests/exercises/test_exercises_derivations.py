@@ -134,8 +134,8 @@ def _g9(p, kind):
 def _g13(p, kind):
     if kind == "right":
         return dict(grad_sum=8 * p.grad_mean, factor=8.0), {}
-    return dict(grad_sum=p.grad_mean, factor=1 / 8), dict(grad_sum="batch_factor",
-                                                          factor="inverse")
+    # "scale", not "batch_factor": saying "N = 8 times too small" would answer the factor
+    return dict(grad_sum=p.grad_mean, factor=1 / 8), dict(grad_sum="scale", factor="inverse")
 
 
 def _g14(p, kind):

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from solutions import solution_text
 
 from widgets import exercises as ex
 from widgets.exercises import snippets
@@ -87,7 +88,7 @@ def solution_lines(exercise_id: str) -> list[str]:
     # return line): their lines are given, not answers.
     given_text = f"{exercise.snippet or ''}\n{getattr(exercise, 'skeleton', None) or ''}"
     given = {" ".join(line.split()) for line in given_text.splitlines()}
-    text = str(exercise.solution_text)
+    text = str(solution_text(exercise))
     return [line.strip() for line in text.splitlines()
             if len(line.strip()) >= 12 and " ".join(line.split()) not in given]
 
@@ -219,7 +220,7 @@ def backward_lines(exercise_id: str) -> list[str]:
     """The lines of a write-the-backward item's worked solution that the learner writes:
     what forward saves, and the backward. The rest of forward is given in the lesson."""
     lines = [" ".join(line.split("#")[0].split())
-             for line in str(ex.registry()[exercise_id].solution_text).splitlines()]
+             for line in str(solution_text(ex.registry()[exercise_id])).splitlines()]
     start = next(i for i, line in enumerate(lines) if "def backward" in line)
     given = {line for line in lines[:start] if "ctx.save(" not in line}
     mine = [line for line in lines[start + 1:] if line not in given]
@@ -449,12 +450,12 @@ def _said(item: str, *phrases: Forbidden) -> list[Forbidden]:
     """A true/false item's answer: the sentence said once it is settled, the reasoning of its
     worked solution (the first paragraph, after the verdict, clause by clause), and
     ``phrases``, the ways a lesson would state it."""
-    from widgets.exercises.exercise import texts
+    from solutions import words
 
-    first = str(ex.registry()[item].solution_text).split("\n")[0]
+    first = str(solution_text(ex.registry()[item])).split("\n")[0]
     reasoning = first.partition(". ")[2]
     clauses = [c for c in re.split(r"(?<=[.:;])\s+", reasoning) if len(c) >= 25]
-    return [texts()[item]["settled"], *clauses, *phrases]
+    return [words(item)["settled"], *clauses, *phrases]
 
 
 def t6() -> list[Forbidden]:
@@ -552,7 +553,7 @@ def e6() -> list[Forbidden]:
 
 def w3() -> list[Forbidden]:
     lines = [" ".join(line.split("#")[0].split())
-             for line in str(ex.W3.solution_text).splitlines()]
+             for line in str(solution_text(ex.W3)).splitlines()]
     start = next(i for i, line in enumerate(lines) if "def backward" in line)
     written = [line for line in lines[start + 1:] if len(line) >= 12]  # the backward only
     prose = [line for line in lines[:start] if len(line) >= 60]
@@ -571,7 +572,7 @@ def _verdict(truth: bool) -> re.Pattern:
 
 def _prose(item: str) -> list[str]:
     """The clauses of the first paragraph of an item's worked solution (its reasoning)."""
-    first = str(ex.registry()[item].solution_text).split("\n")[0]
+    first = str(solution_text(ex.registry()[item])).split("\n")[0]
     return [c for c in re.split(r"(?<=[.:;])\s+", first) if len(c) >= 25]
 
 

@@ -21,7 +21,7 @@ from .exercise import Exercise, register
 from .feedback import check_gradient
 from .parts import check_named
 from .problems import Problem, rng
-from .result import Result
+from .result import Result, named
 
 # -- G5: a 3-layer MLP --------------------------------------------------------------------
 
@@ -82,8 +82,10 @@ def check_g6(*, square: bool = False, **answers) -> Result:
                 Mistake(p.G @ p.A, "Your dB has its factors in the wrong order, and uses A "
                         f"where its transpose is needed. {same}", shapes, "factor_order")]
         grads = {"dA": a.grad, "dB": b.grad}
-        return [check_gradient(given[k], grads[k], name=k, **context[k]) for k in ("dA", "dB")
-                if k in given]
+        results = [check_gradient(given[k], grads[k], name=k, **context[k])
+                   for k in ("dA", "dB") if k in given]
+        # the bank checks G6 on non-square shapes: the square problem's parts are extra
+        return [named(r, f"{r.name} (square)") for r in results] if square else results
 
     return check_named(answers, ("dA", "dB"), run)
 
@@ -97,6 +99,14 @@ register(Exercise("G6", "derivation", {"gradients": check_g6}, level="M", proble
 
 
 G7_DEFAULT = {"stride": 1, "padding": 0}  # problem() and the check agree: conv2d's defaults
+G7_STRIDED = {"stride": 2, "padding": 1}  # the bank checks G7 with stride and padding too
+
+
+def g7_part(answer: str, stride: int, padding: int) -> str:
+    """The name of one answer of one G7 problem: 'dx', or 'dx (stride=2, padding=1)'."""
+    if (stride, padding) == (G7_DEFAULT["stride"], G7_DEFAULT["padding"]):
+        return answer
+    return f"{answer} (stride={stride}, padding={padding})"
 _G7_VARIANTS = ((1, 0), (1, 1), (2, 0), (2, 1))
 
 
@@ -212,6 +222,9 @@ def check_g7(*, stride: int = G7_DEFAULT["stride"], padding: int = G7_DEFAULT["p
         grads = {"dx": dx, "dw": dw}
         results = [check_gradient(given[k], grads[k], name=k, **context[k]) for k in ("dx", "dw")
                    if k in given]
+        if (p.stride, p.padding) != (G7_DEFAULT["stride"], G7_DEFAULT["padding"]):
+            # each problem is a part of its own: G7 needs stride and padding as well
+            results = [named(r, g7_part(r.name, p.stride, p.padding)) for r in results]
         if not all(r.ok for r in results):
             other = _other_variant(given, p)
             if other:
@@ -250,11 +263,10 @@ def check_g13(**answers) -> Result:
         w_t = ag.tensor(p.w, requires_grad=True)
         ((ag.tensor(p.x) @ w_t - ag.tensor(p.t)) ** 2).sum().backward()
         grad_sum = w_t.grad.numpy()
-        n = p.x.shape[0]
         results = []
         if "grad_sum" in given:
-            results.append(check_gradient(given["grad_sum"], grad_sum, name="grad_sum",
-                                          batch_size=n, of="w"))
+            # no batch_size: "N = 8 times too small" would give the factor part away
+            results.append(check_gradient(given["grad_sum"], grad_sum, name="grad_sum", of="w"))
         if "factor" in given:
             ratio = grad_sum / p.grad_mean  # every entry: the same factor
             inverse = Mistake(1 / ratio[0], "That is the factor from sum to mean; the "

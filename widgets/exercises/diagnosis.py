@@ -45,8 +45,9 @@ def _all_zero(a, e, ctx: Context):
                                   "some path from the loss reaches this tensor.",
                          "Follow every use of this tensor from the loss backwards.")
     if np.all(e == 0) and np.any(a != 0):
-        return Diagnosis("should_be_zero", f"The gradient here is exactly zero (the loss does "
-                                           f"not change to first order), but {ctx.name} is not.",
+        return Diagnosis("should_be_zero", f"{ctx.name} does not match {ctx.reference}: ask "
+                                           "how much the loss changes, to first order, when "
+                                           "this tensor moves a little from where it is.",
                          "Check whether this tensor reaches the loss at all, and whether the "
                          "point is a stationary point.")
     return None

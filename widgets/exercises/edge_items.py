@@ -31,7 +31,8 @@ def check_e1(**predictions) -> Result:
     facts = {
         "unused_grad": Fact(None if y.grad is None else y.grad.numpy(),
                             "The sweep never visits a node the loss does not depend on, so the "
-                            "engine leaves its .grad as None (its adjoint is 0, never computed)."),
+                            "engine leaves its .grad as None (its adjoint is 0, never computed).",
+                            choices=(None, 0.0)),
         "zero_path_grad": Fact(w.grad.numpy(), "w does reach the loss (times 0), so it is "
                                "visited and gets an explicit zero gradient.", "number"),
     }

@@ -10,6 +10,11 @@ The words (title, question, hint, skeleton, solution) live in ``texts.toml`` bes
 by ID, so the Python modules hold only the checks; an exercise built with its words
 given as arguments uses those instead.
 
+Every route that shows an answer records that the learner saw it: ``.solution``,
+``.reveal()``, a Result's ``.solution()``, and ``.experiment()`` before the item is
+solved (an experiment measures what the item asks the learner to predict or derive).
+``texts()`` gives the words a learner reads before answering (never a solution).
+
 Calling an exercise runs its first check: ``exercises.G6(dA=..., dB=...)``.
 """
 
@@ -68,7 +73,7 @@ class Exercise:
             raise ValueError(f"unknown exercise kind {kind!r}; one of {KINDS}")
         if not checks:
             raise ValueError(f"exercise {id} needs at least one check")
-        words = texts().get(id, {})
+        words = _all_words().get(id, {})
         title = title if title is not None else words.get("title")
         hint = hint if hint is not None else words.get("hint")
         solution = solution if solution is not None else words.get("solution")
@@ -150,11 +155,6 @@ class Exercise:
         self._record_seen()
         return self._solution
 
-    @property
-    def solution_text(self) -> Text:
-        """The worked solution for tools (exports, tests): reading it records nothing."""
-        return self._solution
-
     def reveal(self) -> Text:
         """Show the worked solution (and the answers of a prediction item); recorded."""
         return self.solution
@@ -171,9 +171,17 @@ class Exercise:
         return self._problem(*args, **kwargs)
 
     def experiment(self, *args, **kwargs):
-        """Run the engine experiment that shows the answer (returns a result object)."""
+        """Run the engine experiment that shows the answer (returns a result object).
+        Before the item is solved this is a way of seeing its answer, and is recorded as
+        one (the item then counts as "solved after seeing the solution")."""
         if self._experiment is None:
             raise AttributeError(f"{self.id} has no separate experiment: its check runs one.")
+        from .tracking import status
+
+        if not status(self.id).startswith("solved"):
+            self._record_seen()
+            print(f"({self.id}.experiment() shows what {self.id} asks for: run before "
+                  f"{self.id} is solved, it counts as seeing the solution.)")
         return self._experiment(*args, **kwargs)
 
     @property
@@ -248,11 +256,25 @@ def _call_problem(exercise_id: str, fn: Callable, args: tuple, kwargs: dict) -> 
                   diagnosis="call")
 
 
+# Words in texts.toml that state an answer: read only through routes that record it.
+ANSWER_WORDS = frozenset({"solution", "settled"})
+
+
 @cache
-def texts() -> Mapping[str, Mapping[str, str]]:
-    """The words of every exercise from ``texts.toml``, by question-bank ID."""
+def _all_words() -> Mapping[str, Mapping[str, Any]]:
+    """Every word of every exercise in ``texts.toml``, answers included (for the
+    exercises themselves, which show them only through a recorded route)."""
     source = resources.files(__package__).joinpath("texts.toml").read_text(encoding="utf-8")
-    return MappingProxyType(tomllib.loads(source))
+    return MappingProxyType({i: MappingProxyType(w) for i, w in tomllib.loads(source).items()})
+
+
+@cache
+def texts() -> Mapping[str, Mapping[str, Any]]:
+    """The words a learner reads before answering, by exercise ID (title, question,
+    hint, skeleton, ...): never a solution or a settled verdict."""
+    return MappingProxyType({i: MappingProxyType({k: v for k, v in w.items()
+                                                  if k not in ANSWER_WORDS})
+                             for i, w in _all_words().items()})
 
 
 def register(exercise: Exercise) -> Exercise:

@@ -359,7 +359,7 @@ def check_l9(**predictions) -> Result:
     facts = {
         "first_nonfinite_module": Fact(table.first_nonfinite, "Hooks at each module boundary "
                                        "report non-finite outputs; the first one is where to "
-                                       "look."),
+                                       "look.", choices=("0", "1", "2", "3")),
         "first_nonfinite_op": Fact(op.op if op else None, "One level down: the op that turned "
                                    "finite inputs into NaN."),
     }

@@ -55,15 +55,15 @@ def check_g8(shape) -> Result:
         (64, 128): ("That is the shape of the layer's output (one row per example). The bias is "
                     "shared by all 64 examples, so its gradient adds up their 64 rows.",
                     "missing_broadcast_sum"),
-        (1, 128): ("Right values, but a gradient has exactly its parameter's shape: (128,), "
-                   "not (1, 128).", "reshape"),
-        (64,): ("That sums over the units instead of over the batch: there is one bias per "
-                "unit, so one gradient entry per unit.", "wrong_axis"),
+        (1, 128): ("Right values, but a gradient has exactly its parameter's shape, with "
+                   "no extra size-1 axis.", "reshape"),
+        (64,): ("That sums over the units instead of over the batch.", "wrong_axis"),
         (128, 64): ("That is the transpose of the output's shape; the bias has one entry per "
                     "unit.", "shape"),
     }
-    sentence, code = says.get(given, (f"The gradient has the shape of the bias, "
-                                      f"{words.shape(right)}.", "shape"))
+    sentence, code = says.get(given, ("A parameter's gradient has exactly that parameter's "
+                                      "shape: which shape does this layer's bias have?",
+                                      "shape"))
     return Result(False, f"You said {words.shape(given)}. {sentence}", name="shape",
                   diagnosis=code)
 

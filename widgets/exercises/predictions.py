@@ -4,6 +4,18 @@ check runs the experiment and compares each prediction with what the engine did.
 Each measured fact says how to compare (exactly, as numbers with the gradient
 checker's diagnoses, as a shape, a set or an ordered sequence) and why the
 engine shows what it shows, for when the prediction was wrong.
+
+The rules every prediction item keeps live here, not in the items:
+
+* A prediction is read in the forms learners type: ``True``, ``"true"``, ``"yes"`` or
+  ``1`` for a yes/no; op names in any case; ``"input, weight"`` for a set of names;
+  ``"3"`` for a count. Something that cannot be the kind of answer asked for gets a
+  sentence and is not counted as a try.
+* A wrong prediction is named (reversed, a word too many, ...) without the engine's
+  value; the value is shown after a second wrong try, and then recorded as seen.
+* Guessing is not solving: a prediction with only a few possible answers (a yes/no, or
+  a fact that lists its ``choices``) that comes out right after a wrong try was found by
+  elimination, and the item counts as solved after seeing the answer.
 """
 
 from __future__ import annotations
@@ -30,6 +42,12 @@ class Fact:
     kind: str = "exact"
     context: Mapping = field(default_factory=dict)  # for kind="number": check_gradient context
     accept: tuple = ()  # other answers that count as right (e.g. "none" for an empty set)
+    choices: tuple = ()  # every possible answer, when there are only a few (a yes/no has 2)
+
+    @property
+    def few_choices(self) -> bool:
+        """Whether a right answer after a wrong one may have been found by elimination."""
+        return isinstance(self.value, bool | np.bool_) or 0 < len(self.choices) <= 4
 
 
 _UNREADABLE = frozenset({"none", "text", "type", "ragged", "bool", "complex", "unreadable"})
@@ -80,11 +98,33 @@ def _as_shape(value):
     return None
 
 
+_TRUE = frozenset({"true", "t", "yes", "y", "1"})
+_FALSE = frozenset({"false", "f", "no", "n", "0"})
+
+
+def as_bool(value):
+    """A yes/no in the forms learners type (``True``, ``"yes"``, ``"False"``, ``1``, ``0``),
+    or None if ``value`` is none of them."""
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    if isinstance(value, int | np.integer) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and len(value) <= 10:
+        word = value.strip().strip(".!").lower()
+        if word in _TRUE:
+            return True
+        if word in _FALSE:
+            return False
+    return None
+
+
 def _as_set(value) -> frozenset | None:
     if value is None:
         return frozenset()
     if isinstance(value, str):
-        value = [value]
+        if len(value) > 200:
+            return None
+        value = [v for v in value.replace(" and ", ",").split(",")]
     if not isinstance(value, set | frozenset | list | tuple) or len(value) > 32:
         return None
     if not all(isinstance(v, str) for v in value):
@@ -95,6 +135,15 @@ def _as_set(value) -> frozenset | None:
 
 def _is_count(value) -> bool:
     return isinstance(value, int | np.integer) and not isinstance(value, bool)
+
+
+def _as_count(value):
+    """A count as a learner may type it (``3``, ``3.0``, ``"3"``), or None."""
+    if isinstance(value, str) and value.strip().isdigit() and len(value) < 20:
+        return int(value.strip())
+    if isinstance(value, int | float | np.number) and not isinstance(value, bool | np.bool_):
+        return value
+    return None
 
 
 def _unanswered(given, fact: Fact) -> bool:
@@ -115,7 +164,7 @@ def _same(given, value) -> bool:
     if value is None or given is None:
         return given is value
     if isinstance(value, bool | np.bool_):
-        return isinstance(given, bool | np.bool_) and bool(given) == bool(value)
+        return as_bool(given) == bool(value)
     if isinstance(value, str):
         if isinstance(given, str):
             return given.strip().lower() == value.strip().lower()
@@ -134,11 +183,10 @@ def _same(given, value) -> bool:
 def _wrong_type(name: str, given, fact: Fact) -> Result | None:
     """A sentence for a prediction that cannot be the kind of answer asked for."""
     value = fact.value
-    if isinstance(value, bool | np.bool_) and not isinstance(given, bool | np.bool_ | str):
+    if isinstance(value, bool | np.bool_) and as_bool(given) is None:
         return Result(False, f"{name} should be True or False; you gave {_kind_of(given)}.",
                       name=name, diagnosis="type")
-    if fact.kind == "number" and _is_count(value) and not (
-            isinstance(given, int | float | np.number) and not isinstance(given, bool)):
+    if fact.kind == "number" and _is_count(value) and _as_count(given) is None:
         return Result(False, f"{name} should be a whole number (a count); you gave "
                              f"{_kind_of(given)}.", name=name, diagnosis="type")
     if fact.kind == "sequence" and not (isinstance(given, list | tuple) and len(given) <= 64
@@ -179,6 +227,8 @@ def check_fact(name: str, given, fact: Fact) -> Result:
     A wrong prediction is named (a reversed order, a set with something extra or missing,
     a shape with the batch axis) but the engine's value is shown only after a second wrong
     try of the same prediction, and then progress records that the answer was seen."""
+    if fact.kind == "sequence" and isinstance(given, str) and len(given) <= 2000:
+        given = [v for v in given.replace(",", " ").split() if v]  # "mul, tanh, add"
     if _unanswered(given, fact):  # a placeholder: say nothing that gives the answer away
         return Result(False, f"{name} is still a placeholder, so there is nothing to check "
                              "yet: replace it with your prediction.", name=name, diagnosis="none")
@@ -187,7 +237,9 @@ def check_fact(name: str, given, fact: Fact) -> Result:
         return malformed
     result = _compare(name, given, fact)
     if result.ok:
-        _attempt(name, right=True)
+        attempt, before = _attempt(name, right=True)
+        if before and fact.few_choices and attempt is not None:
+            return _by_elimination(name, fact, attempt)
         return result
     attempt, before = result.details.get("attempt"), result.details.get("misses_before", 0)
     if attempt is not None and not attempt.demo and before >= 1:
@@ -196,6 +248,18 @@ def check_fact(name: str, given, fact: Fact) -> Result:
             if attempt is not None and not attempt.demo else "")
     return Result(False, f"{result.message}{tail}", name=name, diagnosis=result.diagnosis,
                   hint=result._hint)
+
+
+def _by_elimination(name: str, fact: Fact, attempt) -> Result:
+    """Right, after a wrong try of a prediction with only a few possible answers: the
+    answer may have been found by trying them, so it counts as seen."""
+    from .tracking import record_seen
+
+    record_seen(attempt.exercise)
+    n = len(fact.choices) or 2
+    return Result(True, f"Right. With only {n} possible answers, a right one after a wrong "
+                        "try may have been found by elimination, so this item now counts as "
+                        "solved after seeing the answer.", name=name, diagnosis="elimination")
 
 
 def _revealed(name, given, fact, result, attempt) -> Result:
@@ -212,6 +276,7 @@ def _compare(name: str, given, fact: Fact) -> Result:
     """Right, or a wrong prediction named without the engine's value."""
     if fact.kind == "number" and _is_count(fact.value):
         # A count (parameters, ops, passes) is right or wrong: no gradient wording.
+        given = _as_count(given)
         if _same(given, fact.value):
             return Result(True, f"Right: the engine counts {fact.value}.", name=name)
         return _not_yet(name, f"You predicted {_show(given)}; that is not the count the "
@@ -250,8 +315,8 @@ def _compare(name: str, given, fact: Fact) -> Result:
                         f"{'is' if len(missing) == 1 else 'are'} missing")
         return _not_yet(name, f"Not quite: {' and '.join(what)}.", "set")
     if fact.kind == "sequence":
-        got = [str(v) for v in given]
-        want = [str(v) for v in fact.value]
+        got = [str(v).strip().lower() for v in given]
+        want = [str(v).strip().lower() for v in fact.value]
         if got == want:
             return Result(True, "Right: that is the order the engine shows.", name=name)
         if got == list(reversed(want)):

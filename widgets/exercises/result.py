@@ -114,10 +114,15 @@ class Result:
         return Text(self._hint or "No hint for this one: the message says it all.")
 
     def solution(self) -> Text:
-        """The worked solution (only when you ask for it; progress records that you did)."""
-        if self._on_reveal is not None and self._solution:
-            self._on_reveal()
-        return Text(self._solution or "No worked solution is stored for this check.")
+        """The worked solution (only when you ask for it; progress records that you did).
+        A Result that cannot record it (one not returned by an exercise) shows none."""
+        if not self._solution:
+            return Text("No worked solution is stored for this check.")
+        if self._on_reveal is None:
+            return Text("This result cannot record that you saw the solution: ask the "
+                        "exercise for it instead (e.g. G6.solution).")
+        self._on_reveal()
+        return Text(self._solution)
 
     @property
     def has_hint(self) -> bool:
@@ -161,3 +166,11 @@ class Result:
         return (f"<div class='ag-exercise-result' style='border-left:4px solid {colour};"
                 f"padding:4px 8px;font-family:monospace'>{body}</div>")
 
+
+
+def named(result: Result, name: str) -> Result:
+    """A copy of a one-part ``result`` under another name (a variant of a problem)."""
+    copy = Result(result.ok, result.message, name=name, diagnosis=result.diagnosis,
+                  hint=result._hint, solution=result._solution, parts=result.parts,
+                  title=result.title, show_hint=result.show_hint, details=result.details)
+    return copy

@@ -25,6 +25,7 @@ import html
 from collections.abc import Mapping
 
 from . import by_hand, store
+from .derivations import G7_STRIDED, g7_part
 from .exercise import registry
 from .result import MARK_OK, MARK_WRONG, Result
 
@@ -38,7 +39,7 @@ REQUIRED: Mapping[str, Mapping[str, tuple[str, ...]]] = {
     "G3": {"gradients": ("dx_max", "dx_avg")},
     "G5": {"gradients": ("dW2", "db2", "delta1")},
     "G6": {"gradients": ("dA", "dB")},
-    "G7": {"gradients": ("dx", "dw")},
+    "G7": {"gradients": ("dx", "dw", g7_part("dx", **G7_STRIDED), g7_part("dw", **G7_STRIDED))},
     "G9": {"db": ("db",), "unbroadcast": ("shape",)},
     "G10": {"gradients": ("dW", "row1"), "fix": ("dW",)},
     "G11": {"saved": ("linear", "tanh", "relu", "add")},

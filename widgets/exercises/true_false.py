@@ -46,7 +46,7 @@ from autograd_core.function import Node, Observer, observers, observing
 from autograd_core.tensor import Tensor
 
 from . import learner, words
-from .exercise import Exercise, register, texts
+from .exercise import Exercise, _all_words, register
 from .result import Result
 
 MAX_REASON = 240  # characters: "one line"
@@ -231,7 +231,7 @@ class Claim:
 
     def word(self, key: str):
         """This item's ``key`` from ``texts.toml`` (a sentence, or the list of keywords)."""
-        return texts()[self.id][key]
+        return _all_words()[self.id][key]
 
     @property
     def wants(self) -> str:
@@ -360,16 +360,13 @@ def register_claim(c: Claim) -> Exercise:
     adds the reference experiment's code, and ``.experiment()`` runs it (both recorded as
     seeing the solution)."""
     code = textwrap.dedent(inspect.getsource(c.reference))
-    solution = (f"{texts()[c.id]['solution']}\n\nA reference experiment ({c.id}.experiment() "
-                f"runs it):\n\n{code}")
+    solution = (f"{_all_words()[c.id]['solution']}\n\nA reference experiment "
+                f"({c.id}.experiment() runs it):\n\n{code}")
 
     def experiment() -> dict:
-        from .tracking import record_seen
-
-        record_seen(c.id)
         return c.reference()
 
-    experiment.__doc__ = f"Run {c.id}'s reference experiment (recorded as seeing the solution)."
+    experiment.__doc__ = f"Run {c.id}'s reference experiment (Exercise.experiment records it)."
     return register(Exercise(c.id, "true_false", {"verdict": make_check(c)},
                              solution=solution, experiment=experiment))
 

@@ -231,7 +231,8 @@ def check_w6(**predictions) -> Result:
     runs = branches().data["runs"]
     facts = {
         "w_neg_grad": Fact(runs[0].grad_w_neg, "For x = 2.5 the branch with w_neg never ran, "
-                           "so w_neg is not in the recorded graph: its .grad stays None."),
+                           "so w_neg is not in the recorded graph: its .grad stays None.",
+                           choices=(None, 0.0)),
         "same_graph": Fact(runs[0].ops == runs[1].ops, "Each run records what actually ran; "
                            "another input takes another branch and another number of tanh."),
     }

@@ -13,7 +13,6 @@ the correct model's gradients? or still the buggy ones?
 
 from __future__ import annotations
 
-import difflib
 import inspect
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -189,11 +188,10 @@ def _module_part(module) -> Result:
     paths = dict(bug_hunt_model().named_modules())
     path = module.strip()
     if path not in paths:
-        near = difflib.get_close_matches(path, [p for p in paths if p], n=1, cutoff=0.6)
-        tip = f" Did you mean {near[0]!r}?" if near else ""
+        # no "did you mean": the nearest path to a typo may be the very module to find
         return Result(False, f"The model has no module {words.short(path, 40)}; its paths are the "
                              "names model.named_modules() gives, such as '0' or "
-                             f"'4.body.conv1'.{tip}", name="module", diagnosis="unknown_module")
+                             "'4.body.conv1'.", name="module", diagnosis="unknown_module")
     kind = type(paths[path]).__name__
     if path == BUGGY_MODULE:
         return Result(True, f"Module {path!r} ({kind}) is where the gradient goes wrong: a "
