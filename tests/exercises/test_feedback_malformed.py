@@ -11,7 +11,7 @@ import pytest
 
 import autograd_core as ag
 from widgets import exercises as ex
-from widgets.exercises.tracking import REQUIRED
+from widgets.exercises.tracking import parts_of
 
 MAX = 600  # characters of one message (Result.MAX_MESSAGE)
 
@@ -33,8 +33,8 @@ MALFORMED = {
 
 def answer_names(exercise, check: str) -> list[str]:
     """The names a check takes (declared for multi-part items, else its signature)."""
-    if check in REQUIRED.get(exercise.id, {}):
-        return list(REQUIRED[exercise.id][check])
+    if parts_of(exercise, check):
+        return list(parts_of(exercise, check))
     fn = exercise.checks[check]
     params = inspect.signature(fn).parameters.values()
     return [p.name for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]

@@ -13,15 +13,16 @@ from .context import Mistake
 from .exercise import Exercise, register
 from .feedback import check_gradient
 from .parts import check_named, one_answer
-from .predictions import Fact, check_fact, check_predictions
+from .predictions import Fact, check_fact, predicting
 from .problems import Problem, problem_for, rng
 from .result import Result
 
 # -- E1: a node that never reaches the output ------------------------------------------------
 
 
-def check_e1(**predictions) -> Result:
-    """``E1(unused_grad=..., zero_path_grad=...)``: what .grad holds after backward."""
+def e1_facts() -> dict[str, Fact]:
+    """What the engine shows, one fact per prediction of ``E1(unused_grad=...,
+    zero_path_grad=...)``: what .grad holds after backward."""
     x = ag.tensor([1.0, 2.0], requires_grad=True)
     y = ag.tensor([3.0, -1.0], requires_grad=True)
     w = ag.tensor([0.5, 0.5], requires_grad=True)
@@ -36,10 +37,10 @@ def check_e1(**predictions) -> Result:
         "zero_path_grad": Fact(w.grad.numpy(), "w does reach the loss (times 0), so it is "
                                "visited and gets an explicit zero gradient.", "number"),
     }
-    return check_predictions(predictions, facts)
+    return facts
 
 
-register(Exercise("E1", "prediction", {"predict": check_e1}))
+register(Exercise("E1", "prediction", {"predict": predicting(e1_facts)}))
 
 
 # -- E2: a hard-coded literal ------------------------------------------------------------------

@@ -20,7 +20,7 @@ from .context import Mistake
 from .exercise import Exercise, register
 from .feedback import check_gradient
 from .parts import check_named
-from .predictions import Fact, check_predictions
+from .predictions import Fact, predicting
 from .problems import Problem, problem_for, rng
 from .report import Report
 from .result import Result
@@ -48,9 +48,9 @@ def residual_facts() -> dict:
     }
 
 
-def check_l1(**predictions) -> Result:
-    """``L1(ops=[...], merge_parameters=..., projection_same_shape=...,
-    projection_different_shape=...)``."""
+def l1_facts() -> dict[str, Fact]:
+    """What the engine shows, one fact per prediction of ``L1(ops=[...], merge_parameters=...,
+    projection_same_shape=..., projection_different_shape=...)``."""
     facts = residual_facts()
     why = {
         "ops": Fact(facts["ops"], "F(x) runs first (transform, normalise, activate, transform, "
@@ -63,10 +63,10 @@ def check_l1(**predictions) -> Result:
                                            "added to F(x) of another width without a "
                                            "projection."),
     }
-    return check_predictions(predictions, why)
+    return why
 
 
-register(Exercise("L1", "prediction", {"trace": check_l1}))
+register(Exercise("L1", "prediction", {"trace": predicting(l1_facts)}))
 
 
 # -- L2: merge by concatenation ------------------------------------------------------------
@@ -130,15 +130,16 @@ register(Exercise("L2", "derivation", {"gradients": check_l2}, problem=l2_proble
 # -- L3: define-by-run -------------------------------------------------------------------------
 
 
-def check_l3(**predictions) -> Result:
-    """``L3(ops_positive=..., ops_negative=...)``: how many ops each input records."""
+def l3_facts() -> dict[str, Fact]:
+    """What the engine shows, one fact per prediction of ``L3(ops_positive=...,
+    ops_negative=...)``: how many ops each input records."""
     pos, neg = define_by_run((2.5, -0.5))
     why = "The graph is a record of what ran: one mul, then one tanh per whole unit of |x|."
-    return check_predictions(predictions, {"ops_positive": Fact(len(pos.ops), why, "number"),
-                                           "ops_negative": Fact(len(neg.ops), why, "number")})
+    return {"ops_positive": Fact(len(pos.ops), why, "number"),
+            "ops_negative": Fact(len(neg.ops), why, "number")}
 
 
-register(Exercise("L3", "prediction", {"ops": check_l3}))
+register(Exercise("L3", "prediction", {"ops": predicting(l3_facts)}))
 
 
 # -- L4: the program is not the values -------------------------------------------------------
@@ -160,18 +161,19 @@ def two_runs() -> dict:
             "ops": ops[0]}
 
 
-def check_l4(**predictions) -> Result:
-    """``L4(same_structure=..., same_values=..., same_mask_same_input=...)``."""
+def l4_facts() -> dict[str, Fact]:
+    """What the engine shows, one fact per prediction of ``L4(same_structure=..., same_values=...,
+    same_mask_same_input=...)``."""
     facts = two_runs()
     why = {"same_structure": "The program (the ops) is the same for any input of this shape.",
            "same_values": "The activations are values of one execution: other input, other "
                           "values.",
            "same_mask_same_input": "Each call draws a fresh dropout mask, even on the same "
                                    "input."}
-    return check_predictions(predictions, {k: Fact(facts[k], v) for k, v in why.items()})
+    return {k: Fact(facts[k], v) for k, v in why.items()}
 
 
-register(Exercise("L4", "prediction", {"predict": check_l4}))
+register(Exercise("L4", "prediction", {"predict": predicting(l4_facts)}))
 
 
 # -- L5: training and evaluation run different functions ------------------------------------------
@@ -193,9 +195,10 @@ def l5_problem(batch_size: int = L5_BATCH) -> Problem:
                    "mean after the batch.", x=g.standard_normal((batch_size, 3)) + 2, p=0.25)
 
 
-def check_l5(*, batch_size: int = L5_BATCH, **predictions) -> Result:
-    """``L5(kept_value=..., eval_identity=..., running_mean=...)`` for ``L5.problem()``;
-    ``batch_size=`` for a prediction about ``L5.problem(batch_size)``."""
+def l5_facts(batch_size: int = L5_BATCH) -> dict[str, Fact] | Result:
+    """What the engine shows, one fact per prediction of ``L5(kept_value=..., eval_identity=...,
+    running_mean=...)`` for ``L5.problem()``; ``batch_size=`` for a prediction about
+    ``L5.problem(batch_size)``."""
     p = problem_for("L5", l5_problem, batch_size=batch_size)
     if isinstance(p, Result):
         return p
@@ -217,17 +220,19 @@ def check_l5(*, batch_size: int = L5_BATCH, **predictions) -> Result:
                                                    "to it (the momentum).", "",
                                                    "momentum")]}),
     }
-    return check_predictions(predictions, facts)
+    return facts
 
 
-register(Exercise("L5", "prediction", {"predict": check_l5}, problem=l5_problem))
+register(Exercise("L5", "prediction", {"predict": predicting(l5_facts, options=("batch_size",))},
+                  problem=l5_problem))
 
 
 # -- L6: reproducibility ---------------------------------------------------------------------
 
 
-def check_l6(**predictions) -> Result:
-    """``L6(same_seed_same_mask=..., order_changes_sum=...)``."""
+def l6_facts() -> dict[str, Fact]:
+    """What the engine shows, one fact per prediction of ``L6(same_seed_same_mask=...,
+    order_changes_sum=...)``."""
     F = nn.functional
     masks = [F.dropout(ag.ones(20), 0.5, generator=ag.Generator(7)).numpy() != 0
              for _ in range(2)]
@@ -239,10 +244,10 @@ def check_l6(**predictions) -> Result:
                                   f"step: in order vs reversed differ by {order.ulps} float32 "
                                   "steps."),
     }
-    return check_predictions(predictions, facts)
+    return facts
 
 
-register(Exercise("L6", "prediction", {"predict": check_l6}))
+register(Exercise("L6", "prediction", {"predict": predicting(l6_facts)}))
 
 
 # -- L7: forward values dominate memory ----------------------------------------------------------
@@ -256,12 +261,13 @@ def chain_saved_bytes(n: int, size: int = 100) -> int:
     return saved_bytes(h)
 
 
-def check_l7(**predictions) -> Result:
-    """``L7(saved_10=..., saved_20=...)``: bytes saved by 10 and by 20 tanh on 100 float64."""
+def l7_facts() -> dict[str, Fact]:
+    """What the engine shows, one fact per prediction of ``L7(saved_10=..., saved_20=...)``: bytes
+    saved by 10 and by 20 tanh on 100 float64."""
     why = "Each tanh keeps its output: 100 float64 values = 800 bytes per op."
-    return check_predictions(predictions, {
+    return {
         "saved_10": Fact(chain_saved_bytes(10), why, "number"),
-        "saved_20": Fact(chain_saved_bytes(20), why, "number")})
+        "saved_20": Fact(chain_saved_bytes(20), why, "number")}
 
 
 def memory_breakdown() -> Report:
@@ -283,7 +289,7 @@ def memory_breakdown() -> Report:
                                 "retained activations"), rows)
 
 
-register(Exercise("L7", "prediction", {"bytes": check_l7}, experiment=memory_breakdown))
+register(Exercise("L7", "prediction", {"bytes": predicting(l7_facts)}, experiment=memory_breakdown))
 
 
 # -- L8: checkpointing -----------------------------------------------------------------------
@@ -302,9 +308,9 @@ def checkpointing() -> Report:
                   rows, data={"results": results})
 
 
-def check_l8(**predictions) -> Result:
-    """``L8(gradients_identical=..., saves_less=..., recomputes=...)`` for depth 16, √n
-    segments."""
+def l8_facts() -> dict[str, Fact]:
+    """What the engine shows, one fact per prediction of ``L8(gradients_identical=...,
+    saves_less=..., recomputes=...)`` for depth 16, √n segments."""
     results = checkpointing().data["results"]
     plain = next(c for c in results if c.depth == 16 and c.strategy == "none")
     sqrt = next(c for c in results if c.depth == 16 and c.strategy == "sqrt")
@@ -316,10 +322,10 @@ def check_l8(**predictions) -> Result:
         "recomputes": Fact(sqrt.recompute_macs > 0, "Each segment's forward runs again during "
                            "backward: that is the price."),
     }
-    return check_predictions(predictions, facts)
+    return facts
 
 
-register(Exercise("L8", "prediction", {"predict": check_l8}, experiment=checkpointing))
+register(Exercise("L8", "prediction", {"predict": predicting(l8_facts)}, experiment=checkpointing))
 
 
 # -- L9: instrument before guessing ------------------------------------------------------------
@@ -352,8 +358,9 @@ def instrumented() -> Report:
                   data={"table": table})
 
 
-def check_l9(**predictions) -> Result:
-    """``L9(first_nonfinite_module=..., first_nonfinite_op=...)``."""
+def l9_facts() -> dict[str, Fact]:
+    """What the engine shows, one fact per prediction of ``L9(first_nonfinite_module=...,
+    first_nonfinite_op=...)``."""
     table = _instrumentation()
     op = table.first_nonfinite_op
     facts = {
@@ -363,7 +370,7 @@ def check_l9(**predictions) -> Result:
         "first_nonfinite_op": Fact(op.op if op else None, "One level down: the op that turned "
                                    "finite inputs into NaN."),
     }
-    return check_predictions(predictions, facts)
+    return facts
 
 
-register(Exercise("L9", "prediction", {"locate": check_l9}, experiment=instrumented))
+register(Exercise("L9", "prediction", {"locate": predicting(l9_facts)}, experiment=instrumented))

@@ -17,7 +17,7 @@ from .context import Mistake
 from .exercise import Exercise, register
 from .feedback import check_gradient
 from .parts import check_named, one_answer
-from .predictions import Fact, check_predictions
+from .predictions import Fact, check_predictions, predicting
 from .problems import Problem, distinct, problem_for, rng
 from .report import Report
 from .result import Result
@@ -145,16 +145,18 @@ _G1_EXPLAIN = {
 }
 
 
-def check_g1(**predictions) -> Result:
-    """``G1(outputs_equal=..., saved_bytes_no_grad=..., ...)``: predict what the engine shows."""
+def g1_facts() -> dict[str, Fact]:
+    """What the engine shows, one fact per prediction of ``G1(outputs_equal=...,
+    saved_bytes_no_grad=..., ...)``: predict what the engine shows."""
     facts = recording_vs_inference().data
     kinds = {"saved_bytes_recording": "number", "saved_bytes_no_grad": "number"}
-    return check_predictions(predictions, {k: Fact(v, _G1_EXPLAIN[k], kinds.get(k, "exact"))
-                                           for k, v in facts.items()})
+    return {k: Fact(v, _G1_EXPLAIN[k], kinds.get(k, "exact"))
+                                           for k, v in facts.items()}
 
 
 register(Exercise(
-    "G1", "prediction", {"predict": check_g1}, level="J", experiment=recording_vs_inference,
+    "G1", "prediction", {"predict": predicting(g1_facts)}, level="J",
+    experiment=recording_vs_inference,
 ))
 
 
@@ -351,16 +353,17 @@ def saved_roles() -> dict[str, frozenset]:
     return {k: frozenset(v) for k, v in roles.items()}
 
 
-def check_g11(**predictions) -> Result:
-    """``G11(linear={...}, tanh={...}, relu={...}, add={...})`` with words from input, weight,
-    output, mask (an empty set or "nothing" for none)."""
+def g11_facts() -> dict[str, Fact]:
+    """What the engine shows, one fact per prediction of ``G11(linear={...}, tanh={...},
+    relu={...}, add={...})`` with words from input, weight, output, mask (an empty set or
+    "nothing" for none)."""
     roles = saved_roles()
     why = {"linear": "dW needs the input and dx needs the weight.",
            "tanh": "tanh' = 1 - tanh², so the output is enough.",
            "relu": "Only the sign matters: a 0/1 mask.",
            "add": "The gradient of a sum is copied as is: nothing to remember."}
     facts = {op: Fact(set(roles[op]), why[op], "set") for op in ("linear", "tanh", "relu", "add")}
-    return check_predictions(predictions, facts)
+    return facts
 
 
-register(Exercise("G11", "prediction", {"saved": check_g11}, level="S"))
+register(Exercise("G11", "prediction", {"saved": predicting(g11_facts)}, level="S"))

@@ -20,7 +20,7 @@ The rules every prediction item keeps live here, not in the items:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -352,3 +352,42 @@ def check_predictions(given: Mapping[str, Any], facts: Mapping[str, Fact]) -> Re
                              f"this exercise takes {', '.join(facts)}.",
                       diagnosis="unknown_name")
     return Result.combine([check_fact(k, v, facts[k]) for k, v in given.items()])
+
+
+def predicting(facts: Callable[..., Mapping[str, Fact] | Result],
+               options: tuple[str, ...] = ()) -> Callable[..., Result]:
+    """The check of a prediction item: one prediction per fact ``facts()`` measures, by
+    name; keyword ``options`` (a problem variant) go to ``facts`` instead, which may
+    answer a bad one with a Result. The check keeps ``facts`` (``check.facts``), so
+    progress and the tests read an item's answers from the item itself.
+
+    >>> check = predicting(lambda: {"grad_is_none": Fact(True, "Never visited.")})
+    >>> check(grad_is_none="yes").ok
+    True
+    """
+
+    def check(**given) -> Result:
+        chosen = {k: given.pop(k) for k in options if k in given}
+        measured = facts(**chosen)
+        if isinstance(measured, Result):
+            return measured
+        return check_predictions(given, measured)
+
+    check.facts = facts
+    check.__doc__ = facts.__doc__
+    check.__name__ = check.__qualname__ = f"check_{getattr(facts, '__name__', 'facts')}"
+    return check
+
+
+def answer_names(check: Callable) -> tuple[str, ...]:
+    """The predictions a check made by :func:`predicting` takes (() for another check)."""
+    facts = getattr(check, "facts", None)
+    if facts is None:
+        return ()
+    if check not in _NAMES:
+        measured = facts()
+        _NAMES[check] = tuple(measured) if not isinstance(measured, Result) else ()
+    return _NAMES[check]
+
+
+_NAMES: dict[Callable, tuple[str, ...]] = {}

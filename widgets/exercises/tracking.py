@@ -27,14 +27,13 @@ from collections.abc import Mapping
 from . import by_hand, store
 from .derivations import G7_STRIDED, g7_part
 from .exercise import registry
+from .predictions import answer_names
 from .result import MARK_OK, MARK_WRONG, Result
 
-# The parts every item needs, by check: items whose checks take several named answers
-# (a subset may be checked at a time). A check not listed needs its whole result right.
+# The parts every item needs, by check, where the check does not say them itself (a
+# prediction check lists its facts: see predictions.predicting). A check with neither
+# needs its whole result right. Parts may be checked a few at a time.
 REQUIRED: Mapping[str, Mapping[str, tuple[str, ...]]] = {
-    "G1": {"predict": ("outputs_equal", "saved_bytes_no_grad", "backward_after_no_grad_raises",
-                       "frozen_layer_passes_gradient", "holding_tensor_keeps_saved",
-                       "holding_number_keeps_saved")},
     "G2": {"gradients": ("da", "db", "dx")},
     "G3": {"gradients": ("dx_max", "dx_avg")},
     "G5": {"gradients": ("dW2", "db2", "delta1")},
@@ -42,23 +41,11 @@ REQUIRED: Mapping[str, Mapping[str, tuple[str, ...]]] = {
     "G7": {"gradients": ("dx", "dw", g7_part("dx", **G7_STRIDED), g7_part("dw", **G7_STRIDED))},
     "G9": {"db": ("db",), "unbroadcast": ("shape",)},
     "G10": {"gradients": ("dW", "row1"), "fix": ("dW",)},
-    "G11": {"saved": ("linear", "tanh", "relu", "add")},
     "G13": {"gradients": ("grad_sum", "factor")},
     "G14": {"dx": ("dx",), "batch": ("training", "evaluation")},
-    "E1": {"predict": ("unused_grad", "zero_path_grad")},
     "E2": {"gradients": ("dw", "literal_gets_gradient")},
     "E6": {"gradients": ("dx", "value_changes")},
-    "L1": {"trace": ("ops", "merge_parameters", "projection_same_shape",
-                     "projection_different_shape")},
     "L2": {"gradients": ("da", "db")},
-    "L3": {"ops": ("ops_positive", "ops_negative")},
-    "L4": {"predict": ("same_structure", "same_values", "same_mask_same_input")},
-    "L5": {"predict": ("kept_value", "eval_identity", "running_mean")},
-    "L6": {"predict": ("same_seed_same_mask", "order_changes_sum")},
-    "L7": {"bytes": ("saved_10", "saved_20")},
-    "L8": {"predict": ("gradients_identical", "saves_less", "recomputes")},
-    "L9": {"locate": ("first_nonfinite_module", "first_nonfinite_op")},
-    "W6": {"predict": ("w_neg_grad", "same_graph")},
     # The course's own: a gradient check on every function; an op right in every part.
     "B1": {"fn": ("smooth", "kink_avoided", "matrix")},
     "B2": {"op": ("forward", "dx", "dw", "saved")},
@@ -93,12 +80,18 @@ LESSONS: Mapping[str, tuple[str, tuple[str, ...]]] = {
 }
 
 
+def parts_of(exercise, check: str) -> tuple[str, ...]:
+    """The answers one check of ``exercise`` takes by name, all of them required (() for a
+    check whose result is right or wrong as a whole)."""
+    declared = REQUIRED.get(exercise.id, {}).get(check)
+    return tuple(declared) if declared else answer_names(exercise.checks[check])
+
+
 def required_parts(exercise) -> list[str]:
     """The keys ``check:part`` that must all have been right for the item to be solved."""
-    declared = REQUIRED.get(exercise.id, {})
     keys = []
     for check in exercise.checks:
-        names = declared.get(check)
+        names = parts_of(exercise, check)
         keys += [f"{check}:{n}" for n in names] if names else [f"{check}:"]
     return keys
 

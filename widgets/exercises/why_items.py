@@ -16,7 +16,7 @@ from .backward_check import check_backward
 from .exercise import Exercise, register
 from .feedback import check_gradient
 from .parts import one_answer
-from .predictions import Fact, check_predictions
+from .predictions import Fact, predicting
 from .problems import Problem, rng
 from .report import Report
 from .result import Result
@@ -226,8 +226,9 @@ def branches() -> Report:
                   ("x", "ops recorded", "w_pos.grad", "w_neg.grad"), rows, data={"runs": runs})
 
 
-def check_w6(**predictions) -> Result:
-    """``W6(w_neg_grad=..., same_graph=...)`` for the inputs 2.5 and -0.5."""
+def w6_facts() -> dict[str, Fact]:
+    """What the engine shows, one fact per prediction of ``W6(w_neg_grad=..., same_graph=...)`` for
+    the inputs 2.5 and -0.5."""
     runs = branches().data["runs"]
     facts = {
         "w_neg_grad": Fact(runs[0].grad_w_neg, "For x = 2.5 the branch with w_neg never ran, "
@@ -236,7 +237,7 @@ def check_w6(**predictions) -> Result:
         "same_graph": Fact(runs[0].ops == runs[1].ops, "Each run records what actually ran; "
                            "another input takes another branch and another number of tanh."),
     }
-    return check_predictions(predictions, facts)
+    return facts
 
 
-register(Exercise("W6", "prediction", {"predict": check_w6}, experiment=branches))
+register(Exercise("W6", "prediction", {"predict": predicting(w6_facts)}, experiment=branches))
