@@ -136,13 +136,11 @@ T8 = next(c for c in CLAIMS if c.id == "T8")
 
 @pytest.mark.parametrize("because, code", [
     ("x.grad is the sum of the contributions", None),
-    ("They ACCUMULATE into one buffer", None),
-    ("adds up", "vague_reason"),
-    ("it is what it is", "vague_reason"),
-    ("", "no_reason"), ("...", "no_reason"), (None, "no_reason"),
+    ("cats can code", None),  # not graded: a word list cannot tell a reason from a guess
+    ("", None), ("...", None), (None, None),  # none is needed
     ("sum " * 100, "reason_format"), (["a", "list"], "reason_format"),
 ])
-def test_the_reason_is_one_line_of_a_few_words_about_the_measurement(because, code):
+def test_a_reason_is_one_line_of_text_and_is_not_graded(because, code):
     problem = reason_problem(T8, because)
     assert (problem is None) if code is None else (problem.diagnosis == code)
     if problem is not None:

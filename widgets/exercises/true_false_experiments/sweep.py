@@ -66,7 +66,8 @@ def reference_t6() -> dict:
 
 def measure_t8(data: dict, watch: Watch) -> bool:
     """x.grad after a backward through three uses, and three gradients the engine sent through one
-    use each; True when grad is their average."""
+    use each; True when grad is their average (no loss that combines the uses as they are
+    gives that: an averaged loss is named as the flaw it is)."""
     grad = numbers(data["grad"], "grad")
     parts = data["contributions"]
     if not isinstance(parts, list | tuple) or len(parts) != 3:
@@ -94,7 +95,10 @@ def measure_t8(data: dict, watch: Watch) -> bool:
     if same(grad, sum(parts)):
         return False
     if same(grad, sum(parts) / 3):
-        return True
+        raise Flaw("Your grad is a third of the sum of your contributions: your loss scales "
+                   "the three uses (it averages them), but each contribution was taken from "
+                   "its use alone without that factor, so the two do not measure the same "
+                   "thing. Combine the three uses into the loss as they are.")
     raise Flaw("Your contributions do not add up to anything the engine computed (neither "
                "their sum nor their average is your grad): did you call backward on each use "
                "separately, on a fresh x each time? backward adds into .grad.")
