@@ -338,3 +338,34 @@ def test_the_solutions_solve_the_tasks():
     assert ex.C1([[0, 1, 2]]).ok and ex.C1([[0, 1, 2, 3]]).ok
     assert "module='5.shortcut'" in c2 and "return x" in c2
     assert ex.C1.hint and ex.C1.skeleton and ex.C2.skeleton
+
+
+# -- search is not thought -----------------------------------------------------------------
+
+
+def test_a_search_over_every_one_group_plan_counts_as_seeing_the_solution():
+    """45 measurements, one per group of consecutive modules, then the plan that fits:
+    past C1's tries, the plan was found by search."""
+    task = ex.C1.problem()
+    for i in range(9):
+        for j in range(i, 9):
+            task.measure([list(range(i, j + 1))])
+    result = ex.C1(FITTING[0])
+    assert result.ok and "counts as solved after seeing the solution" in result.message
+    assert status("C1") == "solved after seeing the solution"
+
+
+def test_a_few_measurements_then_a_fitting_plan_is_solved():
+    task = ex.C1.problem()
+    for plan in ([[7, 8]], [[0, 1]], [[0, 1, 2, 3, 4]]):
+        task.measure(plan)
+    assert ex.C1([[0, 1]]).ok is False
+    assert ex.C1(FITTING[0]).ok and status("C1") == "solved"
+
+
+def test_asking_c2_about_every_module_counts_as_seeing_the_solution():
+    p = ex.C2.problem()
+    for path, _ in p.model.named_modules():
+        ex.C2(module=path, forward=lambda module, x: x)
+    assert status("C2") in ("solved after seeing the solution", "in progress")
+    assert status("C2") != "solved"

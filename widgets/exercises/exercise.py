@@ -68,7 +68,8 @@ class Exercise:
                  solution: str | None = None, question: str | None = None,
                  level: str | None = None, problem: Callable[..., Any] | None = None,
                  snippet: str | None = None, options: Mapping[str, str] | None = None,
-                 experiment: Callable[..., Any] | None = None, skeleton: str | None = None):
+                 experiment: Callable[..., Any] | None = None, skeleton: str | None = None,
+                 tries: int | None = None):
         if kind not in KINDS:
             raise ValueError(f"unknown exercise kind {kind!r}; one of {KINDS}")
         if not checks:
@@ -96,6 +97,9 @@ class Exercise:
         self.options = MappingProxyType(dict(options)) if options else None
         self._problem = problem
         self._experiment = experiment
+        # Wrong checks (and measurements) allowed before a right answer counts as found by
+        # search: for items a loop over every candidate could otherwise solve.
+        self.tries = tries
 
     # -- running checks -------------------------------------------------------------
     def check(self, *args, hint: bool = False, demo: bool = False, **kwargs) -> Result:

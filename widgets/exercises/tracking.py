@@ -113,6 +113,8 @@ def record(exercise, check: str, result: Result) -> str:
     if placeholders:  # the whole says nothing while a part is still a placeholder
         placeholders.add(f"{check}:")
 
+    notes = []
+
     def change(entry):
         for key, ok in _part_results(check, result).items():
             if key in placeholders:
@@ -120,13 +122,51 @@ def record(exercise, check: str, result: Result) -> str:
             part = entry["parts"].setdefault(key, {"ok": False, "ever": False})
             part["ok"] = ok
             part["ever"] = part["ever"] or ok
+        if not result.ok and not placeholders and not _format_slip(result):
+            entry["misses"][TRIES] = entry["misses"].get(TRIES, 0) + 1
         if entry["solved"] is None and all(entry["parts"].get(k, {}).get("ever")
                                            for k in required):
             entry["solved"] = store.now()
-            entry["after_solution"] = entry["solution_seen"] is not None
+            tries = entry["misses"].get(TRIES, 0)
+            searched = exercise.tries is not None and tries > exercise.tries
+            entry["after_solution"] = entry["solution_seen"] is not None or searched
+            if searched and entry["solution_seen"] is None:
+                notes.append(f"({exercise.id} allows {exercise.tries} tries: after {tries}, "
+                             "a right answer may have come from trying many, so it counts "
+                             "as solved after seeing the solution.)")
 
     store.update(exercise.id, change)
-    return " ".join(store.notices())
+    return " ".join([*notes, *store.notices()])
+
+
+# Diagnoses of an answer that could not be read as one (a format slip is not a try).
+FORMAT_SLIPS = frozenset({"type", "text", "ragged", "bool", "complex", "unreadable",
+                          "reason_format", "call"})
+
+
+def _format_slip(result: Result) -> bool:
+    wrong = [p for p in result.parts if not p.ok] or [result]
+    return all(p.diagnosis in FORMAT_SLIPS for p in wrong)
+
+
+# The count, kept with the misses, of an item's wrong checks and measurements: an item
+# with a budget of tries (Exercise(tries=N), the capstone's tasks) solved past it was
+# found by search, not thought.
+TRIES = "tries:"
+
+
+def count_try(exercise_id: str) -> None:
+    """Count one try of an item outside its check (a measurement of a candidate plan);
+    nothing is counted during a demonstration."""
+    attempt = store.current.get()
+    if attempt is not None and attempt.demo:
+        return
+
+    def change(entry):
+        if entry["solved"] is None:
+            entry["misses"][TRIES] = entry["misses"].get(TRIES, 0) + 1
+
+    store.update(exercise_id, change)
 
 
 def record_seen(exercise_id: str) -> None:

@@ -312,4 +312,8 @@ def check_c2(module=None, forward=None) -> Result:
 
 
 
-register(Exercise("C2", "spot_error", {"hunt": check_c2}, problem=bug_hunt, snippet=SNIPPET))
+# Wrong answers before the bug is found and fixed: the model has 24 module paths, and
+# gradient checks of one's own find the one; asking the check about each is a search.
+TRIES = 4
+register(Exercise("C2", "spot_error", {"hunt": check_c2}, problem=bug_hunt, snippet=SNIPPET,
+                  tries=TRIES))
