@@ -153,3 +153,34 @@ def test_the_no_grad_peak_is_the_two_layer_outputs_g1s_solution_speaks_of():
         assert peak["recording"] / layer_output > depth
     assert "two layer outputs" in str(solution_text(ex.G1))
     assert "three layer outputs" not in _lesson_text(LESSON_04)
+
+
+def test_s4_can_be_solved_with_what_lessons_03_and_04_teach(tmp_path, monkeypatch):
+    """Lesson 04 names the tools S4 relies on before asking it (an op of one's own, ctx.save
+    and ctx.load, enable_grad inside a backward), not lesson 10's checkpoint: a fix built
+    from those passes."""
+    from autograd_core.function import Function
+    from widgets import exercises as ex
+
+    monkeypatch.setenv("AUTOGRAD_LESSONS_PROGRESS", str(tmp_path / "progress.json"))
+
+    class Again(Function):
+        name = "again"
+
+        @staticmethod
+        def forward(ctx, x, w1, w2):
+            ctx.save(x=x, w1=w1, w2=w2)
+            with ag.no_grad():
+                return ag.sigmoid(ag.tanh(ag.tensor(x) @ ag.tensor(w1)) @ ag.tensor(w2)).numpy()
+
+        @classmethod
+        def backward(cls, ctx, grad):
+            x, w1, w2 = (ag.tensor(ctx.load(k), requires_grad=True) for k in ("x", "w1", "w2"))
+            with ag.enable_grad():
+                ag.sigmoid(ag.tanh(x @ w1) @ w2).backward(grad)
+            return x.grad.numpy(), w1.grad.numpy(), w2.grad.numpy()
+
+    assert ex.S4(lambda w1, w2, x: Again.apply(x, w1, w2).sum()).ok
+    text = _lesson_text(LESSON_04)
+    section = text[text.index("## 4."):text.index("### Exercise S4")]
+    assert all(tool in section for tool in ("ctx.save", "ctx.load", "ag.enable_grad()"))
