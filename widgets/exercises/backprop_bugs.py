@@ -12,7 +12,7 @@ from . import learner, mlp, snippets
 from .context import Mistake
 from .exercise import Exercise, register
 from .feedback import check_gradient
-from .parts import check_named
+from .parts import answers, check_named
 from .problems import Problem, rng
 from .report import Report
 from .result import Result
@@ -42,6 +42,7 @@ def _overwritten(p: Problem) -> np.ndarray:
     return dw
 
 
+@answers("dW", "row1")
 def check_g10(**answers) -> Result:
     """``G10(dW=..., row1=...)`` for ``G10.problem()``."""
     p = g10_problem()
@@ -63,6 +64,7 @@ def check_g10(**answers) -> Result:
     return check_named(answers, ("dW", "row1"), run)
 
 
+@answers("dW")
 def check_g10_fix(fn=None) -> Result:
     """``G10.run("fix", embedding_backward)``: your fixed ``embedding_backward(ids, G, rows)``."""
     p = g10_problem()

@@ -34,6 +34,7 @@ from . import learner, words
 from .backward_specs import SPECS, BackwardSpec, gradient_names
 from .exercise import Exercise, register
 from .feedback import check_gradient
+from .parts import answers
 from .problems import rng
 from .result import Result
 
@@ -271,7 +272,8 @@ def _saved_parts(node, reads: list, spec) -> list[Result]:
 # -- the lessons' layers, each written as an op (B2–B6) ----------------------------------------
 
 
-def _layer_exercise(exercise_id: str, spec: str) -> None:
+def _layer_exercise(exercise_id: str, spec: str, parts: tuple[str, ...]) -> None:
+    @answers(*parts)  # an op is right when every part of it is
     def check(op: type | None = None) -> Result:
         return check_backward(op, spec)
 
@@ -280,6 +282,10 @@ def _layer_exercise(exercise_id: str, spec: str) -> None:
     register(Exercise(exercise_id, "write_backward", {"op": check}))
 
 
-for _id, _spec in (("B2", "conv2d"), ("B3", "max_pool2d"), ("B4", "batch_norm"),
-                   ("B5", "dropout"), ("B6", "softmax_cross_entropy")):
-    _layer_exercise(_id, _spec)
+for _id, _spec, _parts in (
+        ("B2", "conv2d", ("forward", "dx", "dw", "saved")),
+        ("B3", "max_pool2d", ("forward", "dx", "saved")),
+        ("B4", "batch_norm", ("forward", "dx", "dgamma", "dbeta", "saved")),
+        ("B5", "dropout", ("forward", "dx", "saved")),
+        ("B6", "softmax_cross_entropy", ("forward", "dlogits", "saved"))):
+    _layer_exercise(_id, _spec, _parts)

@@ -19,13 +19,14 @@ from . import mlp
 from .context import Mistake
 from .exercise import Exercise, register
 from .feedback import check_gradient
-from .parts import check_named
+from .parts import answers, check_named
 from .problems import Problem, rng
 from .result import Result, named
 
 # -- G5: a 3-layer MLP --------------------------------------------------------------------
 
 
+@answers(*mlp.PARTS)
 def check_g5(**answers) -> Result:
     """``G5(dW2=..., db2=..., delta1=...)`` on ``G5.problem()`` (any subset of the three)."""
     return check_named(answers, mlp.PARTS, lambda a: mlp.check_parts(mlp.problem(), a))
@@ -46,6 +47,7 @@ def g6_problem(square: bool = False) -> Problem:
                    G=g.standard_normal((m, n)))
 
 
+@answers("dA", "dB")
 def check_g6(*, square: bool = False, **answers) -> Result:
     """``G6(dA=..., dB=...)``; pass ``square=True`` for answers from ``problem(square=True)``."""
     p = g6_problem(square)
@@ -206,6 +208,7 @@ def _other_variant(given: dict, p: Problem) -> str:
     return ""
 
 
+@answers("dx", "dw", g7_part("dx", **G7_STRIDED), g7_part("dw", **G7_STRIDED))
 def check_g7(*, stride: int = G7_DEFAULT["stride"], padding: int = G7_DEFAULT["padding"],
              **answers) -> Result:
     """``G7(dx=..., dw=...)`` for ``G7.problem(stride, padding)`` (pass the same values)."""
@@ -255,6 +258,7 @@ def g13_problem() -> Problem:
                    x=x, w=w, t=t, grad_mean=w_t.grad.numpy())
 
 
+@answers("grad_sum", "factor")
 def check_g13(**answers) -> Result:
     """``G13(grad_sum=..., factor=...)`` (either or both)."""
     p = g13_problem()

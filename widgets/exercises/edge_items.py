@@ -12,7 +12,7 @@ from . import words
 from .context import Mistake
 from .exercise import Exercise, register
 from .feedback import check_gradient
-from .parts import check_named, one_answer
+from .parts import answers, check_named, one_answer
 from .predictions import Fact, check_fact, predicting
 from .problems import Problem, problem_for, rng
 from .result import Result
@@ -61,6 +61,7 @@ def e2_problem(literal: int = E2_LITERAL) -> Problem:
                    b=g.standard_normal(3))
 
 
+@answers("dw", "literal_gets_gradient")
 def check_e2(*, literal: int = E2_LITERAL, **answers) -> Result:
     """``E2(dw=..., literal_gets_gradient=...)`` for ``E2.problem()``; ``literal=`` for answers
     to ``E2.problem(literal)``."""
@@ -199,6 +200,7 @@ def e6_problem(other: bool = False) -> Problem:
                    x=rng(166 if other else 66).standard_normal(3 if other else 4))
 
 
+@answers("dx", "value_changes")
 def check_e6(**answers) -> Result:
     """``E6(dx=..., value_changes=...)`` for ``E6.problem()``; with ``other=True`` for
     ``E6.problem(other=True)``."""

@@ -19,7 +19,7 @@ from . import words
 from .context import Mistake
 from .exercise import Exercise, register
 from .feedback import check_gradient
-from .parts import check_named
+from .parts import answers, check_named
 from .predictions import Fact, predicting
 from .problems import Problem, problem_for, rng
 from .report import Report
@@ -98,6 +98,7 @@ def _columns(n: int) -> str:
     return f"{n} column{'s' if n != 1 else ''}"
 
 
+@answers("da", "db")
 def check_l2(*, widths: tuple = L2_WIDTHS, **answers) -> Result:
     """``L2(da=..., db=...)`` for ``L2.problem()``; ``widths=`` for answers to
     ``L2.problem(widths)``."""

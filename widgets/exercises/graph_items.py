@@ -16,7 +16,7 @@ from autograd_core.graph import capture, saved_bytes
 from .context import Mistake
 from .exercise import Exercise, register
 from .feedback import check_gradient
-from .parts import check_named, one_answer
+from .parts import answers, check_named, one_answer
 from .predictions import Fact, check_predictions, predicting
 from .problems import Problem, distinct, problem_for, rng
 from .report import Report
@@ -181,6 +181,7 @@ def g2_problem(size: int = G2_SIZE) -> Problem:
                    G=g.standard_normal(size) + 2)
 
 
+@answers("da", "db", "dx")
 def check_g2(*, size: int = G2_SIZE, **answers) -> Result:
     """``G2(da=..., db=..., dx=...)`` for ``G2.problem()``; ``size=`` for answers to
     ``G2.problem(size)``."""
@@ -244,6 +245,7 @@ def g3_problem(size: int = G3_SIZE) -> Problem:
                    G=g.standard_normal((1, 1, half, half)) + 1)
 
 
+@answers("dx_max", "dx_avg")
 def check_g3(*, size: int = G3_SIZE, **answers) -> Result:
     """``G3(dx_max=..., dx_avg=...)`` for ``G3.problem()``; ``size=`` for answers to
     ``G3.problem(size)``."""

@@ -12,7 +12,7 @@ from . import words
 from .context import Mistake
 from .exercise import Exercise, register
 from .feedback import check_gradient
-from .parts import one_answer
+from .parts import answers, one_answer
 from .predictions import Fact, check_predictions
 from .problems import Problem, problem_for, rng
 from .report import Report
@@ -101,6 +101,7 @@ def _g9_steps(p: Problem):
     raise AssertionError("the bias received no gradient")  # pragma: no cover
 
 
+@answers("db")
 @one_answer("db")
 def check_g9(db) -> Result:
     """``G9(db=...)`` for ``G9.problem()``."""
@@ -109,6 +110,7 @@ def check_g9(db) -> Result:
     return check_gradient(db, b.grad, name="db", of="b", batch_size=p.x.shape[0])
 
 
+@answers("shape")
 @one_answer("shape")
 def check_g9_unbroadcast(shape) -> Result:
     """``G9.run("unbroadcast", shape=...)``: the shape the engine sums b's gradient down from."""
@@ -212,6 +214,7 @@ def batch_norm_dx_mistakes(p: Problem) -> list[Mistake]:
     ]
 
 
+@answers("dx")
 def check_g14(*args, batch_size: int = G14_BATCH, **answers) -> Result:
     """``G14(dx=...)`` for ``G14.problem()``; ``batch_size=`` for answers to
     ``G14.problem(batch_size)``."""
@@ -257,6 +260,7 @@ def batch_dependence() -> Report:
                   rows, data=grads, supports=rows[0][2] and not rows[1][2])
 
 
+@answers("training", "evaluation")
 def check_g14_batch(**predictions) -> Result:
     """``G14.run("batch", training=..., evaluation=...)``: does the gradient depend on the batch?"""
     report = batch_dependence()

@@ -33,6 +33,7 @@ from . import learner, words
 from .context import Mistake
 from .exercise import Exercise, register
 from .feedback import check_gradient
+from .parts import answers
 from .problems import rng
 from .result import Result
 
@@ -259,6 +260,7 @@ def _check_one(fn: Callable, test: GradcheckCase) -> Result:
     return result
 
 
+@answers("smooth", "kink_avoided", "matrix")
 def check_own_gradcheck(fn: Callable | None = None) -> Result:
     """``B1(my_gradcheck)``: your ``my_gradcheck(f, x)`` (the numeric gradient of a scalar
     function ``f`` at the float64 array ``x``, by central differences) on three functions,

@@ -51,3 +51,14 @@ def one_answer(name: str) -> Callable:
         return check
 
     return wrap
+
+
+def answers(*names: str) -> Callable:
+    """Decorator: the answers a check takes by name, every one of them required for the
+    item to be solved (progress reads them here: ``check.parts``)."""
+
+    def mark(fn: Callable) -> Callable:
+        fn.parts = tuple(names)
+        return fn
+
+    return mark

@@ -24,42 +24,10 @@ from __future__ import annotations
 import html
 from collections.abc import Mapping
 
-from . import by_hand, store
-from .derivations import G7_STRIDED, g7_part
+from . import store
 from .exercise import registry
 from .predictions import answer_names
 from .result import MARK_OK, MARK_WRONG, Result
-
-# The parts every item needs, by check, where the check does not say them itself (a
-# prediction check lists its facts: see predictions.predicting). A check with neither
-# needs its whole result right. Parts may be checked a few at a time.
-REQUIRED: Mapping[str, Mapping[str, tuple[str, ...]]] = {
-    "G2": {"gradients": ("da", "db", "dx")},
-    "G3": {"gradients": ("dx_max", "dx_avg")},
-    "G5": {"gradients": ("dW2", "db2", "delta1")},
-    "G6": {"gradients": ("dA", "dB")},
-    "G7": {"gradients": ("dx", "dw", g7_part("dx", **G7_STRIDED), g7_part("dw", **G7_STRIDED))},
-    "G9": {"db": ("db",), "unbroadcast": ("shape",)},
-    "G10": {"gradients": ("dW", "row1"), "fix": ("dW",)},
-    "G13": {"gradients": ("grad_sum", "factor")},
-    "G14": {"dx": ("dx",), "batch": ("training", "evaluation")},
-    "E2": {"gradients": ("dw", "literal_gets_gradient")},
-    "E6": {"gradients": ("dx", "value_changes")},
-    "L2": {"gradients": ("da", "db")},
-    # The course's own: a gradient check on every function; an op right in every part.
-    "B1": {"fn": ("smooth", "kink_avoided", "matrix")},
-    "B2": {"op": ("forward", "dx", "dw", "saved")},
-    "B3": {"op": ("forward", "dx", "saved")},
-    "B4": {"op": ("forward", "dx", "dgamma", "dbeta", "saved")},
-    "B5": {"op": ("forward", "dx", "saved")},
-    "B6": {"op": ("forward", "dlogits", "saved")},
-    # Lesson 12: a plan within both budgets with unchanged gradients; the bug found and fixed.
-    "C1": {"plan": ("memory", "recompute", "gradients")},
-    "C2": {"hunt": ("module", "fix")},
-    # Lesson 13: every row of the table right; the five gradients and the loss curve.
-    "H1": {"gradients": by_hand.ANSWERS},
-    "H4": {"train": by_hand.H4_PARTS},
-}
 
 # The lessons and the items each one checks (the Progress cell at the end of each lesson).
 LESSONS: Mapping[str, tuple[str, tuple[str, ...]]] = {
@@ -82,9 +50,10 @@ LESSONS: Mapping[str, tuple[str, tuple[str, ...]]] = {
 
 def parts_of(exercise, check: str) -> tuple[str, ...]:
     """The answers one check of ``exercise`` takes by name, all of them required (() for a
-    check whose result is right or wrong as a whole)."""
-    declared = REQUIRED.get(exercise.id, {}).get(check)
-    return tuple(declared) if declared else answer_names(exercise.checks[check])
+    check whose result is right or wrong as a whole). The check says them itself: a
+    derivation's with ``@answers(...)``, a prediction's by its facts."""
+    fn = exercise.checks[check]
+    return tuple(getattr(fn, "parts", ())) or answer_names(fn)
 
 
 def required_parts(exercise) -> list[str]:

@@ -20,7 +20,7 @@ from autograd_core.func import vjp
 from .. import words
 from ..context import Mistake
 from ..exercise import Exercise, register
-from ..parts import named_answers
+from ..parts import answers, named_answers
 from ..result import Result
 from ..tolerance import close, tolerance_for
 from .closed_forms import _bn_mistakes
@@ -181,6 +181,7 @@ def _h1_answers(answers, named) -> _Given | Result:
     return _Given({a[2:]: merged.get(a) for a in ANSWERS}, list(ROWS))
 
 
+@answers(*ANSWERS)
 def check_h1(answers: Mapping | None = None, /, **named) -> Result:
     """``H1(d_picked=..., ..., d_W1=...)`` (any of them), or ``H1(globals())`` to check every
     ``d_<name>`` defined: a table, one row per tensor, against the engine's ``.grad``."""

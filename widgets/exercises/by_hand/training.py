@@ -19,7 +19,7 @@ from autograd_core import Tensor, optim
 
 from .. import learner, words
 from ..exercise import Exercise, register
-from ..parts import one_answer
+from ..parts import answers, one_answer
 from ..problems import Problem
 from ..result import Result
 from .grading import _tensor_sentence, _usable, check_one
@@ -189,6 +189,7 @@ def _unfinished(why: str, step: int | None = None) -> str:
             "again. The plot shows the engine's curve alone for now.")
 
 
+@answers(*H4_PARTS)
 @one_answer("my_gradients")
 def check_h4(my_gradients: Callable) -> Result:
     """``H4(my_gradients)``: the five parameter gradients your function returns for the

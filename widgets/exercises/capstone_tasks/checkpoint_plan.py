@@ -30,6 +30,7 @@ from ...lessons.checkpointing import CheckpointedStep, measure_step, plan_forwar
 from ...lessons.digits import make_cnn
 from .. import learner, words
 from ..exercise import Exercise, register
+from ..parts import answers
 from ..problems import learner_name, rng
 from ..result import Result
 
@@ -282,6 +283,7 @@ def _scores_problem(out, scores: np.ndarray) -> Result | None:
     return None
 
 
+@answers("memory", "recompute", "gradients")
 def check_c1(plan=None) -> Result:
     """``C1(plan)``: a list of groups of consecutive module indices to checkpoint (or your
     own ``forward(model, x)``), measured on one training step of the capstone's CNN.

@@ -27,6 +27,7 @@ from autograd_core.nn import functional as F
 
 from .. import learner, words
 from ..exercise import Exercise, register
+from ..parts import answers
 from ..problems import learner_name, rng
 from ..result import Result
 
@@ -299,6 +300,7 @@ def _fix_part(module, forward) -> Result:
                   name="fix", diagnosis="gradients_differ")
 
 
+@answers("module", "fix")
 def check_c2(module=None, forward=None) -> Result:
     """``C2(module="path", forward=fixed_forward)``: where the planted bug is (a path of
     ``model.named_modules()``), and ``fixed_forward(module, x)``, a forward for that
