@@ -46,7 +46,7 @@ from .controls import (
     recollapse,
     with_static_picture,
 )
-from .exercises.feedback import check_predicted_gradient
+from .feedback.check import check_predicted_gradient
 from .highlight import StepStyler, step_legend
 from .inspector import inspect_node
 from .live import live

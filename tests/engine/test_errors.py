@@ -373,7 +373,7 @@ def stepper_at(step: int):
 
 
 def parse_typed_answer(text: str):
-    from widgets.exercises.inputs import parse_answer
+    from widgets.feedback.inputs import parse_answer
 
     return parse_answer(text)
 
@@ -386,7 +386,7 @@ def live_view_of(value):
 
 def widget_cases():
     """The presentation layer's messages (widgets/messages.py), built the same way."""
-    from widgets.exercises.inputs import AnswerProblem
+    from widgets.feedback.inputs import AnswerProblem
 
     return [
         Case("stepper-step-out-of-range", lambda: stepper_at(99), IndexError,

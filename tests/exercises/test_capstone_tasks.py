@@ -21,8 +21,8 @@ from autograd_core.utils.checkpoint import checkpoint
 from widgets import exercises as ex
 from widgets.exercises import capstone_tasks as tasks
 from widgets.exercises.capstone_tasks import planted_bug
-from widgets.exercises.result import MAX_MESSAGE
 from widgets.exercises.tracking import status
+from widgets.feedback.result import MAX_MESSAGE
 
 
 @pytest.fixture(autouse=True)

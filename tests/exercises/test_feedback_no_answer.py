@@ -29,8 +29,8 @@ from widgets.exercises import (
     check_predicted_gradient,
     reset_progress,
     spot_error,
-    words,
 )
+from widgets.feedback import words
 
 
 @pytest.fixture(autouse=True)

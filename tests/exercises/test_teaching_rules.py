@@ -28,8 +28,8 @@ from widgets import exercises as ex
 from widgets.exercises import reset_progress, store
 from widgets.exercises.exercise import ANSWER_WORDS, texts
 from widgets.exercises.predictions import Fact
-from widgets.exercises.result import Result
 from widgets.exercises.tracking import status
+from widgets.feedback.result import Result
 
 IDS = list(ex.registry())
 WITH_EXPERIMENT = [i for i in IDS if ex.registry()[i].has_experiment]
@@ -161,7 +161,7 @@ def printed_forms(fact: Fact) -> list[str]:
 
 
 def _numbers(value) -> list[str]:
-    from widgets.exercises import words
+    from widgets.feedback import words
 
     flat = np.ravel(np.asarray(value, dtype=np.float64))
     return [f(x) for x in flat for f in (words.number, repr, lambda v: f"{v:.4g}")]

@@ -21,7 +21,7 @@ import pytest
 
 from widgets import exercises as ex
 from widgets.exercises.exercise import forget_results
-from widgets.exercises.result import Result, Text
+from widgets.feedback.result import Result, Text
 
 LESSON = Path(__file__).resolve().parents[2] / "notebooks" / "03_reverse_sweep.ipynb"
 

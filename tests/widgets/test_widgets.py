@@ -18,7 +18,7 @@ from autograd_core import nn
 from autograd_core.graph import saved_bytes
 from autograd_core.ops.elementwise import Mul
 from widgets import BackwardStepper, ForwardTracer, GraphView, MemoryView, draw, theme
-from widgets.exercises.feedback import check_predicted_gradient
+from widgets.feedback.check import check_predicted_gradient
 from widgets.highlight import STYLES
 from widgets.summary import format_bytes, full
 

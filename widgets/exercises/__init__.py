@@ -21,9 +21,10 @@ shown, never recorded. ``set_learner("ada")`` (or ``$AUTOGRAD_LESSONS_LEARNER`` 
 class) draws the numeric problems for one learner, so classmates get different numbers;
 the stored lessons use the shared default.
 
-The core of every gradient-shaped check is :func:`check_gradient` (in ``feedback``,
-which the stepper's predict mode calls too, as :func:`check_predicted_gradient`); an op
-written by the learner is checked with :func:`check_backward`.
+The core of every gradient-shaped check is :func:`check_gradient`, in the package
+``widgets.feedback`` that the stepper's predict mode uses too (as
+:func:`check_predicted_gradient`); an op written by the learner is checked with
+:func:`check_backward`.
 """
 
 from __future__ import annotations
@@ -32,16 +33,17 @@ import importlib
 
 from .ids import COURSE_IDS, EXERCISE_IDS, QUESTION_BANK_IDS, parse_question_bank
 
-# Names are imported on first use, so the stepper can use ``feedback`` without
-# loading the question bank.
+# Names are imported on first use (a dotted value is a module outside this package).
 _EXPORTS = {
     "registry": "exercise", "check": "exercise", "demo": "exercise", "Exercise": "exercise",
     "last_results": "exercise", "forget_results": "exercise",
-    "check_gradient": "feedback", "check_predicted_gradient": "feedback",
+    "check_gradient": "widgets.feedback.check",
+    "check_predicted_gradient": "widgets.feedback.check",
     "check_backward": "backward_check", "BACKWARD_SPECS": "backward_check",
     "check_own_gradcheck": "own_gradcheck",
-    "Result": "result", "Text": "result", "Mistake": "context", "Problem": "problems",
-    "Report": "report", "Progress": "tracking", "progress": "tracking",
+    "Result": "widgets.feedback.result", "Text": "widgets.feedback.result",
+    "Mistake": "widgets.feedback.context", "Problem": "problems",
+    "Report": "widgets.lessons.report", "Progress": "tracking", "progress": "tracking",
     "reset_progress": "tracking", "set_learner": "problems",
     "after_solving": "reveal",
 }
@@ -53,7 +55,8 @@ __all__ = [*_EXPORTS, "QUESTION_BANK_IDS", "COURSE_IDS", "EXERCISE_IDS", "parse_
 def __getattr__(name: str):
     """``exercises.G5`` is ``registry()["G5"]``; other names load their module on first use."""
     if name in _EXPORTS:
-        module = importlib.import_module(f"{__name__}.{_EXPORTS[name]}")
+        where = _EXPORTS[name]
+        module = importlib.import_module(where if "." in where else f"{__name__}.{where}")
         value = getattr(module, _RENAMED.get(name, name))
         globals()[name] = value
         return value

@@ -8,14 +8,14 @@ import numpy as np
 
 import autograd_core as ag
 
+from ..feedback.check import check_gradient
+from ..feedback.context import Mistake
+from ..feedback.result import Result
+from ..lessons.report import Report
 from . import learner, mlp, snippets
-from .context import Mistake
 from .exercise import Exercise, register
-from .feedback import check_gradient
 from .parts import answers, check_named
 from .problems import Problem, rng
-from .report import Report
-from .result import Result
 
 # -- G10: an embedding row used several times ----------------------------------------------------
 

@@ -30,13 +30,14 @@ from autograd_core.autograd import numeric_jacobian
 from autograd_core.engine import backward_steps
 from autograd_core.function import Function
 
-from . import learner, words
+from ..feedback import words
+from ..feedback.check import check_gradient
+from ..feedback.result import Result
+from . import learner
 from .backward_specs import SPECS, BackwardSpec, gradient_names
 from .exercise import Exercise, register
-from .feedback import check_gradient
 from .parts import answers
 from .problems import rng
-from .result import Result
 
 __all__ = ["BackwardSpec", "SPECS", "check_backward"]
 

@@ -20,7 +20,7 @@ import numpy as np
 import autograd_core as ag
 from autograd_core.nn import functional as F
 
-from .context import Mistake
+from ..feedback.context import Mistake
 from .layer_items import batch_norm_dx_mistakes
 from .problems import Problem, rng
 

@@ -15,13 +15,13 @@ import numpy as np
 import autograd_core as ag
 from autograd_core.nn.functional import conv2d
 
+from ..feedback.check import check_gradient
+from ..feedback.context import Mistake
+from ..feedback.result import Result, named
 from . import mlp
-from .context import Mistake
 from .exercise import Exercise, register
-from .feedback import check_gradient
 from .parts import answers, check_named
 from .problems import Problem, rng
-from .result import Result, named
 
 # -- G5: a 3-layer MLP --------------------------------------------------------------------
 

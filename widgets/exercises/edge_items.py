@@ -8,14 +8,14 @@ import numpy as np
 import autograd_core as ag
 from autograd_core.graph import capture
 
-from . import words
-from .context import Mistake
+from ..feedback import words
+from ..feedback.check import check_gradient
+from ..feedback.context import Mistake
+from ..feedback.result import Result
 from .exercise import Exercise, register
-from .feedback import check_gradient
 from .parts import answers, check_named, one_answer
 from .predictions import Fact, check_fact, predicting
 from .problems import Problem, problem_for, rng
-from .result import Result
 
 # -- E1: a node that never reaches the output ------------------------------------------------
 

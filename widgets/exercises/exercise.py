@@ -30,9 +30,9 @@ from importlib import resources
 from types import MappingProxyType
 from typing import Any
 
+from ..feedback.result import Result, Text
 from . import learner, store
 from .ids import COURSE_IDS, EXERCISE_IDS
-from .result import Result, Text
 
 if sys.version_info >= (3, 11):
     import tomllib

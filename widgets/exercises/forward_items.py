@@ -12,18 +12,18 @@ from autograd_core.graph import capture, saved_bytes
 from autograd_core.instrument import instrument
 from autograd_core.memory import training_step_memory
 
+from ..feedback import words
+from ..feedback.check import check_gradient
+from ..feedback.context import Mistake
+from ..feedback.result import Result
 from ..lessons.checkpointing import checkpoint_costs
 from ..lessons.floats import summation_order
 from ..lessons.graphs import define_by_run
-from . import words
-from .context import Mistake
+from ..lessons.report import Report
 from .exercise import Exercise, register
-from .feedback import check_gradient
 from .parts import answers, check_named
 from .predictions import Fact, predicting
 from .problems import Problem, problem_for, rng
-from .report import Report
-from .result import Result
 
 # -- L1: a residual block -------------------------------------------------------------------
 

@@ -13,14 +13,14 @@ import autograd_core as ag
 from autograd_core.engine import backward_steps
 from autograd_core.graph import capture, saved_bytes
 
-from .context import Mistake
+from ..feedback.check import check_gradient
+from ..feedback.context import Mistake
+from ..feedback.result import Result
+from ..lessons.report import Report
 from .exercise import Exercise, register
-from .feedback import check_gradient
 from .parts import answers, check_named, one_answer
 from .predictions import Fact, check_predictions, predicting
 from .problems import Problem, distinct, problem_for, rng
-from .report import Report
-from .result import Result
 
 
 def _functional():

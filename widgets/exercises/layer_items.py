@@ -8,15 +8,15 @@ import numpy as np
 import autograd_core as ag
 from autograd_core.engine import backward_steps
 
-from . import words
-from .context import Mistake
+from ..feedback import words
+from ..feedback.check import check_gradient
+from ..feedback.context import Mistake
+from ..feedback.result import Result
+from ..lessons.report import Report
 from .exercise import Exercise, register
-from .feedback import check_gradient
 from .parts import answers, one_answer
 from .predictions import Fact, check_predictions
 from .problems import Problem, problem_for, rng
-from .report import Report
-from .result import Result
 
 
 def _functional():

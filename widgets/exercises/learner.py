@@ -11,7 +11,7 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
-from .result import Result
+from ..feedback.result import Result
 
 _OURS = (str(Path(__file__).resolve().parent.parent.parent / "autograd_core"),
          str(Path(__file__).resolve().parent))

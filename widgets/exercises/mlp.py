@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .context import Mistake
-from .feedback import check_gradient
+from ..feedback.check import check_gradient
+from ..feedback.context import Mistake
+from ..feedback.result import Result
 from .problems import Problem, rng
-from .result import Result
 
 DESCRIPTION = (
     "A 3-layer MLP in the engine's layout: rows are examples, weights are (out, in) like "

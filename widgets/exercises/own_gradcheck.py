@@ -29,13 +29,14 @@ import numpy as np
 
 import autograd_core as ag
 
-from . import learner, words
-from .context import Mistake
+from ..feedback import words
+from ..feedback.check import check_gradient
+from ..feedback.context import Mistake
+from ..feedback.result import Result
+from . import learner
 from .exercise import Exercise, register
-from .feedback import check_gradient
 from .parts import answers
 from .problems import rng
-from .result import Result
 
 MAX_CALLS = 2000  # evaluations of f per function: a central difference needs 2 per entry
 GOOD_STEPS = (1e-9, 1e-3)  # a step outside this range is named when the values are off

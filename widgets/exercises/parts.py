@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 
-from .result import Result
+from ..feedback.result import Result
 
 
 def named_answers(answers: dict, allowed: Sequence[str]) -> Result | None:

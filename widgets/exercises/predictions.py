@@ -26,9 +26,10 @@ from typing import Any
 
 import numpy as np
 
-from . import store, words
-from .feedback import check_gradient
-from .result import Result
+from ..feedback import words
+from ..feedback.check import check_gradient
+from ..feedback.result import Result
+from . import store
 
 KINDS = ("exact", "number", "shape", "set", "sequence")
 

@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterator, Mapping
 
 import numpy as np
 
-from . import words
-from .result import Result
+from ..feedback import words
+from ..feedback.result import Result
 
 
 class Problem(Mapping):

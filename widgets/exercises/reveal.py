@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..feedback.result import Text
 from . import store
 from .exercise import registry
-from .result import Text
 
 __all__ = ["after_solving", "earned"]
 

@@ -13,13 +13,14 @@ import numpy as np
 
 import autograd_core as ag
 
-from . import learner, snippets, words
-from .context import Mistake
+from ..feedback import words
+from ..feedback.check import check_gradient
+from ..feedback.context import Mistake
+from ..feedback.result import Result
+from ..lessons.report import Report
+from . import learner, snippets
 from .exercise import Exercise, register
-from .feedback import check_gradient
 from .problems import rng
-from .report import Report
-from .result import Result
 
 
 def _named(fn, default: str) -> str:

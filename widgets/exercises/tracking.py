@@ -24,10 +24,10 @@ from __future__ import annotations
 import html
 from collections.abc import Mapping
 
+from ..feedback.result import MARK_OK, MARK_WRONG, Result
 from . import store
 from .exercise import registry
 from .predictions import answer_names
-from .result import MARK_OK, MARK_WRONG, Result
 
 # The lessons and the items each one checks (the Progress cell at the end of each lesson).
 LESSONS: Mapping[str, tuple[str, tuple[str, ...]]] = {

@@ -45,9 +45,10 @@ from autograd_core.func import _TangentCarrier
 from autograd_core.function import Node, Observer, observers, observing
 from autograd_core.tensor import Tensor
 
-from . import learner, words
+from ..feedback import words
+from ..feedback.result import Result
+from . import learner
 from .exercise import Exercise, _all_words, register
-from .result import Result
 
 MAX_REASON = 240  # characters: "one line"
 

@@ -10,16 +10,16 @@ import autograd_core as ag
 from autograd_core.func import jvp
 from autograd_core.graph import CycleError, topological_order
 
+from ..feedback.check import check_gradient
+from ..feedback.result import Result
 from ..lessons.graphs import define_by_run
+from ..lessons.report import Report
 from . import learner
 from .backward_check import check_backward
 from .exercise import Exercise, register
-from .feedback import check_gradient
 from .parts import one_answer
 from .predictions import Fact, predicting
 from .problems import Problem, rng
-from .report import Report
-from .result import Result
 from .true_false import Claim, Flaw, Watch, among, count, numbers, raised, register_claim, same
 
 # -- W1: why acyclic (the true/false protocol: a verdict, a reason, your experiment) ----------

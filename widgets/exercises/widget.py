@@ -16,8 +16,8 @@ from typing import Any
 
 import ipywidgets as w
 
+from ..feedback.result import Result
 from . import learner
-from .result import Result
 
 
 def _call_with(check: Callable[..., Result], answer: Any) -> Result:

@@ -32,10 +32,10 @@ import autograd_core as ag
 from autograd_core.graph import Graph, capture
 from autograd_core.tensor import Tensor
 
-from ..exercises.report import Report
 from ..live import live
 from ..render import to_dot
 from ..svg import SVG, to_svg
+from .report import Report
 
 __all__ = ["consumers", "fan_out", "merges", "motif_report", "draw_sideways", "hide_rules",
            "define_by_run", "DefineByRun", "branchy"]

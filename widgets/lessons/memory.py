@@ -22,8 +22,8 @@ from autograd_core.graph import Graph, OpInfo, SavedInfo, capture, saved_bytes
 from autograd_core.memory import owner, saved_arrays  # the engine's own byte accounting
 from autograd_core.tensor import Tensor
 
-from ..exercises.report import Report
 from ..summary import format_bytes, shape_text
+from .report import Report
 
 __all__ = ["saved_table", "saved_role", "release_saved", "SavedWatch", "watch_saved"]
 

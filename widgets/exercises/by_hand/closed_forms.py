@@ -11,12 +11,12 @@ import numpy as np
 
 import autograd_core as ag
 
+from ...feedback.context import Mistake
+from ...feedback.result import Result
 from .. import learner
-from ..context import Mistake
 from ..exercise import Exercise, register
 from ..parts import one_answer
 from ..problems import rng
-from ..result import Result
 from .grading import check_one
 from .network import reference, run_steps
 

@@ -12,11 +12,11 @@ import numpy as np
 
 from autograd_core import Tensor
 
-from .. import words
-from ..feedback import check_gradient
-from ..inputs import AnswerProblem, as_answer
-from ..result import Result
-from ..tolerance import close, tolerance_for
+from ...feedback import words
+from ...feedback.check import check_gradient
+from ...feedback.inputs import AnswerProblem, as_answer
+from ...feedback.result import Result
+from ...feedback.tolerance import close, tolerance_for
 from .network import BATCH
 
 CLOSE = 1e-2  # "close": wrong, but no entry off by more than 1% of the largest entry

@@ -17,12 +17,12 @@ import numpy as np
 import autograd_core as ag
 from autograd_core.func import vjp
 
-from .. import words
-from ..context import Mistake
+from ...feedback import words
+from ...feedback.context import Mistake
+from ...feedback.result import Result
+from ...feedback.tolerance import close, tolerance_for
 from ..exercise import Exercise, register
 from ..parts import answers, named_answers
-from ..result import Result
-from ..tolerance import close, tolerance_for
 from .closed_forms import _bn_mistakes
 from .grading import _usable, check_one
 from .network import BATCH, ROWS, STEPS, Reference, problem, reference

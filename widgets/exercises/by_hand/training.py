@@ -17,11 +17,12 @@ import numpy as np
 import autograd_core as ag
 from autograd_core import Tensor, optim
 
-from .. import learner, words
+from ...feedback import words
+from ...feedback.result import Result
+from .. import learner
 from ..exercise import Exercise, register
 from ..parts import answers, one_answer
 from ..problems import Problem
-from ..result import Result
 from .grading import _tensor_sentence, _usable, check_one
 from .network import (
     EPS,

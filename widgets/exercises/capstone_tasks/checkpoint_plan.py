@@ -26,13 +26,14 @@ from autograd_core import nn
 from autograd_core.counting import count_ops
 from autograd_core.nn import functional as F
 
+from ...feedback import words
+from ...feedback.result import Result
 from ...lessons.checkpointing import CheckpointedStep, measure_step, plan_forward, plan_problem
 from ...lessons.digits import make_cnn
-from .. import learner, words
+from .. import learner
 from ..exercise import Exercise, register
 from ..parts import answers
 from ..problems import learner_name, rng
-from ..result import Result
 
 BUDGET = 640_000        # bytes held for backward at the peak of one training step
 MAX_EXTRA_WORK = 0.20   # recomputed multiply-adds, as a fraction of one forward pass

@@ -25,11 +25,12 @@ from autograd_core import nn
 from autograd_core.function import Function
 from autograd_core.nn import functional as F
 
-from .. import learner, words
+from ...feedback import words
+from ...feedback.result import Result
+from .. import learner
 from ..exercise import Exercise, register
 from ..parts import answers
 from ..problems import learner_name, rng
-from ..result import Result
 
 
 class SwishOp(Function):

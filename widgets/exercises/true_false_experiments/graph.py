@@ -9,7 +9,8 @@ from __future__ import annotations
 import autograd_core as ag
 from autograd_core.graph import Graph, capture, topological_order
 
-from .. import learner, words
+from ...feedback import words
+from .. import learner
 from ..true_false import Flaw, Watch, count, raised
 
 # -- T3: trying to close a cycle in the engine -----------------------------------------------

@@ -15,7 +15,8 @@ from autograd_core.counting import count_ops
 from autograd_core.func import jacfwd, jacrev
 from autograd_core.function import observing
 
-from .. import learner, words
+from ...feedback import words
+from .. import learner
 from ..true_false import Flaw, Watch, among, count, function, number, numbers, same
 
 

@@ -12,7 +12,7 @@ import autograd_core as ag
 from autograd_core import nn
 from autograd_core.engine import backward_steps
 
-from .. import words
+from ...feedback import words
 from ..true_false import Flaw, Watch, among, function, number, numbers, same
 from .modes import _at, _rerun
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from . import words
+from ..feedback import words
 
 
 def cell(value) -> str:
