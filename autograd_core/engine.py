@@ -27,11 +27,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from operator import attrgetter
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from . import errors, function
 from .function import Node, observers
+
+if TYPE_CHECKING:
+    from .tensor import Tensor
 
 
 @dataclass(slots=True, eq=False)
@@ -180,9 +184,17 @@ def _accumulate_leaf(leaf, grad: np.ndarray, upstream, grads=(), i=0) -> tuple:
         leaf.grad = _as_tensor(total)
         return None, total
     previous = held._data
-    held._data = total = np.asarray(previous + grad)  # a 0-d sum is a NumPy scalar
-    held._version[0] += 1
+    total = np.asarray(previous + grad)  # a 0-d sum is a NumPy scalar
+    replace_grad_values(held, total)
     return previous, total
+
+
+def replace_grad_values(grad: Tensor, values: np.ndarray) -> None:
+    """Give an existing ``.grad`` Tensor new values the way accumulation does: a new array
+    inside the same Tensor (earlier arrays and NumPy views of them never change), with its
+    version moved on. The stepper calls it to show ``.grad`` as it was after a step."""
+    grad._data = values
+    grad._version[0] += 1
 
 
 def _own(grad: np.ndarray, upstream, others) -> np.ndarray:

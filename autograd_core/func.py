@@ -61,8 +61,11 @@ __all__ = ["jvp", "vjp", "jacfwd", "jacrev", "jacobian"]
 
 
 # -- forward mode ---------------------------------------------------------------------
-class _TangentCarrier(Observer):
-    """Carries a tangent beside every recorded value while ``f`` runs (see module doc)."""
+class TangentCarrier(Observer):
+    """Carries a tangent beside every recorded value while ``f`` runs (see module doc).
+
+    One is registered as an observer for each forward-mode pass (each ``jvp``, each
+    column of ``jacfwd``): a tool that counts passes looks for it among the observers."""
 
     def __init__(self, leaves: Sequence[Tensor], tangents: Sequence[np.ndarray | None]):
         self.leaf_tangents = {id(x): t for x, t in zip(leaves, tangents) if t is not None}
@@ -120,7 +123,7 @@ def _push_forward(func: Callable, args: Sequence, tangents: Sequence, transform:
     """Run ``func(*args)`` once, carrying ``tangents`` (``None`` = no tangent).
     Returns (outputs, their tangents, whether func returned a single tensor)."""
     leaves = [_leaf(transform, i, a, t is not None) for i, (a, t) in enumerate(zip(args, tangents))]
-    carrier = _TangentCarrier(leaves, tangents)
+    carrier = TangentCarrier(leaves, tangents)
     with enable_grad(), observing(carrier):
         result = func(*leaves)
     carrier.release_pending()

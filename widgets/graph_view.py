@@ -54,7 +54,7 @@ def graph_dot(output, *, show_values: bool = False, collapse=(), legend: bool = 
         return to_dot(output, show_values=show_values, collapse=collapse, legend=legend,
                       ops=ops)
     view = output if isinstance(output, Live) else live(output, "draw")
-    grads = {tid: leaf.grad._data for tid, leaf in view.leaves.items() if leaf.grad is not None}
+    grads = {tid: leaf.grad.numpy() for tid, leaf in view.leaves.items() if leaf.grad is not None}
     return to_dot(view.graph, values=view.values, grads=grads, show_values=show_values,
                   input_names=view.input_names, collapse=collapse, legend=legend, ops=ops)
 

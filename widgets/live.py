@@ -56,7 +56,7 @@ def live(output, what: str = "live") -> Live:
     graph = capture(output)
     nodes: dict[str, Node] = {}
     leaves: dict[str, Tensor] = {}
-    values: dict[str, np.ndarray] = {graph.output: output._data}
+    values: dict[str, np.ndarray] = {graph.output: output.numpy()}
     if output.grad_fn is None:
         if output.requires_grad:
             leaves[graph.output] = output
@@ -70,10 +70,10 @@ def live(output, what: str = "live") -> Live:
         for edge, tid in zip(node.edges, op.inputs):
             if isinstance(edge, Tensor):
                 leaves[tid] = edge
-                values[tid] = edge._data
+                values[tid] = edge.numpy()
         out = node.output
         if out is not None:
-            values[op.output] = out._data
+            values[op.output] = out.numpy()
         for info, saved in zip(op.saved, node.saved.values()):
             if isinstance(saved.array, np.ndarray) or np.isscalar(saved.array):
                 values.setdefault(holder_id(info), np.asarray(saved.array))

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from autograd_core.engine import replace_grad_values
 from autograd_core.graph import Graph, backward_steps
 from autograd_core.tensor import Tensor
 
@@ -149,8 +150,7 @@ class Replay:
             if held is None:
                 held = Tensor(np.array(grad))
             else:  # as the engine accumulates: a new array inside the same Tensor
-                held._data = np.array(grad)
-                held._version[0] += 1
+                replace_grad_values(held, np.array(grad))
             leaf.grad = self._grad_tensors[tid] = held
         self._applied = k
 
@@ -179,7 +179,7 @@ def record(output, gradient=None, retain_graph: bool = False, view: Live | None 
     view = view or live(output, what)
     graph = view.graph
     holders = saved_targets(graph)
-    initial = {tid: None if leaf.grad is None else np.array(leaf.grad._data)
+    initial = {tid: None if leaf.grad is None else np.array(leaf.grad.numpy())
                for tid, leaf in view.leaves.items()}
     # The sweep releases saved arrays as it goes; keep a description of each, not the
     # array itself, so that released memory really is released.

@@ -118,7 +118,7 @@ def compare_runs(fn, *args, **kwargs) -> tuple[Tensor, dict, dict[int, np.ndarra
         if not isinstance(out, Tensor):
             raise messages.view_needs_tensor("ForwardTracer's function", out,
                                       "ForwardTracer(lambda: model(x)), returning the output")
-    diff = (float(np.max(np.abs(recorded._data - plain._data), initial=0.0))
+    diff = (float(np.max(np.abs(recorded.numpy() - plain.numpy()), initial=0.0))
             if recorded.shape == plain.shape else float("nan"))
     comparison = {"recording_bytes": saved_bytes(recorded),
                   "no_grad_bytes": saved_bytes(plain), "max_difference": diff}

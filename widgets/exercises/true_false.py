@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from autograd_core.engine import sum_to
-from autograd_core.func import _TangentCarrier
+from autograd_core.func import TangentCarrier
 from autograd_core.function import Node, Observer, observers, observing
 from autograd_core.tensor import Tensor
 
@@ -109,7 +109,7 @@ class Watch(Observer):
 
     def on_forward(self, op, node, arrays, out, params) -> None:
         for o in observers:
-            if isinstance(o, _TangentCarrier):
+            if isinstance(o, TangentCarrier):
                 self._carriers.setdefault(id(o), o)  # held, so the id is not reused
         if node is not None:
             self.saved.append((op.name, sum(s.nbytes for s in node.saved.values())))

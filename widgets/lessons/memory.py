@@ -124,7 +124,7 @@ def watch_saved(output: Tensor, exclude=()) -> SavedWatch:
     >>> watch.alive
     0
     """
-    skip = {id(owner(t._data if isinstance(t, Tensor) else t)) for t in exclude}
+    skip = {id(owner(t)) for t in exclude}
     nodes = reverse_topological(output.grad_fn) if output.grad_fn is not None else []
     arrays = {id(a): a for a in saved_arrays(nodes) if id(owner(a)) not in skip}
     return SavedWatch([weakref.ref(a) for a in arrays.values()])

@@ -122,7 +122,7 @@ def jacobian_costs(func: Callable, x: Tensor) -> dict:
     return {
         "forward": {"passes": x.numel(), "ops": fwd.total_ops, "macs": fwd.total_macs},
         "reverse": {"passes": n_out, "ops": rev.total_ops, "macs": rev.total_macs},
-        "max_difference": float(np.max(np.abs(j_fwd._data - j_rev._data), initial=0.0)),
+        "max_difference": float(np.max(np.abs(j_fwd.numpy() - j_rev.numpy()), initial=0.0)),
     }
 
 
