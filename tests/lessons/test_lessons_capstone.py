@@ -102,7 +102,7 @@ def test_lesson_12_has_both_tasks_and_their_progress():
     cells, sources = _cells()
     tagged = [s for c, s in zip(cells, sources) if "exercise" in c["metadata"].get("tags", [])]
     assert len(tagged) == 2 and "C1(plan)" in tagged[0] and "C2(module=" in tagged[1]
-    assert any('Progress("C1", "C2"' in s for s in sources)
+    assert any('Progress.lesson("12")' in s for s in sources)
 
 
 def test_no_stored_output_shows_a_plan_that_fits_or_where_the_bug_is():

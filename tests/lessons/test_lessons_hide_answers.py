@@ -29,7 +29,6 @@ import pytest
 from solutions import solution_text
 
 from widgets import exercises as ex
-from widgets.exercises import snippets
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 Forbidden = str | re.Pattern
@@ -159,7 +158,7 @@ def g12() -> list[Forbidden]:
     found: list[Forbidden] = [
         "dW2 = delta2.T @ p.a1", "(delta2 @ p.W2) * (1 - p.a1", "(p.z3 - p.target) / N",
         "(p.z3 - p.target) / len(p.x)", "flipped transpose (dW2 = a1.T @ delta2)"]
-    found += diagnosis_of("G12", snippets.G12, "backprop")
+    found += diagnosis_of("G12", ex.G12.snippet, "backprop")
     for part in ("dW2", "db2", "delta1"):
         found += printed(answers[part])
     return found + solution_lines("G12")
@@ -187,7 +186,7 @@ def s2() -> list[Forbidden]:
     return (["w.grad = None", "zero_grad(", "grad.zero_()", ".grad accumulates",
              "adds into .grad", "adds to it", "never reset", "no reset in between",
              "never resetting"]
-            + diagnosis_of("S2", snippets.S2, "gradient_per_batch", {"ag": ag})
+            + diagnosis_of("S2", ex.S2.snippet, "gradient_per_batch", {"ag": ag})
             + solution_lines("S2"))
 
 
@@ -488,7 +487,7 @@ def s1() -> list[Forbidden]:
     dx, dy = np.tanh(x) + (x + y) * (1 - np.tanh(x) ** 2), np.tanh(x)
     return (["x_bar +=", "x_bar = x_bar +", "x_bar += ", "accumulate:", "the overwrite lost",
              "a_bar + b_bar * (1 - b**2)", "b_bar * (1 - b**2) + a_bar"]
-            + printed(dx) + printed(dy) + diagnosis_of("S1", snippets.S1, "grads")
+            + printed(dx) + printed(dy) + diagnosis_of("S1", ex.S1.snippet, "grads")
             + solution_lines("S1"))
 
 
@@ -499,7 +498,7 @@ def s5() -> list[Forbidden]:
     dw = (p["w"] * p["x"] + p["b"] - p["t"]) * p["x"]  # (dL/dz) · (dz/dw), entry by entry
     return (["z_bar * x", "z̄ · x", r"\bar z \cdot x", r"\bar w = \bar z", "(z - t) * x",
              "z_bar = z - t", "z.grad.numpy() * xs", r"\bar z = \partial L/\partial z = z - t"]
-            + printed(dw) + diagnosis_of("S5", snippets.S5, "grad_w") + solution_lines("S5"))
+            + printed(dw) + diagnosis_of("S5", ex.S5.snippet, "grad_w") + solution_lines("S5"))
 
 
 def s6() -> list[Forbidden]:
@@ -507,7 +506,7 @@ def s6() -> list[Forbidden]:
 
     return (["One pass fills", "one pass fills every leaf", "ONE sweep", "a single backward",
              "costs one backward pass", "one backward pass, however many"]
-            + diagnosis_of("S6", snippets.S6, "gradients", {"ag": ag})
+            + diagnosis_of("S6", ex.S6.snippet, "gradients", {"ag": ag})
             + [line for line in solution_lines("S6") if line != "loss.backward()"])
 
 
@@ -693,7 +692,7 @@ def s4() -> list[Forbidden]:
              "gradient checkpointing", "only the segment's input", "a segment's *inputs*",
              "run its forward pass again", "recomputing (checkpointing)",
              "trades compute for memory", "trades compute for it"]  # (and lesson 10's L8)
-            + diagnosis_of("S4", snippets.S4, "loss_for_backward",
+            + diagnosis_of("S4", ex.S4.snippet, "loss_for_backward",
                            {"ag": ag, "release_saved": release_saved})
             + solution_lines("S4"))
 

@@ -57,11 +57,25 @@ def test_every_id_is_checked_in_some_notebook():
 
 
 def progress_ids(nb: dict) -> set[str]:
+    """The items a lesson's progress summary lists: ``Progress.lesson("NN")`` reads them
+    from the one lesson table, ``Progress("G1", ...)`` names them."""
+    from widgets.exercises.tracking import LESSONS
+
     ids: set[str] = set()
     for src in code_cells(nb):
+        for number in re.findall(r"Progress\.lesson\(['\"](\d+)['\"]\)", src):
+            ids |= set(LESSONS[number][1])
         for call in re.findall(r"Progress\(([^)]*)\)", src):
             ids |= set(re.findall(r"['\"]([A-Z]\d+)['\"]", call))
     return ids
+
+
+@pytest.mark.parametrize("lesson", [p for p in LESSONS if not p.name.startswith("01")],
+                         ids=lambda p: p.stem)
+def test_a_lesson_ends_with_its_progress_from_the_one_lesson_table(lesson):
+    nb = json.loads(lesson.read_text())
+    assert code_cells(nb)[-1].strip() == f'Progress.lesson("{lesson.name[:2]}")'
+    assert progress_ids(nb), lesson.name
 
 
 @pytest.mark.parametrize("lesson", LESSONS, ids=lambda p: p.stem)

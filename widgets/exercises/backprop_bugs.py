@@ -12,7 +12,7 @@ from ..feedback.check import check_gradient
 from ..feedback.context import Mistake
 from ..feedback.result import Result
 from ..lessons.report import Report
-from . import learner, mlp, snippets
+from . import learner, mlp
 from .exercise import Exercise, register
 from .parts import answers, check_named
 from .problems import Problem, rng
@@ -80,7 +80,7 @@ def check_g10_fix(fn=None) -> Result:
 
 register(Exercise(
     "G10", "derivation", {"gradients": check_g10, "fix": check_g10_fix}, level="M",
-    problem=g10_problem, snippet=snippets.G10,
+    problem=g10_problem,
 ))
 
 
@@ -130,6 +130,6 @@ def silent_mistakes() -> Report:
 
 
 register(Exercise(
-    "G12", "spot_error", {"fixed": check_g12}, level="S", snippet=snippets.G12,
+    "G12", "spot_error", {"fixed": check_g12}, level="S",
     experiment=silent_mistakes, problem=lambda: mlp.problem(square=True),
 ))

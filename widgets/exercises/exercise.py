@@ -80,6 +80,7 @@ class Exercise:
         solution = solution if solution is not None else words.get("solution")
         question = question if question is not None else words.get("question", "")
         skeleton = skeleton if skeleton is not None else words.get("skeleton")
+        snippet = snippet if snippet is not None else words.get("snippet")
         if title is None or hint is None or solution is None:
             raise ValueError(f"exercise {id} needs a title, a hint and a solution: give them "
                              "as arguments or in widgets/exercises/texts.toml")

@@ -4,7 +4,8 @@ the learner's fixed function against the engine and names what is still wrong.
 S1 (overwrite instead of accumulate), S2 (gradients never reset), S3 (one expanded
 formula instead of a graph), S4 (only the output kept, then backward), S5
 (the upstream adjoint left out), S6 (two backward passes for two parameters). The
-snippets of G10 and G12 are in ``backprop_bugs``.
+G10 and G12 (in ``backprop_bugs``) have snippets too; every snippet is text in
+``texts.toml``, beside its item's question.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from ..feedback.check import check_gradient
 from ..feedback.context import Mistake
 from ..feedback.result import Result
 from ..lessons.report import Report
-from . import learner, snippets
+from . import learner
 from .exercise import Exercise, register
 from .problems import rng
 
@@ -93,7 +94,7 @@ def check_s1(fn=None) -> Result:
     ])
 
 
-register(Exercise("S1", "spot_error", {"fixed": check_s1}, snippet=snippets.S1))
+register(Exercise("S1", "spot_error", {"fixed": check_s1}))
 
 
 # -- S2: gradients never reset ---------------------------------------------------------------
@@ -169,7 +170,7 @@ def loss_curves(steps: int = 12, lr: float = 0.1) -> Report:
 
 
 register(Exercise(
-    "S2", "spot_error", {"fixed": check_s2}, snippet=snippets.S2, experiment=loss_curves,
+    "S2", "spot_error", {"fixed": check_s2}, experiment=loss_curves,
 ))
 
 
@@ -222,7 +223,7 @@ def check_s3(fn=None, *, kind: str = S3_KIND) -> Result:
     return result
 
 
-register(Exercise("S3", "spot_error", {"fixed": check_s3}, snippet=snippets.S3))
+register(Exercise("S3", "spot_error", {"fixed": check_s3}))
 
 
 # -- S4: "I kept only the output to save memory, then ran backward" ----------------------------
@@ -319,7 +320,7 @@ def check_s4(fn=None) -> Result:
     return Result.combine(parts)
 
 
-register(Exercise("S4", "spot_error", {"fixed": check_s4}, snippet=snippets.S4))
+register(Exercise("S4", "spot_error", {"fixed": check_s4}))
 
 
 # -- S5: the upstream adjoint left out ---------------------------------------------------------
@@ -345,7 +346,7 @@ def check_s5(fn=None) -> Result:
     return check_gradient(got, w.grad, name="dL/dw", of="w", upstream=z.grad)
 
 
-register(Exercise("S5", "spot_error", {"fixed": check_s5}, snippet=snippets.S5))
+register(Exercise("S5", "spot_error", {"fixed": check_s5}))
 
 
 # -- S6: two backward passes -----------------------------------------------------------------
@@ -384,4 +385,4 @@ def check_s6(fn=None) -> Result:
     return Result.combine(parts)
 
 
-register(Exercise("S6", "spot_error", {"fixed": check_s6}, snippet=snippets.S6))
+register(Exercise("S6", "spot_error", {"fixed": check_s6}))

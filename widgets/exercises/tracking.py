@@ -29,7 +29,8 @@ from . import store
 from .exercise import registry
 from .predictions import answer_names
 
-# The lessons and the items each one checks (the Progress cell at the end of each lesson).
+# The lessons and the items each one checks, listed once: the last cell of each lesson is
+# Progress.lesson("NN"), and progress() reads every lesson from here.
 LESSONS: Mapping[str, tuple[str, tuple[str, ...]]] = {
     "01": ("Start here", ("E2",)),
     "02": ("The forward graph", ("G4", "L1", "L2", "L3", "L4", "T3", "W1", "W6")),
@@ -192,6 +193,15 @@ class Progress(_Report):
             raise KeyError(f"unknown exercise IDs {unknown}; known: {', '.join(known)}")
         self.ids = tuple(ids)
         self.title = title
+
+    @classmethod
+    def lesson(cls, number: str) -> Progress:
+        """The progress of one lesson's exercises, as ``LESSONS`` lists them (the lesson's
+        last cell: ``Progress.lesson("05")``), so no lesson types its items a second time."""
+        if number not in LESSONS:
+            raise KeyError(f"no lesson {number!r}; the lessons are {', '.join(LESSONS)}")
+        title, ids = LESSONS[number]
+        return cls(*ids, title=f"Lesson {number} · {title}")
 
     def status(self) -> dict[str, str]:
         """ID -> "solved", "solved after seeing the solution", "in progress", "not started"."""
