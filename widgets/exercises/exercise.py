@@ -26,18 +26,17 @@ import inspect
 import sys
 from collections.abc import Callable, Mapping
 from functools import cache
-from importlib import resources
 from types import MappingProxyType
 from typing import Any
 
 from ..feedback.result import Result, Text
 from . import learner, store
-from .ids import COURSE_IDS, EXERCISE_IDS
+from .ids import COURSE_IDS, EXERCISE_IDS, item_words
 
 if sys.version_info >= (3, 11):
-    import tomllib
+    pass
 else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
+    pass
 
 KINDS = ("derivation", "true_false", "spot_error", "prediction", "write_backward")
 
@@ -265,12 +264,10 @@ def _call_problem(exercise_id: str, fn: Callable, args: tuple, kwargs: dict) -> 
 ANSWER_WORDS = frozenset({"solution", "settled"})
 
 
-@cache
 def _all_words() -> Mapping[str, Mapping[str, Any]]:
     """Every word of every exercise in ``texts.toml``, answers included (for the
     exercises themselves, which show them only through a recorded route)."""
-    source = resources.files(__package__).joinpath("texts.toml").read_text(encoding="utf-8")
-    return MappingProxyType({i: MappingProxyType(w) for i, w in tomllib.loads(source).items()})
+    return item_words()
 
 
 @cache

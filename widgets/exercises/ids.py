@@ -1,35 +1,48 @@
-"""The exercises' IDs: the question bank's, kept here so the package knows them without
-../shared, and the course's own (``COURSE_IDS``).
+"""The exercises' IDs, read from the items themselves: every item has its words in
+``texts.toml``, so the IDs there are the package's (no second list to keep).
 
-The question bank (``shared/question-bank.md`` beside the repository) is the
-source; a test parses it and fails if this copy and the bank disagree, or if an
-ID has no registered exercise.
+The question bank's items (G, T, S, W, E, L, in the bank's order) come first, then the
+course's own (``COURSE_IDS``): B1 a finite-difference gradient check of your own (lesson
+06), B2–B6 a layer's backward written as an op (07, 08), C1–C2 the capstone's tasks (12),
+H1–H4 backprop by hand (13). The question bank (``shared/question-bank.md`` beside the
+repository) is the source of the first group; a test parses it and fails if the items
+here and the bank disagree, or if an ID has no registered exercise.
 """
 
 from __future__ import annotations
 
 import re
+import sys
+from collections.abc import Mapping
+from functools import cache
+from importlib import resources
+from types import MappingProxyType
+from typing import Any
 
-QUESTION_BANK_IDS: tuple[str, ...] = (
-    *(f"G{i}" for i in range(1, 15)),
-    *(f"T{i}" for i in range(1, 11)),
-    *(f"S{i}" for i in range(1, 7)),
-    *(f"W{i}" for i in range(1, 7)),
-    *(f"E{i}" for i in range(1, 7)),
-    *(f"L{i}" for i in range(1, 10)),
-)
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
 
-# The course's own exercises, beyond the question bank (not parsed from it), in lesson
-# order: B1 a finite-difference gradient check of your own (lesson 06); B2–B6 the backward
-# of a layer written as an op: conv2d, max pooling with ties (07), batch norm, dropout,
-# softmax with cross-entropy (08).
-# C1–C2: lesson 12, the capstone's tasks (a checkpoint plan within a byte budget; a planted
-# gradient bug found with the debugging tools and fixed).
-# H1–H4: lesson 13, backprop by hand (every intermediate of a small network, batch norm's
-# and cross-entropy's backward in closed form, training with your own gradients).
-COURSE_IDS: tuple[str, ...] = (*(f"B{i}" for i in range(1, 7)), "C1", "C2",
-                               *(f"H{i}" for i in range(1, 5)))
+BANK_LETTERS = "GTSWEL"  # the question bank's tables, in its order
+COURSE_LETTERS = "BCH"  # the course's own, in lesson order
 
+
+@cache
+def item_words() -> Mapping[str, Mapping[str, Any]]:
+    """Every word ``texts.toml`` keeps for every item, by ID (answers included: the
+    exercises show those only through a route that records it)."""
+    source = resources.files(__package__).joinpath("texts.toml").read_text(encoding="utf-8")
+    return MappingProxyType({i: MappingProxyType(w) for i, w in tomllib.loads(source).items()})
+
+
+def _in_order(letters: str) -> tuple[str, ...]:
+    ids = [i for i in item_words() if i[0] in letters]
+    return tuple(sorted(ids, key=lambda i: (letters.index(i[0]), int(i[1:]))))
+
+
+QUESTION_BANK_IDS: tuple[str, ...] = _in_order(BANK_LETTERS)
+COURSE_IDS: tuple[str, ...] = _in_order(COURSE_LETTERS)
 # Every exercise the package registers: the question bank's, then the course's own.
 EXERCISE_IDS: tuple[str, ...] = QUESTION_BANK_IDS + COURSE_IDS
 
