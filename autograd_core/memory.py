@@ -149,8 +149,9 @@ def track_saved_bytes(exclude: Iterable[Tensor] = ()) -> Iterator[SavedBytesTrac
 
 
 # -- peak memory of a forward pass, measured by tracemalloc -----------------------------------
-def _traced_peak(run: Callable[[], object]) -> int:
-    """Peak bytes allocated while ``run()`` runs (and its result is still held)."""
+def _traced(run: Callable[[], object]) -> tuple[int, int]:
+    """(peak bytes allocated while ``run()`` runs, bytes still allocated while its result
+    is held), above what was allocated before."""
     gc.collect()
     started = not tracemalloc.is_tracing()
     if started:
@@ -158,12 +159,26 @@ def _traced_peak(run: Callable[[], object]) -> int:
     try:
         tracemalloc.reset_peak()
         base = tracemalloc.get_traced_memory()[0]
-        result = run()  # noqa: F841 - held until the peak is read
-        peak = tracemalloc.get_traced_memory()[1]
+        result = run()  # noqa: F841 - held until the figures are read
+        current, peak = tracemalloc.get_traced_memory()
     finally:
         if started:
             tracemalloc.stop()
-    return peak - base
+    return peak - base, max(current - base, 0)
+
+
+def forward_memory(model: Callable, inputs) -> dict[str, tuple[int, int]]:
+    """The same forward pass recording and under ``no_grad``, each as (peak bytes while it
+    runs, bytes still held while its output is kept), measured by tracemalloc.
+
+    >>> forward_memory(nn.Sequential(*layers), x)   # doctest: +SKIP
+    {'recording': (2101248, 1839104), 'no_grad': (263168, 128)}
+    """
+    def not_recording():
+        with no_grad():
+            return model(inputs)
+
+    return {"recording": _traced(lambda: model(inputs)), "no_grad": _traced(not_recording)}
 
 
 def forward_peak_memory(model: Callable, inputs) -> dict[str, int]:
@@ -184,7 +199,7 @@ def forward_peak_memory(model: Callable, inputs) -> dict[str, int]:
         with no_grad():
             return model(inputs)
 
-    return {"recording": _traced_peak(recording), "no_grad": _traced_peak(not_recording),
+    return {"recording": _traced(recording)[0], "no_grad": _traced(not_recording)[0],
             "saved_by_graph": saved["bytes"]}
 
 
@@ -197,9 +212,11 @@ def _parameters(model) -> list[Tensor]:
 
 
 # -- what keeps a graph alive -----------------------------------------------------------------
-def what_keeps_the_graph_alive(model: Callable, inputs) -> dict[str, int]:
+def what_keeps_the_graph_alive(model: Callable, inputs,
+                               exclude: Iterable[Tensor] = ()) -> dict[str, int]:
     """How many of the graph's saved activation arrays survive, depending on what the
-    program keeps of the loss after dropping everything else.
+    program keeps of the loss after dropping everything else (``exclude``: tensors the
+    program holds anyway, beside the model's parameters and the input).
 
     Returns ``{"saved arrays": n, "hold the loss tensor": n, "hold loss.item()": 0,
     "hold loss.detach()": 0}``: every saved array is watched through a weak
@@ -211,7 +228,7 @@ def what_keeps_the_graph_alive(model: Callable, inputs) -> dict[str, int]:
         "hold loss.detach()": lambda loss: loss.detach(),
     }
     # The parameters and the input are alive anyway: only the activations can go.
-    skip = {id(owner(t)) for t in [*_parameters(model), inputs]}
+    skip = {id(owner(t)) for t in [*_parameters(model), inputs, *exclude]}
     counts: dict[str, int] = {}
     for label, keep in keepers.items():
         loss = model(inputs).sum()

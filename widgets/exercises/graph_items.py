@@ -3,13 +3,10 @@ G3 (pooling backward), G4 (the order of the reverse sweep), G11 (what each op sa
 
 from __future__ import annotations
 
-import gc
-import tracemalloc
-import weakref
-
 import numpy as np
 
 import autograd_core as ag
+from autograd_core import memory as ag_memory
 from autograd_core.engine import backward_steps
 from autograd_core.graph import capture, saved_bytes
 
@@ -41,7 +38,8 @@ def recording_vs_inference(memory: bool = False) -> Report:
     """The same model and input with recording on, and under ``no_grad``; a frozen first
     layer; and what holding a graph-attached tensor keeps alive. ``memory=True`` adds the
     peak and held memory of each forward pass, measured with tracemalloc (machine- and
-    NumPy-version-dependent, so not in the default, stored output)."""
+    NumPy-version-dependent, so not in the default, stored output). The memory figures
+    are the engine's own tools' (``autograd_core.memory``)."""
     g = rng(1)
     data = g.standard_normal((32, 16))
     w1, w2 = (ag.tensor(g.standard_normal(s), requires_grad=True) for s in ((64, 16), (4, 64)))
@@ -57,25 +55,27 @@ def recording_vs_inference(memory: bool = False) -> Report:
     w1.requires_grad = False  # freeze the first layer: recording still happens around it
     _two_layers(x, w1, w2).backward()
     frozen_passes = x.grad is not None and w1.grad is None
-    held = _two_layers(ag.tensor(data), ag.tensor(w1.numpy(), requires_grad=True), w2)
-    alive = _saved_arrays(held, keep=(w2,))
-    number = held.item()
-    del held
-    freed = all(ref() is None for ref in alive)
+    w1_leaf = ag.tensor(w1.numpy(), requires_grad=True)
+    kept = ag_memory.what_keeps_the_graph_alive(lambda t: _two_layers(t, w1_leaf, w2),
+                                                ag.tensor(data), exclude=(w1_leaf, w2))
+    number = _two_layers(ag.tensor(data), w1_leaf, w2).item()
     facts = {
         "outputs_equal": bool(np.array_equal(recorded.numpy(), inferred.numpy())),
         "saved_bytes_recording": saved_bytes(recorded),
         "saved_bytes_no_grad": saved_bytes(inferred),
         "backward_after_no_grad_raises": bool(error),
         "frozen_layer_passes_gradient": frozen_passes,
-        "holding_tensor_keeps_saved": bool(alive),
-        "holding_number_keeps_saved": not freed,
+        "holding_tensor_keeps_saved": kept["hold the loss tensor"] > 0,
+        "holding_number_keeps_saved": kept["hold loss.item()"] > 0,
     }
     rows = [(k.replace("_", " "), v) for k, v in facts.items()]
-    for mode in ("recording", "no_grad") if memory else ():
-        peak, held_kib = _memory_kib(lambda m=mode: _forward_only(data, w2, m))
-        rows += [(f"{mode}: peak memory during the forward pass (KiB)", peak),
-                 (f"{mode}: memory still held after it (KiB)", held_kib)]
+    if memory:
+        big = ag.tensor(np.tile(data, (16, 1)))  # a 16x larger batch
+        w1_big = ag.tensor(rng(10).standard_normal((64, 16)), requires_grad=True)
+        measured = ag_memory.forward_memory(lambda t: _two_layers(t, w1_big, w2), big)
+        for mode, (peak, held) in measured.items():
+            rows += [(f"{mode}: peak memory during the forward pass (KiB)", _kib(peak)),
+                     (f"{mode}: memory still held after it (KiB)", _kib(held))]
     return Report("Recording vs not recording, same model and input",
                   f"Identical outputs; recording keeps {facts['saved_bytes_recording']} bytes "
                   "for backward, no_grad keeps none, and backward after no_grad fails"
@@ -85,50 +85,10 @@ def recording_vs_inference(memory: bool = False) -> Report:
                   ("fact", "engine"), rows, data=facts, supports=facts["saved_bytes_no_grad"] == 0)
 
 
-def _forward_only(data, w2, mode: str):
-    """A forward pass on a 16x larger batch, keeping only its (scalar) output."""
-    big = np.tile(data, (16, 1))
-    w1 = ag.tensor(rng(10).standard_normal((64, 16)), requires_grad=True)
-    if mode == "no_grad":
-        with ag.no_grad():
-            return _two_layers(ag.tensor(big), w1, w2)
-    return _two_layers(ag.tensor(big), w1, w2)
-
-
-def _memory_kib(run) -> tuple:
-    """(peak while ``run()`` runs, memory still held while its result is kept), traced by
-    tracemalloc, in KiB to two significant digits (so stored outputs stay stable)."""
-    started = not tracemalloc.is_tracing()
-    if started:
-        tracemalloc.start()
-    gc.collect()
-    tracemalloc.reset_peak()
-    base = tracemalloc.get_traced_memory()[0]
-    result = run()
-    current, peak = tracemalloc.get_traced_memory()
-    del result
-    if started:
-        tracemalloc.stop()
-    kib = [max(v - base, 0) / 1024 for v in (peak, current)]
-    return tuple("< 10" if k < 10 else float(f"{k:.2g}") for k in kib)
-
-
-def _saved_arrays(output, keep=()) -> list:
-    """Weak references to the arrays the graph behind ``output`` saved (except the data of
-    the tensors in ``keep``, which the program holds anyway)."""
-    kept = {id(t.numpy().base) for t in keep}
-    refs = []
-    for op in (output.grad_fn,) if output.grad_fn else ():
-        stack, seen = [op], set()
-        while stack:
-            node = stack.pop()
-            if id(node) in seen:
-                continue
-            seen.add(id(node))
-            refs += [weakref.ref(s.array) for s in node.saved.values()
-                     if isinstance(s.array, np.ndarray) and id(s.array) not in kept]
-            stack += [e for e in node.edges if e is not None and hasattr(e, "saved")]
-    return refs
+def _kib(nbytes: int):
+    """Bytes in KiB to two significant digits, "< 10" below 10 KiB (stable outputs)."""
+    kib = nbytes / 1024
+    return "< 10" if kib < 10 else float(f"{kib:.2g}")
 
 
 _G1_EXPLAIN = {
