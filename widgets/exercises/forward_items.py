@@ -16,7 +16,7 @@ from ..feedback import words
 from ..feedback.check import check_gradient
 from ..feedback.context import Mistake
 from ..feedback.result import Result
-from ..lessons.checkpointing import checkpoint_costs
+from ..lessons.checkpointing import checkpoint_costs, checkpointed_step, sqrt_segments
 from ..lessons.floats import summation_order
 from ..lessons.graphs import define_by_run
 from ..lessons.report import Report
@@ -310,14 +310,19 @@ def checkpointing() -> Report:
 
 
 def l8_facts() -> dict[str, Fact]:
-    """What the engine shows, one fact per prediction of ``L8(gradients_identical=...,
-    saves_less=..., recomputes=...)`` for depth 16, √n segments."""
-    results = checkpointing().data["results"]
-    plain = next(c for c in results if c.depth == 16 and c.strategy == "none")
-    sqrt = next(c for c in results if c.depth == 16 and c.strategy == "sqrt")
+    """What the engine shows for ``L8(gradients_identical=..., saves_less=...,
+    recomputes=..., peak_checkpointed=...)`` on the 16-layer stack, plain and in √16 = 4
+    segments: three predictions, and the checkpointed step's peak, which the learner
+    measures (``checkpointed_step(depth=16, segments=4).peak``; the plain step's is what
+    the lesson's forward pass already showed), so the item is settled by a measurement,
+    not by a guess of three yes/no answers."""
+    plain, sqrt = (checkpointed_step(depth=16, segments=k) for k in (1, sqrt_segments(16)))
     facts = {
-        "gradients_identical": Fact(sqrt.max_grad_difference == 0, "Recomputation repeats the "
-                                    "same arithmetic on the same values."),
+        "peak_checkpointed": Fact(sqrt.peak, "Measure it: checkpointed_step(depth=16, "
+                                  "segments=4).peak, the most bytes held for backward at any "
+                                  "moment of the step.", "number"),
+        "gradients_identical": Fact(sqrt.grad_difference(plain) == 0, "Recomputation "
+                                    "repeats the same arithmetic on the same values."),
         "saves_less": Fact(sqrt.peak < plain.peak, "Only segment "
                            "boundaries are kept during the forward pass."),
         "recomputes": Fact(sqrt.recompute_macs > 0, "Each segment's forward runs again during "
