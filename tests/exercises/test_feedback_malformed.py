@@ -162,14 +162,33 @@ def test_a_close_answer_is_called_close_not_shown():
     assert "1.278" not in result.message
 
 
-@pytest.mark.parametrize("given", [2, "2", " 2 ", np.int64(2)])
-def test_l9_accepts_the_module_index_as_a_number_or_text(given):
-    """L9 rejected the int 2 with "You predicted 2; the engine shows '2'"."""
-    assert ex.L9(first_nonfinite_module=given).ok
+def _locate_returning(as_index):
+    """A right L9 locate(model, x) that gives a module's path as ``as_index(path)``."""
+    def locate(model, x):
+        found = []
+
+        def watch(path):
+            def hook(module, inputs, output):
+                if not found and not np.all(np.isfinite(output.numpy())):
+                    found.append(path)
+            return hook
+
+        hooked = [m.register_forward_hook(watch(p)) for p, m in model.named_modules() if p]
+        model(x)
+        for h in hooked:
+            h.remove()
+        return as_index(found[0]) if found else None
+    return locate
+
+
+@pytest.mark.parametrize("as_index", [str, int, np.int64], ids=["text", "int", "np.int64"])
+def test_l9_accepts_the_module_index_as_a_number_or_text(as_index):
+    """A top-level module's path '2' may come back as the number 2."""
+    assert ex.L9(locate=_locate_returning(as_index)).ok
 
 
 def test_l9_does_not_accept_a_bool_for_an_index():
-    assert not ex.L9(first_nonfinite_module=True).ok
+    assert not ex.L9(locate=_locate_returning(lambda path: True)).ok
 
 
 def test_every_message_is_capped():

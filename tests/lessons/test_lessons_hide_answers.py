@@ -192,8 +192,7 @@ def s2() -> list[Forbidden]:
 
 def l9() -> list[Forbidden]:
     return (["op 'log'", "first_nonfinite_op='log'", 'first_nonfinite_op="log"',
-             "first_nonfinite_module='2'", 'first_nonfinite_module="2"',
-             "Log        | (5, 6)"] + solution_lines("L9"))
+             "Log        | (5, 6)", "found.append(path)"] + solution_lines("L9"))
 
 
 # -- lessons 06, 07 and 08: routing, convolution, batch norm and dropout -------------------------

@@ -4,6 +4,9 @@ checkpointing and instrumentation report), and the check runs it."""
 
 from __future__ import annotations
 
+import contextlib
+import inspect
+
 import numpy as np
 
 import autograd_core as ag
@@ -20,9 +23,10 @@ from ..lessons.checkpointing import checkpoint_costs, checkpointed_step, sqrt_se
 from ..lessons.floats import summation_order
 from ..lessons.graphs import define_by_run
 from ..lessons.report import Report
+from . import learner
 from .exercise import Exercise, register
 from .parts import answers, check_named
-from .predictions import Fact, predicting
+from .predictions import Fact, check_fact, predicting
 from .problems import Problem, problem_for, rng
 
 # -- L1: a residual block -------------------------------------------------------------------
@@ -337,17 +341,35 @@ register(Exercise("L8", "prediction", {"predict": predicting(l8_facts)}, experim
 # -- L9: instrument before guessing ------------------------------------------------------------
 
 
-def _instrumentation():
-    """Instrument a small model whose third module produces a NaN (log of a negative)."""
-    class Log(nn.Module):
-        def forward(self, x):
-            return ag.log(x)
+class Log(nn.Module):
+    """log of every entry: NaN for a negative input."""
 
+    def forward(self, x):
+        return ag.log(x)
+
+
+def _l9_models() -> list[tuple[str, nn.Module, ag.Tensor]]:
+    """The exercise's model, whose third module makes the first NaN (log of tanh's negative
+    outputs), and two more the learner's function is run on: one whose very first module
+    takes a log of the raw batch, and one with nothing non-finite at all. Each with its
+    batch, under a description that names the model, never its answer."""
     gen = ag.Generator(79)
-    model = nn.Sequential(nn.Linear(4, 6, dtype=np.float64, generator=gen), nn.Tanh(), Log(),
-                          nn.Linear(6, 2, dtype=np.float64, generator=gen))
+    exercise = nn.Sequential(nn.Linear(4, 6, dtype=np.float64, generator=gen), nn.Tanh(),
+                             Log(), nn.Linear(6, 2, dtype=np.float64, generator=gen))
+    early = nn.Sequential(Log(), nn.Linear(4, 3, dtype=np.float64, generator=gen), nn.Tanh())
+    clean = nn.Sequential(nn.Linear(4, 3, dtype=np.float64, generator=gen), nn.Tanh(),
+                          nn.Linear(3, 2, dtype=np.float64, generator=gen))
+    x = ag.tensor(rng(79).standard_normal((5, 4)))
+    return [("the exercise's model", exercise, x),
+            ("a model that takes the log of the raw batch first", early, x),
+            ("a model with no log at all", clean, x)]
+
+
+def _instrumentation():
+    """The engine's instrumentation of the exercise's model on its batch."""
+    _, model, x = _l9_models()[0]
     with np.errstate(invalid="ignore", divide="ignore"):
-        return instrument(model, ag.tensor(rng(79).standard_normal((5, 4))))
+        return instrument(model, x)
 
 
 def instrumented() -> Report:
@@ -364,19 +386,97 @@ def instrumented() -> Report:
                   data={"table": table})
 
 
-def l9_facts() -> dict[str, Fact]:
-    """What the engine shows, one fact per prediction of ``L9(first_nonfinite_module=...,
-    first_nonfinite_op=...)``."""
-    table = _instrumentation()
-    op = table.first_nonfinite_op
-    facts = {
-        "first_nonfinite_module": Fact(table.first_nonfinite, "Hooks at each module boundary "
-                                       "report non-finite outputs; the first one is where to "
-                                       "look.", choices=("0", "1", "2", "3")),
-        "first_nonfinite_op": Fact(op.op if op else None, "One level down: the op that turned "
-                                   "finite inputs into NaN."),
-    }
-    return facts
+_INSTRUMENT_FILE = inspect.getsourcefile(instrument)
 
 
-register(Exercise("L9", "prediction", {"locate": predicting(l9_facts)}, experiment=instrumented))
+@contextlib.contextmanager
+def _hooks_registered():
+    """The forward hooks registered on any module while the block runs, as a list."""
+    registered: list = []
+    original = nn.Module.register_forward_hook
+
+    def spy(module, hook):
+        registered.append(hook)
+        return original(module, hook)
+
+    nn.Module.register_forward_hook = spy
+    try:
+        yield registered
+    finally:
+        nn.Module.register_forward_hook = original
+
+
+def _yours(hook) -> bool:
+    """Whether a hook was written by the learner (not instrument()'s own)."""
+    code = getattr(hook, "__code__", None)
+    return code is None or code.co_filename != _INSTRUMENT_FILE
+
+
+def _locate_part(locate) -> Result:
+    """The learner's ``locate(model, x)``, run on the exercise's model and two others."""
+    if locate is None or locate is Ellipsis:
+        return Result(False, "locate is still a placeholder: write a function locate(model, x) "
+                             "that returns the path of the first module whose output holds a "
+                             "non-finite value (None if none does).", name="locate",
+                      diagnosis="none")
+    if not callable(locate):
+        return Result(False, f"locate should be your function locate(model, x); it is "
+                             f"{words.short(locate, 40)}.", name="locate", diagnosis="type")
+    for description, model, x in _l9_models():
+        with _hooks_registered() as hooks, np.errstate(invalid="ignore", divide="ignore"):
+            try:
+                found = learner.call(locate, model, x, what="locate")
+            except learner.LearnerCodeFailed as exc:
+                return learner.failed(exc, name="locate")
+        if not any(_yours(h) for h in hooks):
+            return Result(False, "Your function found its answer without a forward hook of "
+                                 "its own: register one on each module "
+                                 "(module.register_forward_hook(fn)), look at the output it "
+                                 "is called with, and remove it afterwards.", name="locate",
+                          diagnosis="no_hooks")
+        left = [path or "(model)" for path, m in model.named_modules() if m._forward_hooks]
+        if left:
+            return Result(False, f"Your hooks are still registered after your function "
+                                 f"returned (on {len(left)} of the modules): hooks stay "
+                                 "until removed, so keep each handle and call "
+                                 "handle.remove().", name="locate", diagnosis="hooks_left")
+        with np.errstate(invalid="ignore", divide="ignore"):
+            want = instrument(model, x).first_nonfinite
+        if isinstance(found, int | np.integer) and not isinstance(found, bool):
+            found = str(int(found))  # 2 for module '2'
+        if found is not want and found != want:
+            return Result(False, f"On {description}, your function returned "
+                                 f"{words.short(found, 30)}, which is not the first module "
+                                 "whose output holds a non-finite value: look at each "
+                                 "output in the order the modules ran.", name="locate",
+                          diagnosis="wrong_module")
+    return Result(True, "Your hooks find the first module with a non-finite output, on the "
+                        "exercise's model and on two others, and leave no hook behind.",
+                  name="locate")
+
+
+def l9_op_fact() -> Fact:
+    """The op (one level below the module) that made the first non-finite value."""
+    op = _instrumentation().first_nonfinite_op
+    return Fact(op.op if op else None, "One level down: the op that turned finite inputs into "
+                "NaN.", choices=("linear", "tanh", "log"))
+
+
+@answers("locate", "first_nonfinite_op")
+def check_l9(locate=None, first_nonfinite_op=None) -> Result:
+    """``L9(locate=your_function, first_nonfinite_op=...)``: a function that instruments a
+    model with forward hooks and returns the path of its first module with a non-finite
+    output, and the op (one level down) that made the exercise's model's first NaN."""
+    if locate is None and first_nonfinite_op is None:
+        return Result(False, "Nothing to check yet: pass your function and your prediction, "
+                             "L9(locate=your_function, first_nonfinite_op=...).",
+                      diagnosis="none")
+    parts = []
+    if locate is not None:
+        parts.append(_locate_part(locate))
+    if first_nonfinite_op is not None:
+        parts.append(check_fact("first_nonfinite_op", first_nonfinite_op, l9_op_fact()))
+    return Result.combine(parts)
+
+
+register(Exercise("L9", "prediction", {"locate": check_l9}, experiment=instrumented))
