@@ -165,18 +165,18 @@ def g12() -> list[Forbidden]:
 
 
 def e3() -> list[Forbidden]:
-    s = sigmoid(ex.E3.problem().z)
-    slopes = s * (1 - s)
     return (["σ(z)(1 − σ(z))", "σ(1 − σ)", "σ(z)(1 - σ(z))", "s * (1 - s)", "s*(1-s)",
-             "1/2 · 1/2", "4.5 × 10⁻⁵", "4.5e-5", "0.25", number(0.25, ".2f")]
-            + scientific(slopes) + printed(slopes) + solution_lines("E3"))
+             "1/2 · 1/2", "4.5 × 10⁻⁵", "4.5e-5", "0.25", number(0.25, ".2f"), "2.718",
+             "falloff = e", "falloff=np.e", "≈ e^(−z)", "≈ e^(-z)", "peak_z=0", "peak_z = 0"]
+            + solution_lines("E3"))
 
 
 def w5() -> list[Forbidden]:
     p = ex.W5.problem()
     s = sigmoid(p.z)
     dz = p.G * s * (1 - s)
-    return (["G * s * (1 - s)", "1000 × σ'(z)", "× σ'(z)", "upstream × σ'", "2e-6", "= 250"]
+    return (["G * s * (1 - s)", "1000 × σ'(z)", "× σ'(z)", "upstream × σ'", "2e-6", "= 250",
+             "layers = 6", "layers=6", "d = 6", "0.0177", "0.018"]
             + scientific(dz) + printed(dz) + solution_lines("W5"))
 
 

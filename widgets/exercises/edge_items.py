@@ -96,39 +96,55 @@ def check_e2(*, literal: int = E2_LITERAL, **answers) -> Result:
 register(Exercise("E2", "derivation", {"gradients": check_e2}, problem=e2_problem))
 
 
-# -- E3: sigmoid's derivative at 0 -----------------------------------------------------------
+# -- E3: where sigmoid is steepest, and how fast its slope falls away -----------------------------
+
+E3_FAR = 20.0  # the fall-off is measured from z = 20 to z = 21, deep in the tail
 
 
-E3_POINTS = (-10.0, -2.0, 0.0, 2.0, 10.0)
+def sigmoid_slopes(z) -> np.ndarray:
+    """σ'(z) entry by entry, from the engine's own backward through sigmoid."""
+    t = ag.tensor(np.asarray(z, dtype=np.float64), requires_grad=True)
+    ag.sigmoid(t).sum().backward()
+    return t.grad.numpy()
 
 
-def e3_problem(z=None) -> Problem:
-    """The question's points, or other points ``z`` (a lesson demonstrates a mistake on other
-    points, so that its feedback says nothing about the learner's own)."""
-    points = np.array(E3_POINTS if z is None else z, dtype=np.float64).ravel()
-    where = ", ".join(f"{v:g}" for v in points)
-    return Problem(f"s = sigmoid(z) at z = {where}. Find ds/dz at each z.", z=points)
+def e3_engine() -> dict[str, float]:
+    """Where σ' is largest on a fine grid from -10 to 10 (step 0.01), its value there, and
+    how many times smaller it gets from z = 20 to z = 21."""
+    grid = np.arange(-1000, 1001) / 100
+    slopes = sigmoid_slopes(grid)
+    tail = sigmoid_slopes([E3_FAR, E3_FAR + 1])
+    return {"peak_z": float(grid[np.argmax(slopes)]), "peak_slope": float(slopes.max()),
+            "falloff": float(tail[0] / tail[1])}
 
 
-def check_e3(*args, z=None, **answers) -> Result:
-    """``E3(slopes=...)``: sigmoid's derivative at each z of ``E3.problem()``;
-    ``E3(slopes=..., z=...)`` for ``E3.problem(z=...)``."""
-    return one_answer("slopes")(lambda slopes: _check_e3_at(slopes, z))(*args, **answers)
+@answers("peak_z", "peak_slope", "falloff")
+def check_e3(**answers) -> Result:
+    """``E3(peak_z=..., peak_slope=..., falloff=...)``: where sigmoid's slope is largest,
+    how large it is there, and by what factor it shrinks per unit of z far out in the tail
+    (from z = 20 to z = 21)."""
+    def run(given):
+        want = e3_engine()
+        mistakes = {
+            "peak_z": [],
+            "peak_slope": [
+                Mistake(0.5, "That is σ(0), the sigmoid's value there, not its slope.", "",
+                        "value"),
+                Mistake(1.0, "That is tanh's slope at its peak; sigmoid rises from 0 to 1 "
+                        "over a wider stretch of z, so it is less steep.", "", "tanh")],
+            "falloff": [
+                Mistake(1 / want["falloff"], "That is how much the slope grows per unit step "
+                        "toward 0; the question asks how many times smaller it gets per unit "
+                        "step away from 0.", "", "inverse")],
+        }
+        return [check_gradient(given[k], want[k], name=k, reference="the engine's sigmoid",
+                               mistakes=mistakes[k])
+                for k in ("peak_z", "peak_slope", "falloff") if k in given]
+
+    return check_named(answers, ("peak_z", "peak_slope", "falloff"), run)
 
 
-def _check_e3_at(slopes, points) -> Result:
-    p = e3_problem(points)
-    z = ag.tensor(p.z, requires_grad=True)
-    ag.sigmoid(z).backward(np.ones(p.z.shape))
-    s = 1 / (1 + np.exp(-p.z))
-    return check_gradient(slopes, z.grad, name="slopes", mistakes=[
-        Mistake(s, "Those are the values σ(z), not the slopes (the derivative of σ at z).",
-                "", "value"),
-        Mistake(1 - s, "That is 1 − σ(z), one factor of the slope, not the slope itself.",
-                "", "value")])
-
-
-register(Exercise("E3", "derivation", {"slopes": check_e3}, problem=e3_problem))
+register(Exercise("E3", "derivation", {"shape": check_e3}))
 
 
 # -- E4: exactly flat ------------------------------------------------------------------------

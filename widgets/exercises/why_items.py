@@ -17,8 +17,8 @@ from ..lessons.report import Report
 from . import learner
 from .backward_check import check_backward
 from .exercise import Exercise, register
-from .parts import one_answer
-from .predictions import Fact, predicting
+from .parts import answers, check_named
+from .predictions import Fact, check_fact, predicting
 from .problems import Problem, rng
 from .true_false import Claim, Flaw, Watch, among, count, numbers, raised, register_claim, same
 
@@ -178,10 +178,53 @@ def w5_problem(z=None, G=None) -> Problem:  # noqa: N803 - G is the question's n
     return Problem(what, z=points, G=upstream)
 
 
+W5_SATURATED = 4.0  # the pre-activation of every layer of the deep question's chain
+W5_UPSTREAM = 1000.0
+W5_FLOOR = 1e-6
+
+
+def saturated_chain_gradient(depth: int, z: float = W5_SATURATED,
+                             upstream: float = W5_UPSTREAM) -> float:
+    """The gradient that reaches the bottom of ``depth`` sigmoid layers in a chain, each
+    layer's pre-activation ``z`` (a bias sets it), when ``upstream`` arrives at the top:
+    by the engine's own backward."""
+    bottom = ag.tensor(z, requires_grad=True)
+    h, shift = ag.sigmoid(bottom), z - 1 / (1 + np.exp(-z))
+    for _ in range(depth - 1):
+        h = ag.sigmoid(h + shift)  # the next layer's input is again z
+    h.backward(ag.tensor(upstream))
+    return float(bottom.grad.numpy())
+
+
+def w5_layers() -> int:
+    """How many saturated sigmoid layers bring the huge upstream gradient below the floor."""
+    return next(d for d in range(1, 100) if abs(saturated_chain_gradient(d)) < W5_FLOOR)
+
+
+@answers("dz", "layers")
 def check_w5(*args, z=None, G=None, **answers) -> Result:  # noqa: N803
-    """``W5(dz=...)`` for ``W5.problem()``; ``W5(dz=..., z=..., G=...)`` for
-    ``W5.problem(z=..., G=...)``."""
-    return one_answer("dz")(lambda dz: _check_w5_at(dz, z, G))(*args, **answers)
+    """``W5(dz=..., layers=...)``: ``dz`` for ``W5.problem()`` (``W5(dz=..., z=..., G=...)``
+    for ``W5.problem(z=..., G=...)``), and ``layers``: how many sigmoid layers in a chain,
+    each at the pre-activation z = 4, bring an upstream gradient of 1000 at the top below
+    10⁻⁶ at the bottom."""
+    if len(args) == 1 and not answers:  # W5(dz) as well as W5(dz=dz)
+        answers = {"dz": args[0]}
+    elif args:
+        return Result(False, f"W5 takes its answers by name, dz=... and layers=...; you passed "
+                             f"{len(args)} by position.", diagnosis="call")
+
+    def run(given):
+        results = []
+        if "dz" in given:
+            results.append(_check_w5_at(given["dz"], z, G))
+        if "layers" in given:
+            results.append(check_fact("layers", given["layers"], Fact(
+                w5_layers(), "Each saturated layer multiplies the gradient by σ'(4), about "
+                "0.018: count the layers until 1000 times that product falls below 10⁻⁶.",
+                "number")))
+        return results
+
+    return check_named(answers, ("dz", "layers"), run)
 
 
 def _check_w5_at(dz, points, upstream) -> Result:
