@@ -129,7 +129,87 @@ def check_l2(*, widths: tuple = L2_WIDTHS, **answers) -> Result:
     return check_named(answers, ("da", "db"), run)
 
 
-register(Exercise("L2", "derivation", {"gradients": check_l2}, problem=l2_problem))
+
+# L2's other merges: a gate, a pool and a reuse, each with its own upstream gradient.
+def l2_merges_problem() -> Problem:
+    """The three other motifs of L2, each with its upstream gradient: a gate
+    y = sigmoid(u) * h, a pooling merge y = max over three branches (rows of ``branches``),
+    and a reuse y = tanh(x * w) * w."""
+    g = rng(721)
+    branches = g.standard_normal((3, 4))
+    return Problem("Three more merges, each with its upstream gradient. Gate: y = sigmoid(u) * "
+                   "h, G_gate = dL/dy; find du. Pool: y = max(branches, axis=0), the "
+                   "elementwise max of three branches (the rows), G_pool = dL/dy; find "
+                   "d_branches. Reuse: y = tanh(x * w) * w, w used twice, G_reuse = dL/dy; "
+                   "find dw.", u=g.standard_normal(4), h=g.standard_normal(4),
+                   G_gate=g.standard_normal(4), branches=branches,
+                   G_pool=g.standard_normal(4), x=g.standard_normal(3),
+                   w=g.standard_normal(3), G_reuse=g.standard_normal(3))
+
+
+def _l2_merge_grads(q: Problem) -> dict[str, np.ndarray]:
+    """The engine's gradients for the three merges."""
+    u = ag.tensor(q.u, requires_grad=True)
+    (ag.sigmoid(u) * ag.tensor(q.h)).backward(q.G_gate)
+    branches = ag.tensor(q.branches, requires_grad=True)
+    branches.max(axis=0).backward(q.G_pool)
+    w = ag.tensor(q.w, requires_grad=True)
+    (ag.tanh(ag.tensor(q.x) * w) * w).backward(q.G_reuse)
+    return {"du": u.grad.numpy(), "d_branches": branches.grad.numpy(), "dw": w.grad.numpy()}
+
+
+def _l2_merge_mistakes(q: Problem) -> dict[str, list[Mistake]]:
+    s = 1 / (1 + np.exp(-q.u))
+    winner = q.branches == q.branches.max(axis=0)
+    t = np.tanh(q.x * q.w)
+    return {
+        "du": [Mistake(q.G_gate * q.h, "You sent the gradient through the product but stopped "
+                       "there: u reaches y through the sigmoid as well, so its slope belongs "
+                       "in the chain.", "", "missing_activation_derivative"),
+               Mistake(q.G_gate * s, "That is the gradient of the other factor, h: the "
+                       "product rule gives each factor the other one.", "", "other_factor")],
+        "d_branches": [
+            Mistake(np.broadcast_to(q.G_pool / 3, q.branches.shape), "A max does not share "
+                    "its gradient: the whole of it goes to the branch that won, at each "
+                    "entry.", "", "averaged_paths"),
+            Mistake(np.broadcast_to(q.G_pool, q.branches.shape), "Every branch got the whole "
+                    "gradient, but only the branch that holds the max reaches y at that "
+                    "entry.", "", "all_paths"),
+            Mistake(np.where(winner, 0.0, q.G_pool), "You sent the gradient to the branches "
+                    "that lost; it goes to the winner.", "", "wrong_branch")],
+        "dw": [Mistake(q.G_reuse * t, "That is the gradient of w's second use only (the "
+                       "factor outside the tanh): w is used twice, and the two uses add up.",
+                       "", "one_path"),
+               Mistake(q.G_reuse * q.w * (1 - t ** 2) * q.x, "That is the gradient of w's "
+                       "first use only (inside the tanh): w is used twice, and the two uses "
+                       "add up.", "", "one_path")],
+    }
+
+
+@answers("du", "d_branches", "dw")
+def check_l2_merges(**answers) -> Result:
+    """``L2.run("merges", du=..., d_branches=..., dw=...)`` for ``l2_merges_problem()``
+    (``L2.problem(merges=True)``): the gradient through a gate, a max over branches, and a
+    reused weight."""
+    q = l2_merges_problem()
+
+    def run(given):
+        grads, mistakes = _l2_merge_grads(q), _l2_merge_mistakes(q)
+        of = {"du": "u", "d_branches": "branches", "dw": "w"}
+        return [check_gradient(given[k], grads[k], name=k, of=of[k], mistakes=mistakes[k])
+                for k in ("du", "d_branches", "dw") if k in given]
+
+    return check_named(answers, ("du", "d_branches", "dw"), run)
+
+
+def l2_problems(widths: tuple = L2_WIDTHS, merges: bool = False) -> Problem:
+    """``L2.problem()``: the concatenation (``widths=`` another one, for a lesson's demo);
+    ``L2.problem(merges=True)``: the gate, the pool and the reuse."""
+    return l2_merges_problem() if merges else l2_problem(widths)
+
+
+register(Exercise("L2", "derivation", {"gradients": check_l2, "merges": check_l2_merges},
+                  problem=l2_problems))
 
 
 # -- L3: define-by-run -------------------------------------------------------------------------
