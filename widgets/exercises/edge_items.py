@@ -144,7 +144,7 @@ def check_e3(**answers) -> Result:
     return check_named(answers, ("peak_z", "peak_slope", "falloff"), run)
 
 
-register(Exercise("E3", "derivation", {"shape": check_e3}))
+register(Exercise("E3", "derivation", {"slope": check_e3}))
 
 
 # -- E4: exactly flat ------------------------------------------------------------------------
