@@ -10,18 +10,18 @@ import inspect
 import numpy as np
 
 import autograd_core as ag
-from autograd_core import nn, optim
+from autograd_core import nn
 from autograd_core.graph import capture, saved_bytes
 from autograd_core.instrument import instrument
-from autograd_core.memory import training_step_memory
 
 from ..feedback import words
 from ..feedback.check import check_gradient
 from ..feedback.context import Mistake
 from ..feedback.result import Result
-from ..lessons.checkpointing import checkpoint_costs, checkpointed_step, sqrt_segments
+from ..lessons.checkpointing import checkpointed_step, checkpointing, sqrt_segments
 from ..lessons.floats import summation_order
 from ..lessons.graphs import define_by_run
+from ..lessons.memory import memory_breakdown
 from ..lessons.report import Report
 from . import learner
 from .exercise import Exercise, register
@@ -127,7 +127,6 @@ def check_l2(*, widths: tuple = L2_WIDTHS, **answers) -> Result:
                 if k in given]
 
     return check_named(answers, ("da", "db"), run)
-
 
 
 # L2's other merges: a gate, a pool and a reuse, each with its own upstream gradient.
@@ -355,42 +354,10 @@ def l7_facts() -> dict[str, Fact]:
         "saved_20": Fact(chain_saved_bytes(20), why, "number")}
 
 
-def memory_breakdown() -> Report:
-    """One training step's memory by kind (parameters, gradients, optimizer, activations)."""
-    gen = ag.Generator(77)
-    rows = []
-    for depth in (2, 4, 8):
-        layers = []
-        for _ in range(depth):
-            layers += [nn.Linear(32, 32, generator=gen), nn.Tanh()]
-        model = nn.Sequential(*layers)
-        x, t = ag.randn(64, 32, generator=gen), ag.randn(64, 32, generator=gen)
-        optimizer = optim.Adam(model.parameters())
-        m = training_step_memory(model, nn.functional.mse_loss, x, t, optimizer)
-        rows.append((depth, m.parameters, m.gradients, m.optimizer_state, m.activations))
-    return Report("Memory of one training step (bytes), Linear+Tanh layers of width 32, batch 64",
-                  "Retained activations grow with depth and batch; with a batch of 64 they "
-                  "dominate.", ("layers", "parameters", "gradients", "optimizer state",
-                                "retained activations"), rows)
-
-
 register(Exercise("L7", "prediction", {"bytes": predicting(l7_facts)}, experiment=memory_breakdown))
 
 
 # -- L8: checkpointing -----------------------------------------------------------------------
-
-
-def checkpointing() -> Report:
-    """Saved bytes and recomputed work with and without checkpointing (engine experiment)."""
-    results = checkpoint_costs(depths=(4, 16))
-    rows = [(c.depth, c.strategy, c.segments, c.peak, f"{c.extra_forward_work:.2f}",
-             c.max_grad_difference == 0) for c in results]
-    return Report("Gradient checkpointing: memory for compute",
-                  "About √n segments cut the bytes kept for backward, at the price of "
-                  "recomputing the forward pass of each segment once; the gradients are "
-                  "identical.", ("depth", "strategy", "segments", "peak saved bytes",
-                                 "recomputed / forward work", "identical gradients"),
-                  rows, data={"results": results})
 
 
 def l8_facts() -> dict[str, Fact]:

@@ -12,7 +12,7 @@ from autograd_core.graph import CycleError, topological_order
 
 from ..feedback.check import check_gradient
 from ..feedback.result import Result
-from ..lessons.graphs import define_by_run
+from ..lessons.graphs import branches
 from ..lessons.report import Report
 from . import learner
 from .backward_check import check_backward
@@ -257,16 +257,6 @@ register(Exercise("W5", "derivation", {"dz": check_w5}, problem=w5_problem, expe
 
 
 # -- W6: no gradient through the branch that did not run ------------------------------------------
-
-
-def branches() -> Report:
-    """Two inputs through Python control flow: two recorded graphs, two sets of gradients."""
-    runs = define_by_run()
-    rows = [(r.x, " → ".join(r.ops), r.grad_w_pos, r.grad_w_neg) for r in runs]
-    return Report("y = w_pos·x if x > 0 else w_neg·x, then tanh once per unit of |x|",
-                  "Define-by-run: only the branch that ran is recorded, so the other weight is "
-                  "not in the graph and its .grad stays None.",
-                  ("x", "ops recorded", "w_pos.grad", "w_neg.grad"), rows, data={"runs": runs})
 
 
 def w6_facts() -> dict[str, Fact]:

@@ -39,6 +39,8 @@ from autograd_core.memory import SavedBytesTracker, activation_bytes
 from autograd_core.tensor import Tensor
 from autograd_core.utils.checkpoint import checkpoint, checkpoint_sequential, sqrt_segments
 
+from .report import Report
+
 __all__ = ["SwishBlock", "swish_stack", "HeldBytes", "CheckpointedStep", "measure_step",
            "checkpointed_step", "CheckpointCost", "checkpoint_costs", "STRATEGIES",
            "plan_forward", "plan_problem"]
@@ -346,3 +348,16 @@ def plan_forward(plan) -> Callable[[nn.Module, Tensor], Tensor]:
         return h
 
     return forward
+
+
+def checkpointing() -> Report:
+    """Saved bytes and recomputed work with and without checkpointing (engine experiment)."""
+    results = checkpoint_costs(depths=(4, 16))
+    rows = [(c.depth, c.strategy, c.segments, c.peak, f"{c.extra_forward_work:.2f}",
+             c.max_grad_difference == 0) for c in results]
+    return Report("Gradient checkpointing: memory for compute",
+                  "About √n segments cut the bytes kept for backward, at the price of "
+                  "recomputing the forward pass of each segment once; the gradients are "
+                  "identical.", ("depth", "strategy", "segments", "peak saved bytes",
+                                 "recomputed / forward work", "identical gradients"),
+                  rows, data={"results": results})

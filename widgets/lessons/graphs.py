@@ -201,3 +201,13 @@ def define_by_run(xs: Sequence[float] = (2.5, -0.5)) -> list[DefineByRun]:
                                 None if w_pos.grad is None else w_pos.grad.item(),
                                 None if w_neg.grad is None else w_neg.grad.item()))
     return runs
+
+
+def branches() -> Report:
+    """Two inputs through Python control flow: two recorded graphs, two sets of gradients."""
+    runs = define_by_run()
+    rows = [(r.x, " → ".join(r.ops), r.grad_w_pos, r.grad_w_neg) for r in runs]
+    return Report("y = w_pos·x if x > 0 else w_neg·x, then tanh once per unit of |x|",
+                  "Define-by-run: only the branch that ran is recorded, so the other weight is "
+                  "not in the graph and its .grad stays None.",
+                  ("x", "ops recorded", "w_pos.grad", "w_neg.grad"), rows, data={"runs": runs})
