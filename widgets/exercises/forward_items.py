@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+from functools import lru_cache
 
 import numpy as np
 
@@ -360,6 +361,13 @@ register(Exercise("L7", "prediction", {"bytes": predicting(l7_facts)}, experimen
 # -- L8: checkpointing -----------------------------------------------------------------------
 
 
+@lru_cache(maxsize=1)
+def _l8_steps():
+    """The plain and the 4-segment step of the 16-layer stack, measured once (seeded: the
+    same for every learner)."""
+    return tuple(checkpointed_step(depth=16, segments=k) for k in (1, sqrt_segments(16)))
+
+
 def l8_facts() -> dict[str, Fact]:
     """What the engine shows for ``L8(gradients_identical=..., saves_less=...,
     recomputes=..., peak_checkpointed=...)`` on the 16-layer stack, plain and in √16 = 4
@@ -367,7 +375,7 @@ def l8_facts() -> dict[str, Fact]:
     measures (``checkpointed_step(depth=16, segments=4).peak``; the plain step's is what
     the lesson's forward pass already showed), so the item is settled by a measurement,
     not by a guess of three yes/no answers."""
-    plain, sqrt = (checkpointed_step(depth=16, segments=k) for k in (1, sqrt_segments(16)))
+    plain, sqrt = _l8_steps()
     facts = {
         "peak_checkpointed": Fact(sqrt.peak, "Measure it: checkpointed_step(depth=16, "
                                   "segments=4).peak, the most bytes held for backward at any "

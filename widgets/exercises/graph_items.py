@@ -3,6 +3,8 @@ G3 (pooling backward), G4 (the order of the reverse sweep), G11 (what each op sa
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 import autograd_core as ag
@@ -17,7 +19,7 @@ from ..lessons.report import Report
 from .exercise import Exercise, register
 from .parts import answers, check_named, one_answer
 from .predictions import Fact, check_predictions, predicting
-from .problems import Problem, distinct, problem_for, rng
+from .problems import Problem, distinct, learner_name, problem_for, rng
 
 
 def _functional():
@@ -108,10 +110,17 @@ _G1_EXPLAIN = {
 def g1_facts() -> dict[str, Fact]:
     """What the engine shows, one fact per prediction of ``G1(outputs_equal=...,
     saved_bytes_no_grad=..., ...)``: predict what the engine shows."""
-    facts = recording_vs_inference().data
+    facts = _g1_measured(learner_name())
     kinds = {"saved_bytes_recording": "number", "saved_bytes_no_grad": "number"}
-    return {k: Fact(v, _G1_EXPLAIN[k], kinds.get(k, "exact"))
-                                           for k, v in facts.items()}
+    return {k: Fact(v, _G1_EXPLAIN[k], kinds.get(k, "exact")) for k, v in facts.items()}
+
+
+@lru_cache(maxsize=8)
+def _g1_measured(learner: str | None) -> dict:
+    """G1's facts for one learner's problem, measured once: the experiment collects the
+    garbage three times to see what a held loss keeps alive, too slow to repeat on every
+    check (``learner`` keys the cache: the data are drawn for that learner)."""
+    return dict(recording_vs_inference().data)
 
 
 register(Exercise(
