@@ -18,7 +18,7 @@ import platform
 from pathlib import Path
 
 import pytest
-from lab_session import ROOT, SKIPS, lab_page, menu, poll, wait_idle
+from lab_session import ROOT, SKIPS, lab_page, poll, run_all_cells
 
 pytestmark = SKIPS
 
@@ -92,8 +92,7 @@ def test_a_lesson_stored_on_another_python_opens_unmodified_and_records_it_when_
     with lab_page(tmp_path, path, run_all=False, trust=True) as page:
         page.wait_for_timeout(1500)  # the kernel's info reply arrives after "Idle"
         opened = page.evaluate(DIRTY)
-        menu(page, "Run", "Run All Cells")
-        wait_idle(page)
+        run_all_cells(page)
         ran = poll(page, DIRTY, lambda n: n == 1)
         saved = save(page)
         language = page.evaluate(SAVED_LANGUAGE)

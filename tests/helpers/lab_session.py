@@ -180,9 +180,42 @@ def wait_idle(page) -> None:
         " return bar && /\\|\\s*Idle/.test(bar.innerText); }", timeout=90_000)
 
 
-def menu(page, top: str, item: str) -> None:
-    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(f"^{top}$")).click()
-    page.locator(".lm-Menu-itemLabel", has_text=re.compile(f"^{item}$")).first.click()
+def menu(page, top: str, item: str, timeout: float = 90_000) -> None:
+    """Click ``item`` in the menu bar's ``top`` menu (each click waits up to
+    ``timeout`` ms for its target)."""
+    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(f"^{top}$")).click(
+        timeout=timeout)
+    page.locator(".lm-Menu-itemLabel", has_text=re.compile(f"^{item}$")).first.click(
+        timeout=timeout)
+
+
+# Some code cell's prompt shows that it ran or is queued: "[3]:" or "[*]:".
+_RUN_STARTED = ("() => [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]"
+                ".some(p => /\\[(\\*|\\d+)\\]/.test(p.innerText))")
+# The kernel is idle and no cell the page shows is still queued or running.
+_RUN_DONE = ("() => { const bar = document.querySelector('#jp-main-statusbar');"
+             " return bar && /\\|\\s*Idle/.test(bar.innerText) &&"
+             " ![...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]"
+             ".some(p => /\\[\\*\\]/.test(p.innerText)); }")
+
+
+def run_all_cells(page, tries: int = 3) -> None:
+    """Run > Run All Cells, then wait until every cell has run. A busy machine can drop
+    the menu click, and the status bar can say Idle before the first cell starts: so
+    the run must be seen to start (a prompt turns to [*] or a number), and the click is
+    repeated, up to ``tries`` times, when it is not."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    for _ in range(tries):
+        try:
+            menu(page, "Run", "Run All Cells", timeout=20_000)
+            page.wait_for_function(_RUN_STARTED, timeout=30_000)
+            break
+        except PlaywrightTimeout:
+            page.keyboard.press("Escape")  # close a menu left open by a dropped click
+    else:
+        raise AssertionError(f"Run All Cells did not start the kernel in {tries} tries")
+    page.wait_for_function(_RUN_DONE, timeout=180_000)
 
 
 def steady_box(locator, timeout: float = 30.0) -> dict:
@@ -281,8 +314,7 @@ class SharedLab:
             wait_idle(page)
             if run_all:
                 menu(page, "Edit", "Clear Outputs of All Cells")
-                menu(page, "Run", "Run All Cells")
-                wait_idle(page)
+                run_all_cells(page)
             yield page
         finally:
             page.close()
