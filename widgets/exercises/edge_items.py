@@ -35,7 +35,8 @@ def e1_facts() -> dict[str, Fact]:
                             "engine leaves its .grad as None (its adjoint is 0, never computed).",
                             choices=(None, 0.0)),
         "zero_path_grad": Fact(w.grad.numpy(), "w does reach the loss (times 0), so it is "
-                               "visited and gets an explicit zero gradient.", "number"),
+                               "visited and gets an explicit zero gradient.", "number",
+                               choices=(None, 0.0)),  # None: "unused" read as "no path"
     }
     return facts
 

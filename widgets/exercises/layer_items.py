@@ -52,9 +52,9 @@ def check_g8(shape) -> Result:
         return Result(True, f"Right: {words.shape(right)}, one entry per unit; the batch axis is "
                             "summed away because every example uses the same bias.", name="shape")
     says = {
-        (64, 128): ("That is the shape of the layer's output (one row per example). The bias is "
-                    "shared by all 64 examples, so its gradient adds up their 64 rows.",
-                    "missing_broadcast_sum"),
+        (64, 128): ("That is the shape of the layer's output (one row per example). How "
+                    "many examples use each bias, and what does a value used several times "
+                    "collect?", "missing_broadcast_sum"),
         (1, 128): ("Right values, but a gradient has exactly its parameter's shape, with "
                    "no extra size-1 axis.", "reshape"),
         (64,): ("That sums over the units instead of over the batch.", "wrong_axis"),
@@ -76,7 +76,9 @@ def _shape_of(value):
     return None
 
 
-register(Exercise("G8", "prediction", {"shape": check_g8}, level="J"))
+# A shape found by trying the few likely ones is not the reasoning G8 asks for: past two
+# wrong tries, a right answer counts as solved after seeing the solution.
+register(Exercise("G8", "prediction", {"shape": check_g8}, level="J", tries=2))
 
 
 # -- G9: why a broadcast bias gets a summed gradient --------------------------------------------

@@ -155,6 +155,7 @@ def _unanswered(given, fact: Fact) -> bool:
     if given is not None:
         return False
     none_is_an_answer = (fact.value is None or any(a is None for a in fact.accept)
+                         or any(c is None for c in fact.choices)  # None is a wrong choice
                          or (fact.kind == "set" and not fact.value))  # None reads as "nothing"
     return not none_is_an_answer
 
@@ -233,10 +234,18 @@ def check_fact(name: str, given, fact: Fact) -> Result:
     if _unanswered(given, fact):  # a placeholder: say nothing that gives the answer away
         return Result(False, f"{name} is still a placeholder, so there is nothing to check "
                              "yet: replace it with your prediction.", name=name, diagnosis="none")
-    malformed = _wrong_type(name, given, fact)
-    if malformed is not None:
-        return malformed
-    result = _compare(name, given, fact)
+    if given is None and fact.value is not None and any(c is None for c in fact.choices):
+        # None, one of the few choices, but not the engine's (see _unanswered)
+        attempt, before = _attempt(name, right=False)
+        result = Result(False, f"You said None for {name}, but the engine does compute a "
+                               "value for it: is it on a path to the loss?", name=name,
+                        diagnosis="none_for_visited",
+                        details={"attempt": attempt, "misses_before": before})
+    else:
+        malformed = _wrong_type(name, given, fact)
+        if malformed is not None:
+            return malformed
+        result = _compare(name, given, fact)
     if result.ok:
         attempt, before = _attempt(name, right=True)
         if before and fact.few_choices and attempt is not None:
