@@ -132,3 +132,34 @@ def test_the_engines_value_is_shown_only_after_a_second_wrong_try():
     second = str(ex.L1(merge_parameters=3))
     assert "You predicted 3; the engine shows 0." in second
     assert "solved after seeing the answer" in second
+
+
+def test_e1_none_for_the_zero_path_is_a_counted_wrong_choice():
+    """None is E1's misconception ("a zero path gives no gradient"), not a placeholder:
+    it is named and counted, and a right answer after it was found by elimination."""
+    from widgets.exercises.tracking import status
+
+    first = ex.E1(unused_grad=None, zero_path_grad=None)
+    assert not first.ok
+    assert [p.diagnosis for p in first.parts] == ["correct", "none_for_visited"]
+    assert "nothing to check" not in repr(first)
+    assert ex.E1(unused_grad=None, zero_path_grad=[0.0, 0.0]).ok
+    assert status("E1") == "solved after seeing the solution"
+
+
+def test_g8_found_by_trying_shapes_counts_as_searched():
+    from widgets.exercises.tracking import status
+
+    for guess in [(64, 128), (1, 128), (64,)]:
+        assert not ex.G8(shape=guess).ok
+    assert ex.G8(shape=(128,)).ok
+    assert status("G8") == "solved after seeing the solution"
+    assert "adds up" not in repr(ex.G8(shape=(64, 128)))  # the reply asks, never tells
+
+
+def test_g8_right_after_one_slip_is_solved():
+    from widgets.exercises.tracking import status
+
+    assert not ex.G8(shape=(64, 128)).ok
+    assert ex.G8(shape=(128,)).ok
+    assert status("G8") == "solved"
