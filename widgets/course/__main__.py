@@ -3,6 +3,7 @@
     python -m widgets.course export --otter notebooks/05_matmul_mlp.ipynb OUT/
     python -m widgets.course export --otter notebooks/05_matmul_mlp.ipynb OUT/ \\
         --points G5=3 --points G12=2 --default-points 1 --force
+    python -m widgets.course report SUBMISSIONS/ OUT/ [--names]
 
 A problem with the input (no such lesson, a folder already holding an export, a
 malformed ``--points``, otter-grader missing) is reported in one sentence, exit code 2.
@@ -20,7 +21,8 @@ from .lesson import LessonError
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m widgets.course",
-        description="Course tools: turn a lesson into a graded assignment.")
+        description="Course tools: turn a lesson into a graded assignment; report what "
+                    "a class got wrong.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     export = commands.add_parser(
         "export", help="write a lesson's student notebook and its autograder",
@@ -38,7 +40,39 @@ def _parser() -> argparse.ArgumentParser:
                         help="points of every other item (default 1)")
     export.add_argument("--force", action="store_true",
                         help="replace an earlier export in OUT")
+    report = commands.add_parser(
+        "report", help="what a class got wrong, from learners' exported progress",
+        description="Read every exported progress file (*.json, from "
+                    "exercises.export_progress()) in FOLDER and write OUT/report.html, "
+                    "OUT/report.csv and a chart per lesson: per item the share solved, "
+                    "solved after the solution, median wrong tries, and the named mistakes "
+                    "ranked by how many learners made them.")
+    report.add_argument("folder", type=Path, help="a folder of exported progress files")
+    report.add_argument("out", type=Path, help="the folder to write the report in")
+    report.add_argument("--names", action="store_true",
+                        help="list beside each mistake the learners who made it "
+                             "(left out unless asked)")
     return parser
+
+
+def _report(args) -> int:
+    from .class_report import read_folder, write_report
+
+    if not args.folder.is_dir():
+        return _fail(f"{args.folder} is not a folder of exported progress files.")
+    learners, skipped = read_folder(args.folder)
+    for sentence in skipped:
+        print(sentence, file=sys.stderr)
+    if not learners:
+        return _fail(f"{args.folder} holds no exported progress file (*.json from "
+                     "exercises.export_progress()).")
+    try:
+        page = write_report(learners, args.out, names=args.names, skipped=skipped)
+    except OSError as error:
+        return _fail(f"could not write the report: {error.strerror or error} "
+                     f"({error.filename or args.out}).")
+    print(f"Report on {len(learners)} learners: {page} (and report.csv beside it)")
+    return 0
 
 
 def _fail(message: str) -> int:
@@ -49,6 +83,8 @@ def _fail(message: str) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
+    if args.command == "report":
+        return _report(args)
     if args.command != "export":
         parser.print_help()
         return 0 if argv is None or not argv else 2

@@ -14,8 +14,8 @@ Hints and solutions only on request: ``result.hint()``, ``exercises.G6.hint``,
 ``exercises.G6.solution``, ``check(..., hint=True)`` or the widget's buttons
 (``exercises.G6.widget(lambda: dict(dA=dA, dB=dB))``). Asking for a solution is
 recorded. ``Progress("G1", "G2")`` summarises a notebook's exercises and ``progress()``
-every lesson, from a small file that survives a kernel restart
-(``~/.autograd-lessons/progress.json``, or ``$AUTOGRAD_LESSONS_PROGRESS``). A lesson
+every lesson, from small files that survive a kernel restart and several kernels at
+once (``~/.autograd-lessons/``, or ``$AUTOGRAD_LESSONS_PROGRESS``; see ``store``). A lesson
 showing what a mistake looks like runs ``exercises.G7.demo(...)`` (or ``demo=True``):
 shown, never recorded. ``set_learner("ada")`` (or ``$AUTOGRAD_LESSONS_LEARNER`` for a
 class) draws the numeric problems for one learner, so classmates get different numbers;
@@ -44,7 +44,7 @@ _EXPORTS = {
     "Result": "widgets.feedback.result", "Text": "widgets.feedback.result",
     "Mistake": "widgets.feedback.context", "Problem": "problems",
     "Report": "widgets.lessons.report", "Progress": "tracking", "progress": "tracking",
-    "reset_progress": "tracking", "set_learner": "problems",
+    "reset_progress": "tracking", "export_progress": "tracking", "set_learner": "problems",
     "after_solving": "reveal",
 }
 _RENAMED = {"BACKWARD_SPECS": "SPECS"}

@@ -1,11 +1,16 @@
-"""Where progress lives: a small JSON file the learner owns, written atomically.
+"""Where progress lives: files the learner owns, safe with several kernels at once.
 
-The file is ``~/.autograd-lessons/progress.json`` unless the environment variable
-``AUTOGRAD_LESSONS_PROGRESS`` names another path. ``AUTOGRAD_LESSONS_PROGRESS=:memory:``
-keeps progress in memory only, for one kernel: nbval and the notebook regeneration script
-set it, so every lesson runs from a fresh start and its stored outputs are the same on
-every run. Under pytest with no explicit location, progress is also kept in memory only,
-so a test run never writes to a learner's home directory.
+The store is named by ``~/.autograd-lessons/progress.json`` unless the environment
+variable ``AUTOGRAD_LESSONS_PROGRESS`` names another path. Progress is written beside
+it, in the folder ``progress.journal/``: each kernel appends events to a file of its own
+and every kernel reads them all (see :mod:`.journal`), so two lessons open at once never
+overwrite each other, on a local disk or on a network home folder, with no lock. A
+``progress.json`` written by an earlier version is read as the starting point and never
+written again: nothing in it is lost. ``AUTOGRAD_LESSONS_PROGRESS=:memory:`` keeps
+progress in memory only, for one kernel: nbval and the notebook regeneration script set
+it, so every lesson runs from a fresh start and its stored outputs are the same on every
+run. Under pytest with no explicit location, progress is also kept in memory only, so a
+test run never writes to a learner's home directory.
 
 What is kept, per question-bank ID::
 
@@ -14,22 +19,24 @@ What is kept, per question-bank ID::
      "solution_seen": "..." | null,                          # when the solution was revealed
      "misses": {"predict:outputs_equal": 1, ...}}            # wrong predictions so far
 
-A file that cannot be read is never overwritten: it is moved aside (``.corrupt-<time>``)
-and a sentence says so; a location that cannot be written keeps progress for this session
-and says so. Nothing is lost silently.
+An earlier file that cannot be read is never overwritten: it is moved aside
+(``.corrupt-<time>``) and a sentence says so; a location that cannot be written keeps
+progress for this session (and writes it as soon as it can) and says so. Nothing is lost
+silently.
 """
 
 from __future__ import annotations
 
-import contextlib
+import copy
 import json
 import os
 import sys
-import tempfile
 import time
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
+
+from .journal import Journal, apply, changes, empty_entry, merge
 
 ENV = "AUTOGRAD_LESSONS_PROGRESS"
 DEFAULT = Path("~/.autograd-lessons/progress.json")
@@ -50,12 +57,12 @@ class Attempt:
 # Set by Exercise.run while a check runs, read by the prediction checks.
 current: ContextVar[Attempt | None] = ContextVar("current_attempt", default=None)
 
-_MEMORY: dict = {}  # the in-memory store (under pytest without a location, or unwritable)
-_NOTICES: list[str] = []  # sentences about the file, shown once by the progress summary
+_NOTICES: list[str] = []  # sentences about the files, shown once by the progress summary
 
 
 def location() -> Path | None:
-    """The progress file, or None when progress is kept in memory only."""
+    """The store's path (its events live in the folder beside it, see
+    :func:`journal_folder`), or None when progress is kept in memory only."""
     explicit = os.environ.get(ENV, "").strip()
     if explicit.lower() in MEMORY_ONLY:
         return None
@@ -66,12 +73,14 @@ def location() -> Path | None:
     return DEFAULT.expanduser()
 
 
+def journal_folder(path: Path) -> Path:
+    """The folder of event files of the store named ``path``: ``progress.journal/``
+    beside ``progress.json``."""
+    return path.with_name(f"{path.stem}.journal")
+
+
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
-
-def _empty() -> dict:
-    return {"version": VERSION, "items": {}}
 
 
 def _notice(sentence: str) -> None:
@@ -80,28 +89,90 @@ def _notice(sentence: str) -> None:
 
 
 def notices(clear: bool = True) -> list[str]:
-    """Sentences about the progress file (unreadable, moved aside, not writable)."""
+    """Sentences about the progress files (unreadable, moved aside, not writable)."""
     found = list(_NOTICES)
     if clear:
         _NOTICES.clear()
     return found
 
 
-def load() -> dict:
-    """The whole store (a fresh one if there is no file yet)."""
+class _Store:
+    """One location's progress: the earlier file, the journal, and the events this
+    session could not write yet (or, in memory only, all of them)."""
+
+    def __init__(self, path: Path | None):
+        self.path = path
+        self.journal = None if path is None else Journal(journal_folder(path))
+        self.base: dict | None = None
+        self.unsaved: list[dict] = []  # events not written yet (the location failed)
+        self.items: dict | None = None  # the merged records, None until read
+        self.last_t = 0.0
+
+    def _base(self) -> dict:
+        if self.base is None:
+            self.base = {"items": {}} if self.path is None else _read_earlier(self.path)
+        return self.base
+
+    def current(self) -> dict:
+        """Every item's record as all kernels have written it."""
+        if self.journal is None:
+            if self.items is None:
+                self.items = {}
+            return self.items
+        written, others_wrote = self.journal.events()
+        for sentence in self.journal.skipped:
+            _notice(sentence)
+        self.journal.skipped.clear()
+        if others_wrote or self.items is None:
+            self.items = merge(self._base(), [*written, *self.unsaved])
+        return self.items
+
+    def add(self, events: list[dict]) -> None:
+        """Apply ``events`` and write them (with any this session could not write
+        before)."""
+        items = self.current()
+        for event in events:
+            apply(items, event)
+        if self.journal is None:
+            return
+        self.unsaved += events
+        try:
+            self.journal.append(self.unsaved)
+        except OSError as exc:
+            _notice(f"Your progress could not be saved to {self.journal.folder} "
+                    f"({exc.strerror or exc}); it is kept for this session and saved as soon "
+                    f"as that works. Set {ENV} to a file you can write.")
+            return
+        self.unsaved = []
+
+    def stamp(self) -> float:
+        """A time for new events, later than every earlier one of this session."""
+        self.last_t = max(time.time(), self.last_t + 1e-6)
+        return self.last_t
+
+
+_STORES: dict[str | None, _Store] = {}
+
+
+def _store() -> _Store:
     path = location()
-    if path is None:
-        return _MEMORY.setdefault(None, _empty())
-    if str(path) in _MEMORY:  # the file could not be written: this session's copy
-        return _MEMORY[str(path)]
+    key = None if path is None else str(path)
+    if key not in _STORES:
+        _STORES[key] = _Store(path)
+    return _STORES[key]
+
+
+def _read_earlier(path: Path) -> dict:
+    """The progress file an earlier version wrote (``{"items": ...}``), or an empty one;
+    an unreadable one is moved aside, never overwritten."""
     try:
         text = path.read_text(encoding="utf-8")
-    except (FileNotFoundError, NotADirectoryError):  # nothing saved yet (or nowhere to save)
-        return _empty()
+    except (FileNotFoundError, NotADirectoryError):
+        return {"items": {}}
     except OSError as exc:
         _notice(f"Your progress file {path} could not be read ({exc.strerror or exc}); "
-                "progress is kept for this session only.")
-        return _MEMORY.setdefault(str(path), _empty())
+                "it is left as it is.")
+        return {"items": {}}
     try:
         data = json.loads(text)
         if not isinstance(data, dict) or not isinstance(data.get("items"), dict):
@@ -118,71 +189,41 @@ def _set_aside(path: Path, exc: Exception) -> dict:
         path.replace(aside)
         _notice(f"Your progress file {path} could not be read ({str(exc)[:80]}); it was "
                 f"kept as {aside.name} and a fresh one was started.")
-        return _empty()
     except OSError:
         _notice(f"Your progress file {path} could not be read ({str(exc)[:80]}) nor moved "
-                "aside; it is left as it is and progress is kept for this session only.")
-        return _MEMORY.setdefault(str(path), _empty())
-
-
-def save(data: dict) -> None:
-    """Write the store atomically (a temporary file in the same folder, then a rename)."""
-    path = location()
-    if path is None:
-        _MEMORY[None] = data
-        return
-    if str(path) in _MEMORY:
-        _MEMORY[str(path)] = data
-        return
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".progress-", suffix=".json", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(data, f, indent=1, sort_keys=True)
-            os.replace(tmp, path)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-    except OSError as exc:
-        _notice(f"Your progress could not be saved to {path} ({exc.strerror or exc}); it is "
-                f"kept for this session only. Set {ENV} to a file you can write.")
-        _MEMORY[str(path)] = data
-
-
-def item(data: dict, exercise_id: str) -> dict:
-    """The record of one item in ``data`` (created empty if missing)."""
-    entry = data["items"].setdefault(exercise_id, {})
-    entry.setdefault("parts", {})
-    entry.setdefault("solved", None)
-    entry.setdefault("solution_seen", None)
-    entry.setdefault("misses", {})
-    return entry
+                "aside; it is left as it is.")
+    return {"items": {}}
 
 
 def read_item(exercise_id: str) -> dict:
     """A copy of one item's record (empty if never checked)."""
-    data = load()
-    return dict(item(data, exercise_id)) if exercise_id in data["items"] else \
-        {"parts": {}, "solved": None, "solution_seen": None, "misses": {}}
+    entry = _store().current().get(exercise_id)
+    return copy.deepcopy(entry) if entry is not None else empty_entry()
+
+
+def read_all() -> dict[str, dict]:
+    """A copy of every item's record, keyed by ID."""
+    return copy.deepcopy(_store().current())
 
 
 def update(exercise_id: str, change) -> dict:
-    """Load, let ``change(entry)`` edit one item's record, save; returns the entry."""
-    data = load()
-    entry = item(data, exercise_id)
-    change(entry)
-    save(data)
-    return entry
+    """Let ``change(entry)`` edit a copy of one item's record and write what changed, as
+    events that add to what other kernels write; returns the edited entry."""
+    store = _store()
+    before = read_item(exercise_id)
+    after = copy.deepcopy(before)
+    change(after)
+    events = changes(before, after, store.stamp(), exercise_id)
+    if events:
+        store.add(events)
+    return after
 
 
 def reset() -> None:
-    """Forget all progress at the current location (tests, or a learner starting over)."""
-    path = location()
-    _MEMORY.pop(None if path is None else str(path), None)
-    if path is not None:
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
+    """Forget all progress at the current location (tests, or a learner starting over):
+    every kernel's events and the earlier file stay on disk, hidden by a reset event."""
+    store = _store()
+    store.add([{"t": store.stamp(), "reset": True}])
 
 
 now = _now

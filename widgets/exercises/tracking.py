@@ -1,4 +1,4 @@
-"""Honest progress: which items you solved, kept in a small file that survives a restart.
+"""Honest progress: which items you solved, kept in files that survive a restart.
 
 An item is *solved* only when every part of it has been right (G5 needs dW2, db2 and
 delta1; G14 needs dx and both batch predictions). Parts may be checked in separate calls;
@@ -15,19 +15,23 @@ Lesson 1: nothing checked yet (2 exercises).
   · G2 (J) · How an elementwise max (ReLU) routes the gradient (not started)
 >>> progress()                                      # doctest: +SKIP   (every lesson)
 
-The file is ``~/.autograd-lessons/progress.json``, or the path in the environment
-variable ``AUTOGRAD_LESSONS_PROGRESS`` (see ``store``).
+Progress lives in ``~/.autograd-lessons/``, or where the environment variable
+``AUTOGRAD_LESSONS_PROGRESS`` points, one append-only file per kernel (see ``store``).
 """
 
 from __future__ import annotations
 
 import html
+import json
+import os
 from collections.abc import Mapping
+from pathlib import Path
 
 from ..feedback.result import MARK_OK, MARK_WRONG, Result
 from . import store
 from .exercise import registry
 from .predictions import answer_names
+from .problems import learner_name
 
 # The lessons and the items each one checks, listed once: the last cell of each lesson is
 # Progress.lesson("NN"), and progress() reads every lesson from here.
@@ -94,6 +98,8 @@ def record(exercise, check: str, result: Result) -> str:
             part["ever"] = part["ever"] or ok
         if not result.ok and not placeholders and not _format_slip(result):
             entry["misses"][TRIES] = entry["misses"].get(TRIES, 0) + 1
+        for key in mistakes_named(check, result):
+            entry["misses"][key] = entry["misses"].get(key, 0) + 1
         if entry["solved"] is None and all(entry["parts"].get(k, {}).get("ever")
                                            for k in required):
             entry["solved"] = store.now()
@@ -107,6 +113,19 @@ def record(exercise, check: str, result: Result) -> str:
 
     store.update(exercise.id, change)
     return " ".join([*notes, *store.notices()])
+
+
+# Keys, kept with the misses, counting each named mistake: "mistake:<check>:<part>:<kind>"
+# (the class report ranks them).
+MISTAKE = "mistake:"
+
+
+def mistakes_named(check: str, result: Result) -> list[str]:
+    """The named mistakes in one check's Result, as ``mistake:check:part:diagnosis`` keys
+    (not a format slip, a placeholder or a right part)."""
+    wrong = [p for p in result.parts if not p.ok] or ([] if result.ok else [result])
+    return [f"{MISTAKE}{check}:{p.name}:{p.diagnosis}" for p in wrong
+            if p.diagnosis and p.diagnosis not in FORMAT_SLIPS | {"none", "correct"}]
 
 
 # Diagnoses of an answer that could not be read as one (a format slip is not a try).
@@ -159,6 +178,22 @@ def status(exercise_id: str) -> str:
     if entry["parts"] or entry["misses"]:
         return "in progress"
     return "not started"
+
+
+def export_progress(path: str | os.PathLike = "my-progress.json") -> str:
+    """Write every item's record, merged from all your kernels, to one JSON file you can
+    hand in with a submission (or keep); returns a sentence saying where it went. The
+    file holds your learner name only if you chose one with ``set_learner``."""
+    target = Path(path).expanduser()
+    data = {"version": store.VERSION, "exported": store.now(), "learner": learner_name(),
+            "items": store.read_all()}
+    try:
+        target.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
+    except OSError as exc:
+        return f"Your progress could not be written to {target} ({exc.strerror or exc})."
+    solved = sum(1 for entry in data["items"].values() if entry.get("solved"))
+    items = "item" if solved == 1 else "items"
+    return f"Your progress ({solved} {items} solved) was written to {target}."
 
 
 def reset_progress() -> None:
@@ -274,8 +309,9 @@ class Overview(_Report):
 
     def lines(self) -> list[str]:
         where = store.location()
-        out = ["Your progress in every lesson "
-               f"({'kept in ' + str(where) if where else 'kept in memory for this run'}):"]
+        kept = f"kept in {store.journal_folder(where)}" if where else \
+            "kept in memory for this run"
+        out = [f"Your progress in every lesson ({kept}):"]
         total = solved = 0
         for number, (title, ids) in LESSONS.items():
             p = Progress(*ids, title=f"{number} {title}")

@@ -1,0 +1,197 @@
+"""What a class gets wrong: a report over many learners' exported progress.
+
+Every check names the mistake it found (a transpose, a missing batch sum, a path left
+out) and progress counts each named mistake. Given a folder of progress files that
+learners exported (``exercises.export_progress()``, one JSON file each), this writes,
+per item: how many learners tried it, the share who solved it, the share who solved it
+only after seeing the solution, the median number of wrong tries, and the named
+mistakes ranked by how many learners made them; a bar chart per lesson; and a CSV for
+the LMS.
+
+    python -m widgets.course report SUBMISSIONS/ OUT/
+
+Private by design: nothing is sent anywhere, and the report holds no learner's name
+unless the instructor asks for it (``--names``), and then only beside each mistake.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import json
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..exercises.tracking import LESSONS, MISTAKE, TRIES
+
+
+@dataclass(frozen=True)
+class Learner:
+    """One learner's exported progress: a name (their chosen one, or the file's name)
+    and every item's record."""
+
+    name: str
+    items: dict
+
+
+@dataclass
+class ItemSummary:
+    """What the class did with one item."""
+
+    item: str
+    lesson: str
+    tried: int = 0
+    solved: int = 0
+    after_solution: int = 0
+    tries: list[int] = field(default_factory=list)
+    mistakes: dict[str, list[str]] = field(default_factory=dict)  # mistake -> learners
+
+    @property
+    def median_tries(self) -> float | None:
+        """The median number of wrong tries among the learners who tried the item."""
+        return statistics.median(self.tries) if self.tries else None
+
+    def ranked_mistakes(self) -> list[tuple[str, list[str]]]:
+        """The named mistakes, most learners first (ties by name)."""
+        return sorted(self.mistakes.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+
+
+def read_folder(folder: Path) -> tuple[list[Learner], list[str]]:
+    """Every exported progress file (``*.json``) in ``folder``, and a sentence for each
+    file that is not one (it is left out, never changed)."""
+    learners, skipped = [], []
+    for path in sorted(folder.glob("*.json")):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if not isinstance(data, dict) or not isinstance(data.get("items"), dict):
+                raise ValueError("it holds no progress items")
+        except (OSError, ValueError) as error:
+            skipped.append(f"{path.name} was left out: it is not an exported progress file "
+                           f"({str(error)[:80]}).")
+            continue
+        name = data.get("learner") if isinstance(data.get("learner"), str) else path.stem
+        learners.append(Learner(name, data["items"]))
+    return learners, skipped
+
+
+def describe(mistake: str) -> str:
+    """``mistake:gradients:dB:transpose`` as a reader says it: ``dB: transpose``."""
+    _, _, rest = mistake.partition(MISTAKE)
+    check, part, kind = (rest.split(":", 2) + ["", ""])[:3]
+    where = part or check
+    return f"{where}: {kind.replace('_', ' ')}"
+
+
+def summarise(learners: list[Learner]) -> list[ItemSummary]:
+    """One summary per item, in lesson order, for every item any learner tried."""
+    summaries = []
+    for number, (_, ids) in LESSONS.items():
+        for item in ids:
+            s = ItemSummary(item, number)
+            for learner in learners:
+                entry = learner.items.get(item)
+                if not isinstance(entry, dict) or not (entry.get("parts") or entry.get("misses")):
+                    continue
+                s.tried += 1
+                misses = entry.get("misses") or {}
+                if entry.get("solved"):
+                    s.solved += 1
+                    s.after_solution += bool(entry.get("after_solution"))
+                s.tries.append(int(misses.get(TRIES, 0)))
+                for key in misses:
+                    if key.startswith(MISTAKE):
+                        s.mistakes.setdefault(describe(key), []).append(learner.name)
+            if s.tried:
+                summaries.append(s)
+    return summaries
+
+
+def _share(n: int, of: int) -> str:
+    return f"{100 * n / of:.0f} %" if of else "–"
+
+
+def write_csv(summaries: list[ItemSummary], path: Path) -> None:
+    """One row per item: the counts, the median tries and the three commonest mistakes."""
+    with path.open("w", newline="", encoding="utf-8") as f:
+        out = csv.writer(f)
+        out.writerow(["lesson", "item", "tried", "solved", "solved_after_solution",
+                      "median_wrong_tries", "commonest_mistakes"])
+        for s in summaries:
+            top = "; ".join(f"{m} ({len(who)})" for m, who in s.ranked_mistakes()[:3])
+            out.writerow([s.lesson, s.item, s.tried, s.solved, s.after_solution,
+                          "" if s.median_tries is None else f"{s.median_tries:g}", top])
+
+
+def plot_lesson(summaries: list[ItemSummary], path: Path) -> str:
+    """A bar chart of one lesson's items (solved alone, solved after the solution, not
+    solved), saved to ``path``; returns its text alternative."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = [s.item for s in summaries]
+    alone = [100 * (s.solved - s.after_solution) / s.tried for s in summaries]
+    helped = [100 * s.after_solution / s.tried for s in summaries]
+    open_ = [100 - a - h for a, h in zip(alone, helped)]
+    fig, ax = plt.subplots(figsize=(1.2 + 0.7 * len(names), 3.2), dpi=100)
+    ax.bar(names, alone, color="#0072b2", label="solved")
+    ax.bar(names, helped, bottom=alone, color="#e69f00", hatch="//",
+           label="solved after the solution")
+    ax.bar(names, open_, bottom=[a + h for a, h in zip(alone, helped)], color="#dddddd",
+           hatch="..", label="not solved")
+    ax.set_ylabel("% of learners who tried")
+    ax.set_ylim(0, 100)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=3, fontsize=8,
+              frameon=False)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return "; ".join(f"{s.item}: {s.solved - s.after_solution} of {s.tried} solved, "
+                     f"{s.after_solution} after the solution" for s in summaries)
+
+
+def write_report(learners: list[Learner], out: Path, *, names: bool = False,
+                 skipped: list[str] = ()) -> Path:
+    """Write ``report.html``, ``report.csv`` and a chart per lesson into ``out``; returns
+    the HTML file. With ``names``, each mistake lists who made it."""
+    out.mkdir(parents=True, exist_ok=True)
+    summaries = summarise(learners)
+    write_csv(summaries, out / "report.csv")
+    body = [f"<h1>What the class got wrong</h1><p>{len(learners)} learners' progress; "
+            f"{len(summaries)} items tried by at least one of them.</p>"]
+    body += [f"<p>{html.escape(sentence)}</p>" for sentence in skipped]
+    for number, (title, _) in LESSONS.items():
+        lesson = [s for s in summaries if s.lesson == number]
+        if not lesson:
+            continue
+        chart = f"lesson_{number}.png"
+        alt = plot_lesson(lesson, out / chart)
+        body.append(f"<h2>{number} {html.escape(title)}</h2>"
+                    f'<img src="{chart}" alt="{html.escape(alt)}">')
+        body.append("<table><thead><tr><th scope='col'>item</th><th scope='col'>tried</th>"
+                    "<th scope='col'>solved</th><th scope='col'>after the solution</th>"
+                    "<th scope='col'>median wrong tries</th>"
+                    "<th scope='col'>named mistakes, most learners first</th>"
+                    "</tr></thead><tbody>")
+        for s in lesson:
+            ranked = "".join(
+                f"<li>{html.escape(m)}: {len(who)} learner{'s' if len(who) != 1 else ''}"
+                + (f" ({html.escape(', '.join(sorted(set(who))))})" if names else "")
+                + "</li>" for m, who in s.ranked_mistakes())
+            median = "–" if s.median_tries is None else f"{s.median_tries:g}"
+            body.append(f"<tr><th scope='row'>{s.item}</th><td>{s.tried}</td>"
+                        f"<td>{_share(s.solved, s.tried)}</td>"
+                        f"<td>{_share(s.after_solution, s.tried)}</td><td>{median}</td>"
+                        f"<td><ol>{ranked}</ol></td></tr>")
+        body.append("</tbody></table>")
+    page = out / "report.html"
+    page.write_text(
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+        "<title>What the class got wrong</title><style>"
+        "body{font-family:sans-serif;max-width:70em;margin:2em auto;color:#1a1a1a;"
+        "background:#fff}table{border-collapse:collapse}th,td{border:1px solid #767676;"
+        "padding:.3em .6em;text-align:left;vertical-align:top}ol{margin:0;padding-left:1.4em}"
+        "</style></head><body>" + "".join(body) + "</body></html>", encoding="utf-8")
+    return page

@@ -1,0 +1,209 @@
+"""Progress as events in append-only files, one file per kernel, merged when read.
+
+Two kernels (lesson 05 and lesson 07 open at once) must never overwrite each other's
+progress. Locks do not help on the network file systems JupyterHub home folders often
+live on (NFS does not honour SQLite's or ``fcntl``'s locks reliably), so nothing here
+locks: every writer appends to a file **no other process writes**, and a reader merges
+all of them. A file with one writer needs no lock on any file system; a line is written
+whole with one ``write`` and made durable with ``fsync``.
+
+Each line is one event about one item::
+
+    {"t": 1764676800.123456, "item": "G6", "part": "g:dA", "ok": true, "ever": true}
+    {"t": ..., "item": "G6", "miss": "tries:", "by": 1}     # counts add up
+    {"t": ..., "item": "G6", "first": {"solution_seen": "2026-12-02T12:00:00Z"}}
+    {"t": ..., "item": "G6", "set": {"after_solution": false}}
+    {"t": ..., "reset": true}                                 # start over
+
+Merging keeps every event's effect whatever the order the files are read in: ``ever``
+is an *or*, counts are sums, "first" fields keep the earliest value, and only a part's
+latest ``ok`` and a "set" field depend on time (the event with the later ``t`` wins; a
+reset hides everything before it). A line cut off by a crash is left alone until it is
+whole; a line that is not an event is skipped, kept in its file, and reported once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import socket
+from collections.abc import Iterable
+from pathlib import Path
+
+SUFFIX = ".jsonl"
+
+
+def empty_entry() -> dict:
+    """The record of an item nobody has checked."""
+    return {"parts": {}, "solved": None, "solution_seen": None, "misses": {}}
+
+
+def changes(before: dict, after: dict, t: float, item: str) -> list[dict]:
+    """The events that turn one item's record ``before`` into ``after``."""
+    events = []
+    for key, part in after["parts"].items():
+        if before["parts"].get(key) != part:
+            events.append({"t": t, "item": item, "part": key, "ok": bool(part.get("ok")),
+                           "ever": bool(part.get("ever"))})
+    for key, count in after["misses"].items():
+        grown = count - before["misses"].get(key, 0)
+        if grown:
+            events.append({"t": t, "item": item, "miss": key, "by": grown})
+    first = {k: after[k] for k in ("solved", "solution_seen")
+             if before.get(k) is None and after.get(k) is not None}
+    if first:
+        events.append({"t": t, "item": item, "first": first})
+    settled = {k: v for k, v in after.items()
+               if k not in ("parts", "misses", "solved", "solution_seen")
+               and before.get(k, None) != v}
+    if settled:
+        events.append({"t": t, "item": item, "set": settled})
+    return events
+
+
+def merge(base: dict, events: Iterable[dict]) -> dict:
+    """Every item's record: the snapshot ``base`` (``{"items": ...}``, an older progress
+    file), then ``events`` applied in time order."""
+    ordered = sorted(events, key=lambda e: e["t"])
+    resets = [i for i, e in enumerate(ordered) if e.get("reset")]
+    if resets:
+        ordered, items = ordered[resets[-1] + 1:], {}
+    else:
+        items = {name: _copy(entry) for name, entry in base.get("items", {}).items()
+                 if isinstance(entry, dict)}
+    for event in ordered:
+        apply(items, event)
+    return items
+
+
+def apply(items: dict, event: dict) -> None:
+    """Apply one event to every item's records ``items``, in place."""
+    if event.get("reset"):
+        items.clear()
+        return
+    entry = items.get(event["item"])
+    if entry is None:
+        entry = items[event["item"]] = empty_entry()
+    _apply(entry, event)
+
+
+def _copy(entry: dict) -> dict:
+    out = {**empty_entry(), **entry}
+    out["parts"] = {k: dict(v) for k, v in (out["parts"] or {}).items() if isinstance(v, dict)}
+    out["misses"] = dict(out["misses"] or {})
+    return out
+
+
+def _apply(entry: dict, event: dict) -> None:
+    if "part" in event:
+        part = entry["parts"].setdefault(event["part"], {"ok": False, "ever": False})
+        part["ok"] = event["ok"]
+        part["ever"] = part["ever"] or event["ever"] or event["ok"]
+    elif "miss" in event:
+        entry["misses"][event["miss"]] = entry["misses"].get(event["miss"], 0) + event["by"]
+    elif "first" in event:
+        for key, value in event["first"].items():
+            if entry.get(key) is None:
+                entry[key] = value
+    elif "set" in event:
+        entry.update(event["set"])
+
+
+def _is_event(value) -> bool:
+    if not isinstance(value, dict) or not isinstance(value.get("t"), (int, float)):
+        return False
+    if value.get("reset") is True:
+        return True
+    if not isinstance(value.get("item"), str):
+        return False
+    if "part" in value:
+        return isinstance(value["part"], str) and isinstance(value.get("ok"), bool) \
+            and isinstance(value.get("ever"), bool)
+    if "miss" in value:
+        return isinstance(value["miss"], str) and isinstance(value.get("by"), int)
+    return isinstance(value.get("first"), dict) or isinstance(value.get("set"), dict)
+
+
+class Journal:
+    """The folder of one store's event files: this process appends to a file of its own
+    and reads everyone's, each file from where it last stopped."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self._mine: Path | None = None
+        self._pid: int | None = None
+        self._read: dict[str, tuple[int, list[dict]]] = {}  # file -> (bytes taken, events)
+        self.skipped: list[str] = []  # sentences about lines that are not events
+
+    def _own_file(self) -> Path:
+        if self._mine is None or self._pid != os.getpid():  # a forked child writes its own
+            self._pid = os.getpid()
+            name = f"{socket.gethostname()}-{self._pid}-{secrets.token_hex(4)}{SUFFIX}"
+            self._mine = self.folder / name
+        return self._mine
+
+    def append(self, events: list[dict]) -> None:
+        """Write ``events`` at the end of this process's file, durably; raises OSError
+        when they could not be written whole (what was written of them is cut off again,
+        and the next append starts a new file, so a part of a line never runs into the
+        next one)."""
+        data = "".join(json.dumps(e, sort_keys=True) + "\n" for e in events).encode()
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self._own_file(), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            try:
+                size = os.fstat(fd).st_size
+                try:
+                    if os.write(fd, data) != len(data):
+                        raise OSError(28, "the events were written only in part")
+                    os.fsync(fd)
+                except OSError:
+                    with contextlib.suppress(OSError):
+                        os.ftruncate(fd, size)
+                    raise
+            finally:
+                os.close(fd)
+        except OSError:
+            self._mine = None
+            raise
+
+    def events(self) -> tuple[list[dict], bool]:
+        """Every whole event in the folder, and whether another process's file brought
+        new ones since the last call (this process's own are known already)."""
+        changed = False
+        with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+            for entry in os.scandir(self.folder):
+                if entry.name.endswith(SUFFIX) and entry.is_file():
+                    grew = self._take(entry.path, entry.stat().st_size)
+                    changed |= grew and entry.path != str(self._mine)
+        found = [e for _, taken in self._read.values() for e in taken]
+        return found, changed
+
+    def _take(self, path: str, size: int) -> bool:
+        taken, known = self._read.get(path, (0, []))
+        if size < taken:  # replaced by a shorter file: read it again
+            taken, known = 0, []
+        if size == taken:
+            return False
+        try:
+            with open(path, "rb") as f:
+                f.seek(taken)
+                chunk = f.read(size - taken)
+        except OSError:
+            return False
+        whole = chunk[:chunk.rfind(b"\n") + 1]  # a line still being written waits
+        known = list(known)
+        for line in whole.splitlines():
+            try:
+                value = json.loads(line)
+            except ValueError:
+                value = None
+            if _is_event(value):
+                known.append(value)
+            elif line.strip():
+                self.skipped.append(f"a line of {Path(path).name} is not a progress event "
+                                    f"and was skipped (left in the file): {line[:60]!r}")
+        self._read[path] = (taken + len(whole), known)
+        return bool(whole)
