@@ -135,18 +135,16 @@ def plot_lesson(summaries: list[ItemSummary], path: Path) -> str:
     alone = [100 * (s.solved - s.after_solution) / s.tried for s in summaries]
     helped = [100 * s.after_solution / s.tried for s in summaries]
     open_ = [100 - a - h for a, h in zip(alone, helped)]
-    fig, ax = plt.subplots(figsize=(1.2 + 0.7 * len(names), 3.2), dpi=100)
-    ax.bar(names, alone, color="#0072b2", label="solved")
+    fig, ax = plt.subplots(figsize=(max(3.0, 0.6 * len(names)) + 2.6, 3.2), dpi=100)
+    ax.bar(names, alone, color="#0072b2", label="solved without the solution")
     ax.bar(names, helped, bottom=alone, color="#e69f00", hatch="//",
            label="solved after the solution")
     ax.bar(names, open_, bottom=[a + h for a, h in zip(alone, helped)], color="#dddddd",
            hatch="..", label="not solved")
     ax.set_ylabel("% of learners who tried")
     ax.set_ylim(0, 100)
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=3, fontsize=8,
-              frameon=False)
-    fig.tight_layout()
-    fig.savefig(path)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=9, frameon=False)
+    fig.savefig(path, bbox_inches="tight")
     plt.close(fig)
     return "; ".join(f"{s.item}: {s.solved - s.after_solution} of {s.tried} solved, "
                      f"{s.after_solution} after the solution" for s in summaries)
@@ -171,7 +169,8 @@ def write_report(learners: list[Learner], out: Path, *, names: bool = False,
         body.append(f"<h2>{number} {html.escape(title)}</h2>"
                     f'<img src="{chart}" alt="{html.escape(alt)}">')
         body.append("<table><thead><tr><th scope='col'>item</th><th scope='col'>tried</th>"
-                    "<th scope='col'>solved</th><th scope='col'>after the solution</th>"
+                    "<th scope='col'>solved (in all)</th>"
+                    "<th scope='col'>solved after the solution</th>"
                     "<th scope='col'>median wrong tries</th>"
                     "<th scope='col'>named mistakes, most learners first</th>"
                     "</tr></thead><tbody>")
