@@ -286,6 +286,17 @@ def test_a_right_experiment_with_the_right_verdict_and_a_reason_passes(item):
 
 
 @pytest.mark.parametrize("item", IDS)
+def test_a_verdict_flipped_after_a_wrong_one_counts_as_seen(item):
+    """A verdict has two values: right after wrong may be a flip, not a reading."""
+    check = ex.registry()[item]
+    assert not check(verdict=not TRUTH[item], because=REASONS[item],
+                     experiment=RIGHT[item]).ok
+    result = check(verdict=TRUTH[item], because=REASONS[item], experiment=RIGHT[item])
+    assert result.ok and result.diagnosis == "elimination", result.message
+    assert item_status(item) == "solved after seeing the solution"
+
+
+@pytest.mark.parametrize("item", IDS)
 def test_a_wrong_verdict_is_sent_back_to_the_measurement_without_the_answer(item):
     result = ex.registry()[item](verdict=not TRUTH[item], because=REASONS[item],
                                  experiment=RIGHT[item])

@@ -260,6 +260,16 @@ def check_fact(name: str, given, fact: Fact) -> Result:
                   hint=result._hint)
 
 
+def guard_few_choices(name: str, right: bool, choices: int) -> Result | None:
+    """For an answer with only ``choices`` possible values (a verdict has 2): count a
+    wrong one; a right one after a wrong one may have been found by elimination, so it
+    counts as seen and this returns the Result that says so (else None)."""
+    attempt, before = _attempt(name, right)
+    if right and before and attempt is not None:
+        return _by_elimination(name, Fact(True, "", choices=tuple(range(choices))), attempt)
+    return None
+
+
 def _by_elimination(name: str, fact: Fact, attempt) -> Result:
     """Right, after a wrong try of a prediction with only a few possible answers: the
     answer may have been found by trying them, so it counts as seen."""

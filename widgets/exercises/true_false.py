@@ -49,6 +49,7 @@ from ..feedback import words
 from ..feedback.result import Result
 from . import learner
 from .exercise import Exercise, _all_words, register
+from .predictions import guard_few_choices
 
 MAX_REASON = 240  # characters: "one line"
 
@@ -363,11 +364,15 @@ def make_check(c: Claim) -> Callable[..., Result]:
                                  "Check that it runs the situation the claim describes.",
                           diagnosis="experiment")
         if v != shows:
+            guard_few_choices("verdict", right=False, choices=2)
             return Result(False, "Your verdict does not follow from your own measurement: "
                                  f"{c.word('reread')} Read it again.", diagnosis="wrong_verdict")
         problem = reason_problem(c, because)  # (a Result is falsy when not ok: no `or`)
         if problem is not None:
             return problem
+        flipped = guard_few_choices("verdict", right=True, choices=2)
+        if flipped is not None:  # a verdict flipped after a wrong one may be a guess
+            return flipped
         return Result(True, f"Right, and your own experiment settles it: {c.word('settled')}"
                             f"{_your_reason(because)}", diagnosis="correct")
 
