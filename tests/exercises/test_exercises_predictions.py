@@ -163,3 +163,21 @@ def test_g8_right_after_one_slip_is_solved():
     assert not ex.G8(shape=(64, 128)).ok
     assert ex.G8(shape=(128,)).ok
     assert status("G8") == "solved"
+
+
+def test_g9_shape_and_g13_factor_flipped_after_a_miss_count_as_seen():
+    """Each has two natural answers (z's shape or b's; N or 1/N): right after wrong is
+    found by elimination."""
+    import autograd_core as ag
+    from widgets.exercises.tracking import status
+
+    assert not ex.G9.run("unbroadcast", shape=(4,)).ok
+    assert ex.G9.run("unbroadcast", shape=(5, 4)).diagnosis == "elimination"
+    p = ex.G13.problem()
+    w = ag.tensor(p.w, requires_grad=True)
+    ((ag.tensor(p.x) @ w - ag.tensor(p.t)) ** 2).sum().backward()
+    factor = (w.grad.numpy() / p.grad_mean)[0]  # the sum over 8 rows vs their mean: 8
+    assert round(factor) == p.x.shape[0]
+    assert not ex.G13(grad_sum=w.grad.numpy(), factor=1 / factor).ok
+    assert ex.G13(factor=factor).ok
+    assert status("G13") == "solved after seeing the solution"

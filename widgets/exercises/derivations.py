@@ -21,6 +21,7 @@ from ..feedback.result import Result, named
 from . import mlp
 from .exercise import Exercise, register
 from .parts import answers, check_named
+from .predictions import guard_few_choices
 from .problems import Problem, rng
 
 # -- G5: a 3-layer MLP --------------------------------------------------------------------
@@ -275,8 +276,12 @@ def check_g13(**answers) -> Result:
             ratio = grad_sum / p.grad_mean  # every entry: the same factor
             inverse = Mistake(1 / ratio[0], "That is the factor from sum to mean; the "
                               "question asks for grad_sum / grad_mean.", "", "inverse")
-            results.append(check_gradient(given["factor"], ratio[0], name="factor",
-                                          reference="the engine's ratio", mistakes=[inverse]))
+            factor = check_gradient(given["factor"], ratio[0], name="factor",
+                                    reference="the engine's ratio", mistakes=[inverse])
+            if factor.ok or factor.diagnosis == "inverse":  # N or 1/N: two natural choices
+                flipped = guard_few_choices("factor", right=factor.ok, choices=2)
+                factor = flipped or factor
+            results.append(factor)
         return results
 
     return check_named(answers, ("grad_sum", "factor"), run)

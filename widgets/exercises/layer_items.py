@@ -119,7 +119,8 @@ def check_g9_unbroadcast(shape) -> Result:
     sent, _ = _g9_steps(g9_problem())
     fact = Fact(tuple(sent.unbroadcast_from), "The add rule hands b a gradient with the shape "
                 f"of z, {words.shape(sent.unbroadcast_from)}; the engine sums it over the "
-                "broadcast axis back to b's shape (4,). The stepper shows this step.", "shape")
+                "broadcast axis back to b's shape (4,). The stepper shows this step.", "shape",
+                choices=(tuple(sent.unbroadcast_from), (4,)))  # z's shape or b's
     return check_predictions({"shape": shape} if shape is not None else {}, {"shape": fact})
 
 
