@@ -39,6 +39,7 @@ _EXPORTS = {
     "last_results": "exercise", "forget_results": "exercise",
     "check_gradient": "widgets.feedback.check",
     "check_predicted_gradient": "widgets.feedback.check",
+    "check_derivation": "widgets.feedback.derivation",
     "check_backward": "backward_check", "BACKWARD_SPECS": "backward_check",
     "check_own_gradcheck": "own_gradcheck",
     "Result": "widgets.feedback.result", "Text": "widgets.feedback.result",

@@ -15,6 +15,8 @@ True
 
 from .check import check_gradient, check_predicted_gradient
 from .context import Mistake
+from .derivation import check_derivation
 from .result import Result, Text
 
-__all__ = ["check_gradient", "check_predicted_gradient", "Mistake", "Result", "Text"]
+__all__ = ["check_gradient", "check_predicted_gradient", "check_derivation", "Mistake",
+           "Result", "Text"]

@@ -1,0 +1,183 @@
+"""check_derivation: a learner's own derivation checked against the engine.
+
+Each row is a function written with the engine, a right formula (sometimes two, written
+differently) and wrong ones made from typical slips, with the diagnosis each must get.
+The right formulas are derived here by hand, in NumPy, not read from the engine. The
+traps agree with the engine on the shapes the learner gave and must be caught on the
+shapes the checker chooses."""
+
+import re
+
+import numpy as np
+import pytest
+from numpy.lib.stride_tricks import sliding_window_view
+
+import autograd_core as ag
+from autograd_core.nn import functional as F
+from widgets.exercises import check_derivation
+
+
+def softmax(z):
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def conv_dw(x, w, g):
+    windows = sliding_window_view(x, w.shape[2:], axis=(2, 3))  # n c h w i j
+    return np.einsum("nohw,nchwij->ocij", g, windows)
+
+
+def bn(x):
+    return (x - x.mean(0)) / np.sqrt(x.var(0) + 1e-5)
+
+
+def bn_dx(x, g):
+    n, xh = x.shape[0], bn(x)
+    return (g - g.mean(0) - xh * (g * xh).mean(0)) / np.sqrt(x.var(0) + 1e-5) * (n / n)
+
+
+def bn_f(x):
+    mean = x.mean(dim=0, keepdim=True)
+    var = ((x - mean) ** 2).mean(dim=0, keepdim=True)
+    return (x - mean) / ag.sqrt(var + 1e-5)
+
+
+# name: (f, shapes, input, right formulas, {wrong formula: diagnosis})
+ROWS = {
+    "matmul chain": (
+        lambda x, W1, W2: x @ W1 @ W2, {"x": (4, 3), "W1": (3, 5), "W2": (5, 2)}, "W1",
+        [lambda x, W1, W2, g: x.T @ g @ W2.T,
+         lambda x, W1, W2, g: np.einsum("ni,nk,jk->ij", x, g, W2)],
+        {(lambda x, W1, W2, g: -(x.T @ g @ W2.T)): "sign",
+         (lambda x, W1, W2, g: x.T @ W2.T): "shape"}),
+    "tanh": (
+        lambda x: ag.tanh(x), {"x": (3, 4)}, "x",
+        [lambda x, g: g * (1 - np.tanh(x) ** 2), lambda x, g: g / np.cosh(x) ** 2],
+        {(lambda x, g: 1 - np.tanh(x) ** 2): "missing_upstream"}),
+    "softmax cross-entropy": (
+        lambda z, t: -(t * F.log_softmax(z, dim=1)).sum() / z.shape[0],
+        {"z": (4, 3), "t": (4, 3)}, "z",
+        [lambda z, t: (softmax(z) * t.sum(1, keepdims=True) - t) / z.shape[0]],
+        {(lambda z, t: softmax(z) * t.sum(1, keepdims=True) - t): "batch_factor"}),
+    "batch norm": (
+        bn_f, {"x": (5, 3)}, "x",
+        [bn_dx],
+        {(lambda x, g: g / np.sqrt(x.var(0) + 1e-5)): "differs"}),
+    "conv": (
+        lambda x, w: F.conv2d(x, w), {"x": (2, 2, 5, 5), "w": (3, 2, 2, 2)}, "w",
+        [conv_dw],
+        {(lambda x, w, g: -conv_dw(x, w, g)): "sign",
+         (lambda x, w, g: 3 * conv_dw(x, w, g)): "scale"}),
+    "broadcast add": (
+        lambda x, b: x + b, {"x": (4, 3), "b": (3,)}, "b",
+        [lambda x, b, g: g.sum(0), lambda x, b, g: np.ones(x.shape[0]) @ g],
+        {(lambda x, b, g: g): "missing_broadcast_sum",
+         (lambda x, b, g: g.mean(0)): "batch_factor"}),
+    "reused input": (
+        lambda x: x * ag.sin(x), {"x": (6,)}, "x",
+        [lambda x, g: g * (np.sin(x) + x * np.cos(x))],
+        {(lambda x, g: g * x * np.cos(x)): "differs"}),
+    "custom loss": (
+        lambda p, t: ((p - t) ** 2).mean(), {"p": (4, 2), "t": (4, 2)}, "p",
+        [lambda p, t: 2 * (p - t) / p.size],
+        {(lambda p, t: 2 * (t - p) / p.size): "sign", (lambda p, t: (p - t) / p.size): "scale"}),
+}
+
+
+@pytest.mark.parametrize("row", ROWS)
+def test_right_formulas_pass_however_they_are_written(row):
+    f, shapes, name, rights, _ = ROWS[row]
+    for formula in rights:
+        result = check_derivation(f, {name: formula}, shapes)
+        assert result.ok, result.message
+
+
+@pytest.mark.parametrize("row", ROWS)
+def test_each_slip_is_named(row):
+    f, shapes, name, _, wrongs = ROWS[row]
+    for formula, code in wrongs.items():
+        result = check_derivation(f, {name: formula}, shapes)
+        assert not result.ok
+        if code == "differs":  # no special name: any diagnosis but "correct"
+            assert result.diagnosis not in (None, "correct"), result.message
+        elif code == "shape":
+            assert "shape" in result.message, result.message
+        else:
+            assert result.diagnosis == code, (code, result.diagnosis, result.message)
+
+
+def test_the_engines_values_are_never_printed():
+    """Replies quote shapes and sizes, never a value: no number with a decimal point."""
+    for row in ROWS.values():
+        f, shapes, name, _, wrongs = row
+        for formula in wrongs:
+            text = repr(check_derivation(f, {name: formula}, shapes, seed=3))
+            assert not re.search(r"\d\.\d", text), text
+
+
+# -- traps: right on the learner's own shapes, wrong in general ---------------------------
+
+
+def test_a_transpose_on_a_square_matrix_is_caught():
+    f = lambda x, W: (x @ W) ** 2  # noqa: E731
+    wrong = lambda x, W, g: ((2 * (x @ W) * g).T @ x)  # noqa: E731  (dW transposed)
+    result = check_derivation(f, {"W": wrong}, {"x": (3, 3), "W": (3, 3)})
+    assert not result.ok and result.diagnosis == "transpose"
+    assert "square" in result.message
+
+
+def test_a_factor_of_n_at_n_equal_to_one_is_caught_on_another_batch():
+    f, _, name, rights, wrongs = ROWS["softmax cross-entropy"]
+    shapes = {"z": (1, 3), "t": (1, 3)}  # a batch of one: dividing by N changes nothing
+    (forgot_n,) = wrongs
+    z, t = np.random.default_rng(1).standard_normal((2, 1, 3))
+    assert np.allclose(forgot_n(z, t), rights[0](z, t))  # a trap: right on these shapes
+    result = check_derivation(f, {name: forgot_n}, shapes)
+    assert not result.ok and result.diagnosis == "batch_factor"
+    assert "First seen on shapes" in result.message and "z (1, 3)" not in result.message
+    assert check_derivation(f, {name: rights[0]}, shapes).ok
+
+
+def test_a_missing_path_that_vanishes_on_the_given_shapes_is_caught():
+    """With a bias of size 1 the broadcast sum over the batch is a no-op only while the
+    batch is 1: the formula that skips it is right on the learner's shapes alone."""
+    f = lambda x, b: (x * b).sum()  # noqa: E731
+    skips_the_sum = lambda x, b: x[0]  # noqa: E731  right only for a batch of 1
+    shapes = {"x": (1, 3), "b": (3,)}
+    x = np.random.default_rng(2).standard_normal((1, 3))
+    assert np.allclose(skips_the_sum(x, None), x.sum(0))  # a trap: right on these shapes
+    result = check_derivation(f, {"b": skips_the_sum}, shapes)
+    assert not result.ok and "First seen on shapes" in result.message
+    assert check_derivation(f, {"b": lambda x, b: x.sum(0)}, shapes).ok
+
+
+# -- every malformed input gets a sentence -----------------------------------------------
+
+
+MALFORMED = {
+    "a formula that raises": (lambda x: ag.tanh(x).sum(), {"x": lambda x: 1 / 0},
+                              {"x": (3,)}, "raised ZeroDivisionError"),
+    "a formula of the wrong shape": (lambda x: ag.tanh(x).sum(), {"x": lambda x: x[:2]},
+                                     {"x": (3,)}, "shape"),
+    "a formula that is not a function": (lambda x: ag.tanh(x).sum(), {"x": "1 - tanh(x)**2"},
+                                         {"x": (3,)}, "should be a function"),
+    "f computed with NumPy": (lambda x: np.tanh(x.numpy()).sum(), {"x": lambda x: x},
+                              {"x": (3,)}, "not an engine tensor"),
+    "f detached from its inputs": (lambda x: x.detach().sum(), {"x": lambda x: x},
+                                   {"x": (3,)}, "not connected"),
+    "f that cannot run on the shapes": (lambda x, W: (x @ W).sum(), {"W": lambda x, W: x},
+                                        {"x": (2, 3), "W": (4, 5)}, "could not run"),
+    "a formula with no shape": (lambda x: x.sum(), {"y": lambda x: x}, {"x": (3,)},
+                                "no shape"),
+    "a bad shape": (lambda x: x.sum(), {"x": lambda x: x}, {"x": (3, 0)}, "positive sizes"),
+    "no formulas": (lambda x: x.sum(), {}, {"x": (3,)}, "dict of your derivations"),
+    "f not a function": (3, {"x": lambda x: x}, {"x": (3,)}, "should be a function"),
+}
+
+
+@pytest.mark.parametrize("case", MALFORMED)
+def test_malformed_input_gets_a_sentence(case):
+    f, formulas, shapes, words = MALFORMED[case]
+    result = check_derivation(f, formulas, shapes)
+    assert not result.ok and words in result.message, result.message
+    assert "Traceback" not in result.message

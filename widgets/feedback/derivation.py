@@ -1,0 +1,204 @@
+"""Check a derivation of your own against the engine: ``check_derivation``.
+
+You write a function with the engine (named tensors in, a scalar or a tensor out) and,
+for some of its inputs, your derivation of the gradient as a NumPy function of the same
+named arrays (and of the upstream gradient ``g`` when the output is not a scalar)::
+
+    def f(x, W):
+        return ag.tanh(x @ W).sum()
+
+    check_derivation(f, {"W": lambda x, W: x.T @ (1 - np.tanh(x @ W) ** 2)},
+                     shapes={"x": (4, 3), "W": (3, 2)})
+
+The checker compares each formula with the engine's gradient on several random draws,
+in float64, on your shapes and on shapes it chooses: every axis that can take a size of
+its own gets one (so a square matrix cannot hide a transpose, and a batch of 1 cannot
+hide a factor of N), and then every size changes together. A wrong formula gets the
+kind of mistake (transpose, sign, a constant or batch factor, a missing upstream
+gradient, a broadcast not summed, ...) and the shapes and draw it first failed on; the
+engine's values are never printed.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+
+import numpy as np
+
+from .check import check_gradient
+from .result import Result
+
+DRAWS = 3  # random draws per set of shapes
+_FRESH = (5, 7, 2, 6, 9, 11, 13, 8)  # sizes tried for an axis, none equal to another's
+
+
+def _shape_words(shapes: Mapping[str, tuple]) -> str:
+    return ", ".join(f"{k} {tuple(v)}" for k, v in shapes.items())
+
+
+def _engine():
+    import autograd_core as ag
+
+    return ag
+
+
+def _run(f: Callable, arrays: Mapping[str, np.ndarray], g: np.ndarray | None = None):
+    """The engine's output of ``f`` and, when ``g`` is given (or the output is a scalar),
+    every input's gradient; raises what ``f`` raises."""
+    ag = _engine()
+    tensors = {k: ag.tensor(v, requires_grad=True) for k, v in arrays.items()}
+    out = f(**tensors)
+    if not isinstance(out, ag.Tensor):
+        raise TypeError(f"f returned {type(out).__name__}, not an engine tensor")
+    if out.grad_fn is None:
+        raise TypeError("f's output is not connected to its inputs in the engine's graph "
+                        "(was it computed with NumPy, or under no_grad?)")
+    scalar = out.numel() == 1
+    if g is None and not scalar:
+        return out, None
+    out.backward() if scalar else out.backward(ag.tensor(g))
+    grads = {k: (np.zeros(v.shape) if t.grad is None else t.grad.numpy())
+             for (k, v), t in zip(arrays.items(), tensors.values())}
+    return out, grads
+
+
+def _runs(f: Callable, shapes: Mapping[str, tuple]) -> bool:
+    rng = np.random.default_rng(0)
+    try:
+        _run(f, {k: rng.standard_normal(s) for k, s in shapes.items()})
+        return True
+    except Exception:
+        return False
+
+
+def shape_variants(f: Callable, shapes: Mapping[str, tuple]) -> list[tuple[dict, str]]:
+    """The shapes to check on, each with what it reveals: yours; every axis that ``f``
+    lets take a size of its own given one; and every size changed together."""
+    given = {k: tuple(int(n) for n in s) for k, s in shapes.items()}
+    variants = [(given, "your shapes")]
+    apart = {k: list(s) for k, s in given.items()}
+    for name, shape in given.items():
+        for axis in range(len(shape)):
+            used = {n for s in apart.values() for n in s}
+            for size in (n for n in _FRESH if n not in used):
+                trial = {k: tuple(s) for k, s in apart.items()}
+                trial[name] = tuple(size if i == axis else n for i, n in enumerate(apart[name]))
+                if _runs(f, trial):
+                    apart[name][axis] = size
+                break  # one fresh size per axis: an axis that must match another stays
+    apart_shapes = {k: tuple(s) for k, s in apart.items()}
+    if apart_shapes != given:
+        variants.append((apart_shapes, "every axis that can have a size of its own given "
+                                       "one, so no matrix is square by chance and no axis "
+                                       "is 1 unless it must be"))
+    sizes = sorted({n for s in apart_shapes.values() for n in s if n > 1})
+    fresh = [n for n in (3, 4, 10, 12, 14, 15) if n not in sizes]
+    mapping = dict(zip(sizes, fresh))
+    resized = {k: tuple(mapping.get(n, n) for n in s) for k, s in apart_shapes.items()}
+    if resized != apart_shapes and len(mapping) == len(sizes) and _runs(f, resized):
+        variants.append((resized, "every size changed, so a factor tied to one size shows"))
+    return variants
+
+
+def _takes_g(formula: Callable) -> bool:
+    try:
+        return "g" in inspect.signature(formula).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _call(formula: Callable, arrays: Mapping[str, np.ndarray], g):
+    try:
+        params = inspect.signature(formula).parameters
+        star = any(p.kind is p.VAR_KEYWORD for p in params.values())
+        names = [n for n in params if n != "g"] if not star else list(arrays)
+    except (TypeError, ValueError):
+        names = list(arrays)
+    kwargs = {k: arrays[k].copy() for k in names if k in arrays}
+    if g is not None and _takes_g(formula):
+        kwargs["g"] = g.copy()
+    return formula(**kwargs)
+
+
+def _problem(sentence: str, name: str = "", code: str = "call") -> Result:
+    return Result(False, sentence, name=name, diagnosis=code)
+
+
+def check_derivation(f: Callable, formulas: Mapping[str, Callable],
+                     shapes: Mapping[str, tuple], *, draws: int = DRAWS,
+                     seed: int = 0) -> Result:
+    """Check your gradient formulas for the inputs of ``f`` against the engine.
+
+    ``f(**tensors)``: an engine function of named tensors (the names of ``shapes``),
+    returning a scalar, or a tensor whose upstream gradient the checker draws and
+    passes to your formulas as ``g``. ``formulas``: ``{"W": dW, ...}``, each a NumPy
+    function of the named arrays (and ``g``). ``shapes``: ``{"x": (4, 3), ...}``, a
+    shape for every input of ``f``. Returns a Result naming the first mistake (which
+    input, what kind, on which shapes and draw), or saying every formula held.
+    """
+    if not callable(f):
+        return _problem(f"f should be a function of your named tensors; you gave "
+                        f"{type(f).__name__}.")
+    if not isinstance(shapes, Mapping) or not shapes:
+        return _problem("shapes should be a dict giving a shape for each input of f, e.g. "
+                        "shapes={'x': (4, 3), 'W': (3, 2)}.")
+    bad = [k for k, s in shapes.items()
+           if not (isinstance(s, tuple | list) and all(isinstance(n, int) and n >= 1
+                                                       for n in s))]
+    if bad:
+        return _problem(f"The shape of {bad[0]} should be a tuple of positive sizes, e.g. "
+                        f"(4, 3); you gave {shapes[bad[0]]!r}.")
+    if not isinstance(formulas, Mapping) or not formulas:
+        return _problem("formulas should be a dict of your derivations, e.g. "
+                        "{'W': lambda x, W: ...}.")
+    unknown = [k for k in formulas if k not in shapes]
+    if unknown:
+        return _problem(f"{unknown[0]} has a formula but no shape: every input of f needs a "
+                        "shape in shapes=.")
+    not_callable = [k for k, v in formulas.items() if not callable(v)]
+    if not_callable:
+        return _problem(f"The formula for {not_callable[0]} should be a function of the named "
+                        f"arrays; you gave {type(formulas[not_callable[0]]).__name__}.",
+                        name=f"d{not_callable[0]}")
+    try:
+        _run(f, {k: np.random.default_rng(seed).standard_normal(s) for k, s in shapes.items()})
+    except Exception as exc:
+        return _problem(f"f could not run on your shapes ({_shape_words(shapes)}): "
+                        f"{type(exc).__name__}: {str(exc)[:200]}", code="f")
+
+    variants = shape_variants(f, shapes)
+    rng = np.random.default_rng(seed)
+    for variant, reveals in variants:
+        for draw in range(1, draws + 1):
+            arrays = {k: rng.standard_normal(s) for k, s in variant.items()}
+            out, _ = _run(f, arrays)
+            g = None if out.numel() == 1 else rng.standard_normal(tuple(out.shape))
+            _, grads = _run(f, arrays, g)
+            for name, formula in formulas.items():
+                label = f"d{name}"
+                try:
+                    answer = _call(formula, arrays, g)
+                except Exception as exc:
+                    return _problem(f"Your formula for {label} raised {type(exc).__name__} "
+                                    f"on shapes {_shape_words(variant)}: {str(exc)[:160]}",
+                                    name=label, code="raised")
+                context = {} if g is None else {"upstream": g}
+                result = check_gradient(answer, grads[name], name=label, of=name,
+                                        batch_size=_batch_size(variant), **context)
+                if not result.ok:
+                    where = ("on your shapes" if reveals == "your shapes" else
+                             f"on shapes {_shape_words(variant)} ({reveals})")
+                    return Result(False, f"{result.message} First seen {where}, draw {draw}.",
+                                  name=label, diagnosis=result.diagnosis,
+                                  hint=result._hint)
+    names = ", ".join(f"d{k}" for k in formulas)
+    return Result(True, f"Your formulas for {names} match the engine's gradients on {draws} "
+                        f"random draws on each of {len(variants)} sets of shapes.",
+                  diagnosis="correct")
+
+
+def _batch_size(shapes: Mapping[str, tuple]) -> int | None:
+    """The leading size of the first input with two or more axes, the likeliest batch
+    (for naming a factor of N)."""
+    return next((s[0] for s in shapes.values() if len(s) >= 2), None)
