@@ -159,7 +159,7 @@ MALFORMED = {
                               {"x": (3,)}, "raised ZeroDivisionError"),
     "a formula of the wrong shape": (lambda x: ag.tanh(x).sum(), {"x": lambda x: x[:2]},
                                      {"x": (3,)}, "shape"),
-    "a formula that is not a function": (lambda x: ag.tanh(x).sum(), {"x": "1 - tanh(x)**2"},
+    "a formula that is not a function": (lambda x: ag.tanh(x).sum(), {"x": 0.5},
                                          {"x": (3,)}, "should be a function"),
     "f computed with NumPy": (lambda x: np.tanh(x.numpy()).sum(), {"x": lambda x: x},
                               {"x": (3,)}, "not an engine tensor"),
@@ -181,3 +181,52 @@ def test_malformed_input_gets_a_sentence(case):
     result = check_derivation(f, formulas, shapes)
     assert not result.ok and words in result.message, result.message
     assert "Traceback" not in result.message
+
+
+# -- the derivation as text, read without eval ----------------------------------------------
+
+
+TEXT_RIGHT = {
+    "tanh layer": (lambda x, W: ag.tanh(x @ W), {"x": (4, 3), "W": (3, 2)},
+                   {"W": "x.T @ (g * (1 - tanh(x @ W)**2))", "x": "(g * (1 - tanh(x@W)^2)) @ W.T"}),
+    "relu": (lambda x: ag.relu(x), {"x": (6,)}, {"x": "g * (x > 0)"}),
+    "bias": (lambda x, b: x + b, {"x": (4, 3), "b": (3,)}, {"b": "g.sum(axis=0)"}),
+    "loss": (lambda p, t: ((p - t) ** 2).mean(), {"p": (4, 2), "t": (4, 2)},
+             {"p": "2 * (p - t) / 8", "t": "-2 · (p - t) / 8"}),
+    "sigmoid": (lambda z: ag.sigmoid(z), {"z": (5,)},
+                {"z": "g * sigmoid(z) * (1 - np.sigmoid(z))"}),
+}
+
+
+@pytest.mark.parametrize("row", TEXT_RIGHT)
+def test_right_formulas_as_text_pass(row):
+    f, shapes, formulas = TEXT_RIGHT[row]
+    if row == "loss":  # 8 is the number of entries: right on these shapes only, so the
+        result = check_derivation(f, formulas, shapes)  # checker's other shapes catch it
+        assert not result.ok and result.diagnosis in ("scale", "batch_factor")
+        formulas = {"p": "2 * (p - t) / p.size", "t": "-2 * (p - t) / (t.shape[0] * t.shape[1])"}
+    result = check_derivation(f, formulas, shapes)
+    assert result.ok, result.message
+
+
+def test_a_text_formula_without_g_is_named_as_missing_the_upstream_gradient():
+    result = check_derivation(lambda x, W: ag.tanh(x @ W),
+                              {"W": "x.T @ (1 - tanh(x @ W)**2)"}, {"x": (4, 3), "W": (3, 2)})
+    assert not result.ok and result.diagnosis == "missing_upstream"
+
+
+@pytest.mark.parametrize("text, words", [
+    ("__import__('os').system('true')", ".system is not allowed"),
+    ("x.__class__", "is not allowed"),
+    ("open('f')", "is not a function I know"),
+    ("np.load('a')", "is not one of the functions"),
+    ("x +", "not a formula I can read"),
+    ("y * g", "none of your inputs"),
+    ("lambda: 1", "Lambda is not allowed"),
+    ("'text'", "is not a number"),
+    ("x == 1", "A comparison in a formula"),
+    ("9 ** 9 ** 9", "raised OverflowError"),
+])
+def test_text_the_reader_refuses_gets_a_sentence(text, words):
+    result = check_derivation(lambda x: x.sum(), {"x": text}, {"x": (3,)})
+    assert not result.ok and words in result.message, result.message

@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from .check import check_gradient
+from .formula_text import FormulaError, read_formula
 from .result import Result
 
 DRAWS = 3  # random draws per set of shapes
@@ -108,6 +109,10 @@ def _takes_g(formula: Callable) -> bool:
         return False
 
 
+def _uses_g(formula: Callable) -> bool:
+    return bool(getattr(formula, "uses_g", False)) or _takes_g(formula)
+
+
 def _call(formula: Callable, arrays: Mapping[str, np.ndarray], g):
     try:
         params = inspect.signature(formula).parameters
@@ -116,7 +121,7 @@ def _call(formula: Callable, arrays: Mapping[str, np.ndarray], g):
     except (TypeError, ValueError):
         names = list(arrays)
     kwargs = {k: arrays[k].copy() for k in names if k in arrays}
-    if g is not None and _takes_g(formula):
+    if g is not None and _uses_g(formula):
         kwargs["g"] = g.copy()
     return formula(**kwargs)
 
@@ -129,6 +134,9 @@ def check_derivation(f: Callable, formulas: Mapping[str, Callable],
                      shapes: Mapping[str, tuple], *, draws: int = DRAWS,
                      seed: int = 0) -> Result:
     """Check your gradient formulas for the inputs of ``f`` against the engine.
+
+    A formula may also be text, as on the whiteboard: ``{"W": "x.T @ g"}`` (read by
+    :func:`~widgets.feedback.formula_text.read_formula`, never ``eval``).
 
     ``f(**tensors)``: an engine function of named tensors (the names of ``shapes``),
     returning a scalar, or a tensor whose upstream gradient the checker draws and
@@ -156,6 +164,14 @@ def check_derivation(f: Callable, formulas: Mapping[str, Callable],
     if unknown:
         return _problem(f"{unknown[0]} has a formula but no shape: every input of f needs a "
                         "shape in shapes=.")
+    formulas = dict(formulas)
+    for key, text in formulas.items():
+        if isinstance(text, str):
+            try:
+                formulas[key] = read_formula(text, shapes)
+            except FormulaError as error:
+                return _problem(f"The formula for d{key}: {error}", name=f"d{key}",
+                                code="unreadable")
     not_callable = [k for k, v in formulas.items() if not callable(v)]
     if not_callable:
         return _problem(f"The formula for {not_callable[0]} should be a function of the named "
@@ -186,6 +202,13 @@ def check_derivation(f: Callable, formulas: Mapping[str, Callable],
                 context = {} if g is None else {"upstream": g}
                 result = check_gradient(answer, grads[name], name=label, of=name,
                                         batch_size=_batch_size(variant), **context)
+                if not result.ok and g is not None and not _uses_g(formula):
+                    result = Result(False, f"Your formula for {label} does not use the "
+                                           "upstream gradient g, but f's output is not a "
+                                           "scalar: every gradient of it carries g (chain "
+                                           "rule: upstream times local).", name=label,
+                                    diagnosis="missing_upstream",
+                                    hint="Add g to the formula's arguments and use it.")
                 if not result.ok:
                     where = ("on your shapes" if reveals == "your shapes" else
                              f"on shapes {_shape_words(variant)} ({reveals})")

@@ -1,0 +1,155 @@
+"""A derivation as it stands on the whiteboard, read safely.
+
+For example ``"x.T @ (g * (1 - tanh(x @ W)**2))"``.
+
+:func:`read_formula` turns the text into a NumPy function of the named arrays (and of
+the upstream gradient ``g``) without ``eval``: the text is parsed with :mod:`ast` and only
+arithmetic (``+ - * / ** @``, unary minus), numbers, the named arrays, ``g``, a short
+list of NumPy functions (bare or as ``np.``), ``.T``, ``.shape``, ``.size``, a few methods
+(``sum``, ``mean``, ``reshape``, ``transpose``) with their keyword arguments, plain
+indexing, and a comparison as a 0/1 mask (``(x > 0)``) are allowed. Anything else gets
+a sentence that names it.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+from collections.abc import Callable, Iterable
+
+import numpy as np
+
+FUNCTIONS = {name: getattr(np, name) for name in (
+    "tanh", "exp", "log", "sqrt", "sin", "cos", "sinh", "cosh", "abs", "sign", "maximum",
+    "minimum", "where", "ones_like", "zeros_like", "outer", "einsum", "square")}
+FUNCTIONS["sigmoid"] = lambda z: 1 / (1 + np.exp(-z))
+METHODS = frozenset({"sum", "mean", "reshape", "transpose", "max", "min"})
+ATTRIBUTES = frozenset({"T", "shape", "size", "ndim"})
+_BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+           ast.Div: operator.truediv, ast.Pow: operator.pow, ast.MatMult: operator.matmul}
+_UNARY = {ast.USub: operator.neg, ast.UAdd: operator.pos}
+_COMPARE = {ast.Gt: operator.gt, ast.Lt: operator.lt, ast.GtE: operator.ge,
+            ast.LtE: operator.le}
+
+
+class FormulaError(ValueError):
+    """The text is not a formula this reader accepts; the message says why."""
+
+
+def read_formula(text: str, names: Iterable[str]) -> Callable:
+    """A function of the named arrays (keyword arguments, plus ``g``) computing ``text``;
+    raises :class:`FormulaError` with a sentence when the text cannot be read."""
+    allowed = set(names) | {"g"}
+    source = text.strip().replace("^", "**").replace("·", "*").replace("×", "*")
+    try:
+        tree = ast.parse(source, mode="eval")
+    except SyntaxError as error:
+        where = f" near column {error.offset}" if error.offset else ""
+        raise FormulaError(f"{text!r} is not a formula I can read{where}: check the "
+                           "brackets and the operators (+ - * / ** @).") from None
+    _vet(tree.body, allowed)
+
+    def formula(**arrays):
+        return _evaluate(tree.body, arrays)
+
+    formula.uses_g = "g" in {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    formula.text = text
+    return formula
+
+
+def _vet(node: ast.AST, allowed: set[str]) -> None:
+    """Refuse, with a sentence, anything but the small language above."""
+    if isinstance(node, ast.Constant):
+        if node.value is not None and not isinstance(node.value, int | float):
+            raise FormulaError(f"{node.value!r} is not a number; a formula uses numbers, your "
+                               "arrays and NumPy functions.")
+    elif isinstance(node, ast.Name):
+        if node.id not in allowed and node.id not in FUNCTIONS and node.id != "np":
+            known = ", ".join(sorted(allowed))
+            raise FormulaError(f"The formula uses {node.id!r}, which is none of your inputs or "
+                               f"g ({known}) nor a function I know "
+                               f"({', '.join(sorted(FUNCTIONS))}).")
+    elif isinstance(node, ast.BinOp):
+        if type(node.op) not in _BINARY:
+            raise FormulaError("Only + - * / ** and @ are allowed between terms.")
+        _vet(node.left, allowed)
+        _vet(node.right, allowed)
+    elif isinstance(node, ast.UnaryOp):
+        if type(node.op) not in _UNARY:
+            raise FormulaError("Only a minus (or plus) sign may stand before a term.")
+        _vet(node.operand, allowed)
+    elif isinstance(node, ast.Attribute):
+        if isinstance(node.value, ast.Name) and node.value.id == "np":
+            if node.attr not in FUNCTIONS:
+                raise FormulaError(f"np.{node.attr} is not one of the functions a formula may "
+                                   f"use ({', '.join(sorted(FUNCTIONS))}).")
+        elif node.attr not in ATTRIBUTES and node.attr not in METHODS:
+            raise FormulaError(f".{node.attr} is not allowed; use .T, .shape, .size or one of "
+                               f"{', '.join('.' + m + '(...)' for m in sorted(METHODS))}.")
+        else:
+            _vet(node.value, allowed)
+    elif isinstance(node, ast.Call):
+        if not (isinstance(node.func, ast.Name | ast.Attribute)):
+            raise FormulaError("Only a NumPy function or an array method can be called.")
+        if isinstance(node.func, ast.Name) and node.func.id not in FUNCTIONS:
+            raise FormulaError(f"{node.func.id}(...) is not a function I know "
+                               f"({', '.join(sorted(FUNCTIONS))}).")
+        _vet(node.func, allowed)
+        for arg in [*node.args, *(k.value for k in node.keywords)]:
+            _vet(arg, allowed)
+        if any(k.arg is None for k in node.keywords):
+            raise FormulaError("**keywords are not allowed in a formula.")
+    elif isinstance(node, ast.Tuple):
+        for element in node.elts:
+            _vet(element, allowed)
+    elif isinstance(node, ast.Subscript):
+        _vet(node.value, allowed)
+        _vet(node.slice, allowed)
+    elif isinstance(node, ast.Slice):
+        for part in (node.lower, node.upper, node.step):
+            if part is not None:
+                _vet(part, allowed)
+    elif isinstance(node, ast.Compare):  # a mask: (x > 0) reads as 1 where true, else 0
+        if len(node.ops) != 1 or type(node.ops[0]) not in _COMPARE:
+            raise FormulaError("A comparison in a formula is one of > < >= <= between two "
+                               "terms, e.g. (x > 0) for ReLU's mask.")
+        _vet(node.left, allowed)
+        _vet(node.comparators[0], allowed)
+    else:
+        raise FormulaError(f"{type(node).__name__} is not allowed in a formula: use "
+                           "arithmetic, your arrays and NumPy functions.")
+
+
+def _evaluate(node: ast.AST, arrays: dict):
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        return arrays[node.id] if node.id in arrays else FUNCTIONS.get(node.id, np)
+    if isinstance(node, ast.BinOp):
+        left, right = _evaluate(node.left, arrays), _evaluate(node.right, arrays)
+        if isinstance(node.op, ast.Pow) and isinstance(left, int) and isinstance(right, int):
+            left = float(left)  # 9**9**9 overflows as a float at once, never runs for hours
+        return _BINARY[type(node.op)](left, right)
+    if isinstance(node, ast.UnaryOp):
+        return _UNARY[type(node.op)](_evaluate(node.operand, arrays))
+    if isinstance(node, ast.Attribute):
+        if isinstance(node.value, ast.Name) and node.value.id == "np":
+            return FUNCTIONS[node.attr]
+        return getattr(np.asarray(_evaluate(node.value, arrays)), node.attr)
+    if isinstance(node, ast.Call):
+        fn = _evaluate(node.func, arrays)
+        args = [_evaluate(a, arrays) for a in node.args]
+        kwargs = {k.arg: _evaluate(k.value, arrays) for k in node.keywords}
+        return fn(*args, **kwargs)
+    if isinstance(node, ast.Tuple):
+        return tuple(_evaluate(e, arrays) for e in node.elts)
+    if isinstance(node, ast.Subscript):
+        return _evaluate(node.value, arrays)[_evaluate(node.slice, arrays)]
+    if isinstance(node, ast.Compare):
+        test = _COMPARE[type(node.ops[0])](_evaluate(node.left, arrays),
+                                           _evaluate(node.comparators[0], arrays))
+        return np.asarray(test, dtype=np.float64)
+    if isinstance(node, ast.Slice):
+        return slice(*(None if p is None else _evaluate(p, arrays)
+                       for p in (node.lower, node.upper, node.step)))
+    raise FormulaError(f"{type(node).__name__} is not allowed in a formula.")
