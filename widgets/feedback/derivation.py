@@ -208,7 +208,8 @@ def check_derivation(f: Callable, formulas: Mapping[str, Callable],
                                            "scalar: every gradient of it carries g (chain "
                                            "rule: upstream times local).", name=label,
                                     diagnosis="missing_upstream",
-                                    hint="Add g to the formula's arguments and use it.")
+                                    hint="Use g in the formula: the chain rule multiplies "
+                                         "the upstream gradient by the local derivative.")
                 if not result.ok:
                     where = ("on your shapes" if reveals == "your shapes" else
                              f"on shapes {_shape_words(variant)} ({reveals})")
