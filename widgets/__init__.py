@@ -12,6 +12,8 @@ and replays the engine's own backward steps; it never computes a gradient.
 * ``BackwardStepper(output)``: step the sweep node by node, predict gradients.
 * ``ForwardTracer(fn_or_output)``: the forward pass op by op, and what it saves.
 * ``MemoryView(output)``: bytes saved per node, held over forward and backward.
+* ``DerivationWidget(f, shapes)``: a box per gradient formula of your own, checked
+  against the engine (``check_derivation``).
 
 Names are imported on first use, so ``widgets.render`` (pure, no Jupyter) loads
 without ipywidgets, and the ``widgets.exercises`` subpackage loads only when asked.
@@ -39,6 +41,7 @@ _EXPORTS = {
     "BackwardStepper": "widgets.stepper",
     "ForwardTracer": "widgets.tracer",
     "MemoryView": "widgets.memory",
+    "DerivationWidget": "widgets.derivation_widget",
 }
 
 __all__ = list(_EXPORTS)
