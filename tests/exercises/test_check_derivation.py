@@ -171,6 +171,10 @@ MALFORMED = {
                                 "no shape"),
     "a bad shape": (lambda x: x.sum(), {"x": lambda x: x}, {"x": (3, 0)}, "positive sizes"),
     "no formulas": (lambda x: x.sum(), {}, {"x": (3,)}, "dict of your derivations"),
+    "a placeholder": (lambda x: x.sum(), {"x": "..."}, {"x": (3,)}, "still a placeholder"),
+    "None": (lambda x: x.sum(), {"x": None}, {"x": (3,)}, "still a placeholder"),
+    "a function returning None": (lambda x: x.sum(), {"x": lambda x: None}, {"x": (3,)},
+                                  "nothing to check yet"),
     "f not a function": (3, {"x": lambda x: x}, {"x": (3,)}, "should be a function"),
 }
 

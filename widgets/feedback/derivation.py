@@ -165,6 +165,12 @@ def check_derivation(f: Callable, formulas: Mapping[str, Callable],
         return _problem(f"{unknown[0]} has a formula but no shape: every input of f needs a "
                         "shape in shapes=.")
     formulas = dict(formulas)
+    waiting = [k for k, v in formulas.items()
+               if v is None or v is Ellipsis or (isinstance(v, str) and v.strip() in ("", "..."))]
+    if waiting:
+        return _problem(f"The formula for d{waiting[0]} is still a placeholder: write your "
+                        "derivation in its place (as text or a NumPy function), then run the "
+                        "check again.", name=f"d{waiting[0]}", code="none")
     for key, text in formulas.items():
         if isinstance(text, str):
             try:
