@@ -76,7 +76,7 @@ ROWS = {
     "reused input": (
         lambda x: x * ag.sin(x), {"x": (6,)}, "x",
         [lambda x, g: g * (np.sin(x) + x * np.cos(x))],
-        {(lambda x, g: g * x * np.cos(x)): "differs"}),
+        {(lambda x, g: g * x * np.cos(x)): "overwrite", (lambda x, g: g * np.sin(x)): "overwrite"}),
     "custom loss": (
         lambda p, t: ((p - t) ** 2).mean(), {"p": (4, 2), "t": (4, 2)}, "p",
         [lambda p, t: 2 * (p - t) / p.size],
@@ -234,3 +234,10 @@ def test_a_text_formula_without_g_is_named_as_missing_the_upstream_gradient():
 def test_text_the_reader_refuses_gets_a_sentence(text, words):
     result = check_derivation(lambda x: x.sum(), {"x": text}, {"x": (3,)})
     assert not result.ok and words in result.message, result.message
+
+
+def test_a_path_left_out_is_named_by_the_op_it_runs_through():
+    result = check_derivation(lambda x, y: (x * y + ag.sin(x)).sum(), {"x": "y"},
+                              {"x": (3,), "y": (3,)})
+    assert not result.ok and result.diagnosis == "overwrite"
+    assert "the path through sin is lost" in result.message

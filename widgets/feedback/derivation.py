@@ -46,8 +46,11 @@ def _engine():
 
 def _run(f: Callable, arrays: Mapping[str, np.ndarray], g: np.ndarray | None = None):
     """The engine's output of ``f`` and, when ``g`` is given (or the output is a scalar),
-    every input's gradient; raises what ``f`` raises."""
+    every input's gradient and what each of the ops using it sent it (its paths, by the
+    op's name); raises what ``f`` raises."""
     ag = _engine()
+    from autograd_core.engine import backward_steps
+
     tensors = {k: ag.tensor(v, requires_grad=True) for k, v in arrays.items()}
     out = f(**tensors)
     if not isinstance(out, ag.Tensor):
@@ -57,11 +60,20 @@ def _run(f: Callable, arrays: Mapping[str, np.ndarray], g: np.ndarray | None = N
                         "(was it computed with NumPy, or under no_grad?)")
     scalar = out.numel() == 1
     if g is None and not scalar:
-        return out, None
-    out.backward() if scalar else out.backward(ag.tensor(g))
+        return out, None, None
+    paths: dict[str, dict[str, np.ndarray]] = {k: {} for k in tensors}
+    names = {id(t): k for k, t in tensors.items()}
+    for step in backward_steps(out, None if scalar else ag.tensor(g)):
+        for sent in step.sent:
+            name = names.get(id(sent.target))
+            if name is not None and step.node is not None:
+                label = f"the path through {step.node.op.name}"
+                while label in paths[name]:
+                    label += "'"
+                paths[name][label] = np.array(sent.grad, dtype=np.float64)
     grads = {k: (np.zeros(v.shape) if t.grad is None else t.grad.numpy())
              for (k, v), t in zip(arrays.items(), tensors.values())}
-    return out, grads
+    return out, grads, paths
 
 
 def _runs(f: Callable, shapes: Mapping[str, tuple]) -> bool:
@@ -194,9 +206,9 @@ def check_derivation(f: Callable, formulas: Mapping[str, Callable],
     for variant, reveals in variants:
         for draw in range(1, draws + 1):
             arrays = {k: rng.standard_normal(s) for k, s in variant.items()}
-            out, _ = _run(f, arrays)
+            out, _, _ = _run(f, arrays)
             g = None if out.numel() == 1 else rng.standard_normal(tuple(out.shape))
-            _, grads = _run(f, arrays, g)
+            _, grads, paths = _run(f, arrays, g)
             for name, formula in formulas.items():
                 label = f"d{name}"
                 try:
@@ -206,6 +218,8 @@ def check_derivation(f: Callable, formulas: Mapping[str, Callable],
                                     f"on shapes {_shape_words(variant)}: {str(exc)[:160]}",
                                     name=label, code="raised")
                 context = {} if g is None else {"upstream": g}
+                if len(paths[name]) >= 2:  # used by several ops: a path left out is named
+                    context["paths"] = paths[name]
                 result = check_gradient(answer, grads[name], name=label, of=name,
                                         batch_size=_batch_size(variant), **context)
                 if not result.ok and g is not None and not _uses_g(formula):
