@@ -241,3 +241,17 @@ def test_a_path_left_out_is_named_by_the_op_it_runs_through():
                               {"x": (3,), "y": (3,)})
     assert not result.ok and result.diagnosis == "overwrite"
     assert "the path through sin is lost" in result.message
+
+
+def test_a_missing_path_that_is_zero_on_the_given_shapes_is_caught():
+    """With one column, x.sum(1) - x is zero, so the second term's path sends nothing: a
+    formula without it is right on (4, 1) and wrong as soon as x has two columns."""
+    def f(x, W):
+        return (x @ W).sum() + ((x.sum(dim=1, keepdim=True) - x) ** 2).sum()
+
+    without_it = lambda x, W: np.ones_like(x) * W.sum(1)  # noqa: E731
+    shapes = {"x": (4, 1), "W": (1, 3)}
+    x = np.random.default_rng(3).standard_normal((4, 1))
+    assert np.allclose(((x.sum(1, keepdims=True) - x) ** 2), 0)  # a trap: the path is zero
+    result = check_derivation(f, {"x": without_it}, shapes)
+    assert not result.ok and "axis of size 1 made longer" in result.message, result.message

@@ -111,6 +111,11 @@ def shape_variants(f: Callable, shapes: Mapping[str, tuple]) -> list[tuple[dict,
     resized = {k: tuple(mapping.get(n, n) for n in s) for k, s in apart_shapes.items()}
     if resized != apart_shapes and len(mapping) == len(sizes) and _runs(f, resized):
         variants.append((resized, "every size changed, so a factor tied to one size shows"))
+    grown_size = next(n for n in (3, 4, 6, 10) if n not in sizes)
+    grown = {k: tuple(grown_size if n == 1 else n for n in s) for k, s in apart_shapes.items()}
+    if grown != apart_shapes and _runs(f, grown):
+        variants.append((grown, "every axis of size 1 made longer together, so a term that "
+                                "vanishes at size 1 shows"))
     return variants
 
 
