@@ -106,8 +106,8 @@ def test_progress_never_says_all_while_something_failed():
     text = repr(progress)
     assert "1 of 2 solved" in text and not re.search(r"\ball\b", text, re.IGNORECASE)
     assert "in progress" in text
-    ex.T9(False, T9_REASON, t9_experiment)
-    assert repr(progress).startswith("Lesson 2: all 2 exercises solved.")
+    ex.T9(False, T9_REASON, t9_experiment)  # the verdict flipped: may be a guess
+    assert repr(progress).startswith("Lesson 2: 2 of 2 solved (1 after seeing the solution).")
     assert progress.complete
     ex.G6(dA=p.G)  # a later wrong check does not undo a solved item
     assert progress.complete
