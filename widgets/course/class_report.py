@@ -192,5 +192,5 @@ def write_report(learners: list[Learner], out: Path, *, names: bool = False,
         "body{font-family:sans-serif;max-width:70em;margin:2em auto;color:#1a1a1a;"
         "background:#fff}table{border-collapse:collapse}th,td{border:1px solid #767676;"
         "padding:.3em .6em;text-align:left;vertical-align:top}ol{margin:0;padding-left:1.4em}"
-        "</style></head><body>" + "".join(body) + "</body></html>", encoding="utf-8")
+        "</style></head><body><main>" + "".join(body) + "</main></body></html>", encoding="utf-8")
     return page
