@@ -169,17 +169,20 @@ class Journal:
             self._mine = None
             raise
 
-    def events(self) -> tuple[list[dict], bool]:
-        """Every whole event in the folder, and whether another process's file brought
-        new ones since the last call (this process's own are known already)."""
+    def refresh(self) -> bool:
+        """Read what every file gained since the last call; whether another process's
+        file brought new events (this process's own are known already)."""
         changed = False
         with contextlib.suppress(FileNotFoundError, NotADirectoryError):
             for entry in os.scandir(self.folder):
                 if entry.name.endswith(SUFFIX) and entry.is_file():
                     grew = self._take(entry.path, entry.stat().st_size)
                     changed |= grew and entry.path != str(self._mine)
-        found = [e for _, taken in self._read.values() for e in taken]
-        return found, changed
+        return changed
+
+    def events(self) -> list[dict]:
+        """Every whole event read so far, from every file."""
+        return [e for _, taken in self._read.values() for e in taken]
 
     def _take(self, path: str, size: int) -> bool:
         taken, known = self._read.get(path, (0, []))
@@ -194,8 +197,7 @@ class Journal:
         except OSError:
             return False
         whole = chunk[:chunk.rfind(b"\n") + 1]  # a line still being written waits
-        known = list(known)
-        for line in whole.splitlines():
+        for line in whole.splitlines():  # appended in place: no copy per new line
             try:
                 value = json.loads(line)
             except ValueError:

@@ -249,7 +249,7 @@ def check_fact(name: str, given, fact: Fact) -> Result:
     if result.ok:
         attempt, before = _attempt(name, right=True)
         if before and fact.few_choices and attempt is not None:
-            return _by_elimination(name, fact, attempt)
+            return _by_elimination(name, len(fact.choices) or 2, attempt)
         return result
     attempt, before = result.details.get("attempt"), result.details.get("misses_before", 0)
     if attempt is not None and not attempt.demo and before >= 1:
@@ -266,17 +266,16 @@ def guard_few_choices(name: str, right: bool, choices: int) -> Result | None:
     counts as seen and this returns the Result that says so (else None)."""
     attempt, before = _attempt(name, right)
     if right and before and attempt is not None:
-        return _by_elimination(name, Fact(True, "", choices=tuple(range(choices))), attempt)
+        return _by_elimination(name, choices, attempt)
     return None
 
 
-def _by_elimination(name: str, fact: Fact, attempt) -> Result:
-    """Right, after a wrong try of a prediction with only a few possible answers: the
+def _by_elimination(name: str, n: int, attempt) -> Result:
+    """Right, after a wrong try of a prediction with only ``n`` possible answers: the
     answer may have been found by trying them, so it counts as seen."""
     from .tracking import record_seen
 
     record_seen(attempt.exercise)
-    n = len(fact.choices) or 2
     return Result(True, f"Right. With only {n} possible answers, a right one after a wrong "
                         "try may have been found by elimination, so this item now counts as "
                         "solved after seeing the answer.", name=name, diagnosis="elimination")

@@ -119,12 +119,12 @@ class _Store:
             if self.items is None:
                 self.items = {}
             return self.items
-        written, others_wrote = self.journal.events()
+        others_wrote = self.journal.refresh()
         for sentence in self.journal.skipped:
             _notice(sentence)
         self.journal.skipped.clear()
         if others_wrote or self.items is None:
-            self.items = merge(self._base(), [*written, *self.unsaved])
+            self.items = merge(self._base(), [*self.journal.events(), *self.unsaved])
         return self.items
 
     def add(self, events: list[dict]) -> None:

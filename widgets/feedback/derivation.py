@@ -26,6 +26,10 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
+import autograd_core as ag
+from autograd_core.engine import backward_steps
+from autograd_core.tensor import Tensor
+
 from .check import check_gradient
 from .formula_text import FormulaError, read_formula
 from .result import Result
@@ -38,19 +42,9 @@ def _shape_words(shapes: Mapping[str, tuple]) -> str:
     return ", ".join(f"{k} {tuple(v)}" for k, v in shapes.items())
 
 
-def _engine():
-    import autograd_core as ag
-
-    return ag
-
-
-def _run(f: Callable, arrays: Mapping[str, np.ndarray], g: np.ndarray | None = None):
-    """The engine's output of ``f`` and, when ``g`` is given (or the output is a scalar),
-    every input's gradient and what each of the ops using it sent it (its paths, by the
-    op's name); raises what ``f`` raises."""
-    ag = _engine()
-    from autograd_core.engine import backward_steps
-
+def _forward(f: Callable, arrays: Mapping[str, np.ndarray]):
+    """Leaf tensors of ``arrays`` and ``f``'s output on them; raises what ``f`` raises,
+    and a TypeError when the output is not an engine tensor in the recorded graph."""
     tensors = {k: ag.tensor(v, requires_grad=True) for k, v in arrays.items()}
     out = f(**tensors)
     if not isinstance(out, ag.Tensor):
@@ -58,12 +52,15 @@ def _run(f: Callable, arrays: Mapping[str, np.ndarray], g: np.ndarray | None = N
     if out.grad_fn is None:
         raise TypeError("f's output is not connected to its inputs in the engine's graph "
                         "(was it computed with NumPy, or under no_grad?)")
-    scalar = out.numel() == 1
-    if g is None and not scalar:
-        return out, None, None
+    return tensors, out
+
+
+def _sweep(tensors: Mapping[str, Tensor], out: Tensor, g: np.ndarray | None):
+    """Every input's gradient after the sweep from ``out`` (seeded with ``g`` unless it
+    is a scalar), and what each op using an input sent it (its paths, by op name)."""
     paths: dict[str, dict[str, np.ndarray]] = {k: {} for k in tensors}
     names = {id(t): k for k, t in tensors.items()}
-    for step in backward_steps(out, None if scalar else ag.tensor(g)):
+    for step in backward_steps(out, None if g is None else ag.tensor(g)):
         for sent in step.sent:
             name = names.get(id(sent.target))
             if name is not None and step.node is not None:
@@ -71,15 +68,15 @@ def _run(f: Callable, arrays: Mapping[str, np.ndarray], g: np.ndarray | None = N
                 while label in paths[name]:
                     label += "'"
                 paths[name][label] = np.array(sent.grad, dtype=np.float64)
-    grads = {k: (np.zeros(v.shape) if t.grad is None else t.grad.numpy())
-             for (k, v), t in zip(arrays.items(), tensors.values())}
-    return out, grads, paths
+    grads = {k: (np.zeros(t.shape) if t.grad is None else t.grad.numpy())
+             for k, t in tensors.items()}
+    return grads, paths
 
 
 def _runs(f: Callable, shapes: Mapping[str, tuple]) -> bool:
     rng = np.random.default_rng(0)
     try:
-        _run(f, {k: rng.standard_normal(s) for k, s in shapes.items()})
+        _forward(f, {k: rng.standard_normal(s) for k, s in shapes.items()})
         return True
     except Exception:
         return False
@@ -87,7 +84,8 @@ def _runs(f: Callable, shapes: Mapping[str, tuple]) -> bool:
 
 def shape_variants(f: Callable, shapes: Mapping[str, tuple]) -> list[tuple[dict, str]]:
     """The shapes to check on, each with what it reveals: yours; every axis that ``f``
-    lets take a size of its own given one; and every size changed together."""
+    lets take a size of its own given one; every size changed together; and every axis
+    of size 1 made longer together."""
     given = {k: tuple(int(n) for n in s) for k, s in shapes.items()}
     variants = [(given, "your shapes")]
     apart = {k: list(s) for k, s in given.items()}
@@ -201,7 +199,8 @@ def check_derivation(f: Callable, formulas: Mapping[str, Callable],
                         f"arrays; you gave {type(formulas[not_callable[0]]).__name__}.",
                         name=f"d{not_callable[0]}")
     try:
-        _run(f, {k: np.random.default_rng(seed).standard_normal(s) for k, s in shapes.items()})
+        _forward(f, {k: np.random.default_rng(seed).standard_normal(s)
+                     for k, s in shapes.items()})
     except Exception as exc:
         return _problem(f"f could not run on your shapes ({_shape_words(shapes)}): "
                         f"{type(exc).__name__}: {str(exc)[:200]}", code="f")
@@ -211,9 +210,9 @@ def check_derivation(f: Callable, formulas: Mapping[str, Callable],
     for variant, reveals in variants:
         for draw in range(1, draws + 1):
             arrays = {k: rng.standard_normal(s) for k, s in variant.items()}
-            out, _, _ = _run(f, arrays)
+            tensors, out = _forward(f, arrays)
             g = None if out.numel() == 1 else rng.standard_normal(tuple(out.shape))
-            _, grads, paths = _run(f, arrays, g)
+            grads, paths = _sweep(tensors, out, g)
             for name, formula in formulas.items():
                 label = f"d{name}"
                 try:
