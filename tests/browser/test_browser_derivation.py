@@ -28,7 +28,10 @@ RESTING_BORDER = """() => getComputedStyle(
 
 
 def check_with_keyboard(page) -> dict:
-    """Tab from the box to the Check button and press Enter; the button's focus state."""
+    """Tab from the box to the Check button and press Enter; the button's focus state.
+    Playwright types in no time at all; a second lets the box's last keystrokes reach
+    the kernel before the press, as a person's typing does (the race itself is open)."""
+    page.wait_for_timeout(1000)
     page.keyboard.press("Tab")
     focused = page.evaluate(FOCUS_RING)
     page.keyboard.press("Enter")
