@@ -17,11 +17,63 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from . import errors
+from .engine import gradients
 from .errors import GradcheckError
 from .grad_mode import no_grad
 from .tensor import Tensor
 
-__all__ = ["gradcheck", "GradcheckError", "numeric_jacobian", "analytic_jacobian"]
+__all__ = ["grad", "gradcheck", "GradcheckError", "numeric_jacobian", "analytic_jacobian"]
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
+         create_graph: bool = False, allow_unused: bool | None = None,
+         materialize_grads: bool = False) -> tuple[Tensor | None, ...]:
+    """The gradients of ``outputs`` with respect to ``inputs``, returned rather than
+    accumulated: no ``.grad`` anywhere changes (``torch.autograd.grad``).
+
+    With several outputs it is the gradient of ``sum(output_k * grad_outputs[k])``, from
+    one reverse sweep. ``grad_outputs`` may be left out (or hold None) for a scalar
+    output. An input no output depends on is an error unless ``allow_unused=True``;
+    then its gradient is None, or zeros with ``materialize_grads=True``. The saved
+    tensors are released unless ``retain_graph=True``.
+
+    >>> x = tensor([1.0, 2.0], requires_grad=True)
+    >>> grad((x * x).sum(), x)
+    (tensor([2., 4.]),)
+    """
+    if create_graph:
+        raise errors.create_graph_unsupported()
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    outputs = _as_tensors(outputs)
+    inputs = _as_tensors(inputs)
+    if not inputs:
+        raise errors.grad_no_inputs()
+    if grad_outputs is None:
+        grad_outputs = [None] * len(outputs)
+    else:
+        grad_outputs = list(_as_tensors(grad_outputs, allow_none=True))
+    if len(grad_outputs) != len(outputs):
+        raise errors.grad_count(len(outputs), len(grad_outputs))
+    for i, x in enumerate(inputs):
+        if not x.requires_grad:
+            raise errors.grad_input_not_requiring(i)
+    found = gradients(outputs, grad_outputs, inputs, bool(retain_graph))
+    result = []
+    for i, (x, g) in enumerate(zip(inputs, found, strict=True)):
+        if g is None and not allow_unused:
+            raise errors.grad_input_unused(i)
+        if g is None and materialize_grads:
+            g = np.zeros_like(x._data)
+        result.append(None if g is None else Tensor._wrap(g))
+    return tuple(result)
+
+
+def _as_tensors(values, allow_none: bool = False) -> tuple:
+    """A Tensor or a sequence of them as a tuple (None entries kept where allowed)."""
+    if isinstance(values, Tensor) or (allow_none and values is None):
+        return (values,)
+    return tuple(values)
 
 
 def _size(x) -> int:

@@ -113,13 +113,13 @@ def reverse_topological(root: Node) -> list[Node]:
     return _walk(root)[0]
 
 
-def _walk(root: Node) -> tuple[list[Node], dict]:
-    """``reverse_topological(root)``, and each leaf with hooks -> (node, input index) of
-    the last edge the sweep reaches it by. A hooked leaf's contributions are summed
-    until then, and its hooks run once, on the total, as PyTorch runs them (a clipping
-    hook sees the whole gradient)."""
-    seen = {root}
-    stack = [root]
+def _walk(*roots: Node) -> tuple[list[Node], dict]:
+    """``reverse_topological(root)`` (over several roots: every node reachable from any),
+    and each leaf with hooks -> (node, input index) of the last edge the sweep reaches
+    it by. A hooked leaf's contributions are summed until then, and its hooks run once,
+    on the total, as PyTorch runs them (a clipping hook sees the whole gradient)."""
+    seen = set(roots)
+    stack = list(roots)
     nodes = []
     hooked = {}
     while stack:
@@ -243,21 +243,28 @@ def _start(output, gradient, retain_graph: bool, record: bool) -> Iterator[Step]
         if record:
             yield Step(0, None, seed, [], [Sent(0, output, seed, None, previous, total)], [])
         return
-    yield from _sweep(root, seed, retain_graph, record)
+    yield from _sweep({root: seed}, retain_graph, record)
 
 
-def _sweep(root: Node, seed: np.ndarray, retain_graph: bool, record: bool) -> Iterator[Step]:
-    """The sweep itself. With ``record`` it yields a :class:`Step` after each visit;
-    without, it yields nothing and builds no records (``Tensor.backward``)."""
-    nodes, hooked = _walk(root)
-    buffers = {root: seed}  # gradients summed so far: per node, and per leaf with hooks
+def _sweep(seeds: dict, retain_graph: bool, record: bool,
+           capture: dict | None = None) -> Iterator[Step]:
+    """The sweep itself, from the nodes of ``seeds`` (node -> its seed gradient). With
+    ``record`` it yields a :class:`Step` after each visit; without, it yields nothing
+    and builds no records (``Tensor.backward``). With ``capture`` (node or leaf -> None)
+    no ``.grad`` is touched: each target's total gradient is stored in ``capture``
+    instead (``autograd.grad``)."""
+    nodes, hooked = _walk(*seeds)
+    buffers = dict(seeds)  # gradients summed so far: per node, and per leaf with hooks
     for index, node in enumerate(nodes):
         upstream = buffers.pop(node, None)
         if upstream is None:  # every path from the output to here carried no gradient
             continue
         if node.hooks:
             upstream = _run_hooks(node.hooks, upstream)
-        if node.retains_grad:
+        if capture is not None:
+            if node in capture:
+                capture[node] = upstream
+        elif node.retains_grad:
             _retain(node, upstream)
 
         if record:
@@ -289,6 +296,10 @@ def _sweep(root: Node, seed: np.ndarray, retain_graph: bool, record: bool) -> It
             if edge.__class__ is Node:
                 previous = buffers.get(edge)
                 total = buffers[edge] = grad if previous is None else previous + grad
+            elif capture is not None:  # a leaf's gradient is wanted only if captured
+                if edge in capture:
+                    previous = buffers.get(edge)
+                    total = buffers[edge] = grad if previous is None else previous + grad
             elif edge in hooked:  # a leaf with hooks: summed like a node until its last edge
                 previous = buffers.get(edge)
                 total = buffers[edge] = grad if previous is None else previous + grad
@@ -304,7 +315,43 @@ def _sweep(root: Node, seed: np.ndarray, retain_graph: bool, record: bool) -> It
         if record:
             yield Step(index, node, upstream, reads, sent, released)
     for leaf in [t for t in buffers if t.__class__ is not Node]:  # a last edge sent None
-        _accumulate_leaf(leaf, _run_hooks(leaf._hooks, buffers.pop(leaf)), None)
+        total = buffers.pop(leaf)  # (or a captured leaf's sum)
+        if leaf._hooks:
+            total = _run_hooks(leaf._hooks, total)
+        if capture is None:
+            _accumulate_leaf(leaf, total, None)
+        else:
+            capture[leaf] = total
+
+
+def gradients(outputs, grad_outputs, inputs, retain_graph: bool) -> list[np.ndarray | None]:
+    """The gradient of ``sum(output * grad_output)`` with respect to each of ``inputs``
+    (None where no path leads to it), from one sweep over every output's graph, leaving
+    every ``.grad`` as it was: what ``autograd.grad`` computes. A grad_output may be None
+    for a scalar output."""
+    capture = {x.grad_fn or x: None for x in inputs}
+    roots = {}
+    leaf_outputs = []
+    for index, (out, given) in enumerate(zip(outputs, grad_outputs, strict=True)):
+        if not out._requires_grad:
+            raise errors.no_grad_fn()
+        if given is not None and np.shape(getattr(given, "_data", given)) != out.shape:
+            raise errors.grad_output_shape(index, np.shape(getattr(given, "_data", given)),
+                                           out.shape)
+        seed = _seed(out, given)
+        if out.grad_fn is None:  # the output is itself a leaf: its gradient is the seed
+            leaf_outputs.append((out, seed))
+        else:
+            previous = roots.get(out.grad_fn)
+            roots[out.grad_fn] = seed if previous is None else previous + seed
+    if roots:
+        for _ in _sweep(roots, retain_graph, record=False, capture=capture):
+            pass
+    for out, seed in leaf_outputs:
+        held = capture.get(out)
+        capture[out] = seed if held is None else held + seed
+    return [None if capture[x.grad_fn or x] is None else np.array(capture[x.grad_fn or x])
+            for x in inputs]
 
 
 def _retain(node: Node, grad: np.ndarray) -> None:

@@ -357,6 +357,10 @@ def log_softmax(a, dim: int = -1) -> Tensor:
 
 
 @_one_tensor
-def logsumexp(a, dim: int = -1, keepdim: bool = False) -> Tensor:
-    """log(sum(exp(a))) along ``dim``, computed stably."""
+def logsumexp(a, dim: int | tuple[int, ...] = -1, keepdim: bool = False) -> Tensor:
+    """log(sum(exp(a))) along ``dim`` (an int or, as in PyTorch, a tuple of dims),
+    computed stably."""
+    if isinstance(dim, tuple | list):
+        axes = normalize_axes(tuple(dim), a.ndim)
+        return sm.LogSumExp.apply(a, dim=axes if a.ndim else None, keepdims=keepdim)
     return sm.LogSumExp.apply(a, dim=_softmax_dim(dim, a.ndim), keepdims=keepdim)

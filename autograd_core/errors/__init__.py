@@ -38,6 +38,12 @@ needs. Widget messages (drawing, stepping, reading a learner's answer) live in
 from ._text import error
 from .backward import (
     CycleError,
+    create_graph_unsupported,
+    grad_count,
+    grad_input_not_requiring,
+    grad_input_unused,
+    grad_no_inputs,
+    grad_output_shape,
     gradient_shape,
     graph_cycle,
     hook_changed,

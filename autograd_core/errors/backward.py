@@ -96,3 +96,46 @@ def graph_cycle(cycle: str) -> CycleError:
     """A graph given as data has a cycle (``cycle`` reads ``a -> b -> a``)."""
     return CycleError(f"the graph has a cycle: {cycle}; a cycle has no topological order, so "
                       "no sweep can visit it.")
+
+
+def grad_input_not_requiring(index: int) -> RuntimeError:
+    """autograd.grad with respect to a tensor that does not require grad."""
+    return error(RuntimeError, "One of the differentiated Tensors does not require grad "
+                 f"(inputs[{index}]).", "differentiate with respect to tensors created with "
+                 "requires_grad=True (or call .requires_grad_() on them first).")
+
+
+def grad_input_unused(index: int) -> RuntimeError:
+    """autograd.grad with respect to a tensor no output depends on."""
+    return error(RuntimeError, f"The differentiated Tensor at index {index} appears to not "
+                 "have been used in the graph. Set allow_unused=True if this is the desired "
+                 "behavior.", "check that the outputs were computed from this tensor; with "
+                 "allow_unused=True its gradient is None (or zeros with materialize_grads=True).")
+
+
+def grad_count(outputs: int, gradients: int) -> RuntimeError:
+    """autograd.grad with a grad_outputs list of another length than outputs."""
+    return error(RuntimeError, f"got {outputs} tensors and {gradients} gradients",
+                 "pass one grad_output per output (None for a scalar output).")
+
+
+def grad_output_shape(index: int, given, expected) -> RuntimeError:
+    """autograd.grad with a grad_output of another shape than its output."""
+    return error(RuntimeError, f"Mismatch in shape: grad_output[{index}] has a shape of "
+                 f"{shape_text(given)} and output[{index}] has a shape of "
+                 f"{shape_text(expected)}.", "each grad_output must have exactly the shape of "
+                 "its output.")
+
+
+def grad_no_inputs() -> RuntimeError:
+    """autograd.grad with an empty inputs list."""
+    return error(RuntimeError, "`inputs` argument to `grad()` cannot be empty.",
+                 "name the tensors whose gradients you want.")
+
+
+def create_graph_unsupported() -> NotImplementedError:
+    """A backward asked to record its own graph (higher-order derivatives)."""
+    return error(NotImplementedError, "create_graph=True is not supported yet: the engine's "
+                 "backward rules compute with NumPy arrays, so the gradients they return carry "
+                 "no graph to differentiate again.", "until it is, central differences of "
+                 "autograd.grad's results approximate second derivatives.")

@@ -6,8 +6,9 @@ from __future__ import annotations
 from ._text import error
 
 
-class GradcheckError(AssertionError):
-    """Raised by ``gradcheck`` when analytic and numeric gradients disagree."""
+class GradcheckError(RuntimeError):
+    """Raised by ``gradcheck`` when analytic and numeric gradients disagree (a
+    ``RuntimeError``, as PyTorch's is, so ``except RuntimeError`` catches it)."""
 
 
 def gradcheck_nothing() -> ValueError:

@@ -352,13 +352,32 @@ class _UnaryByMask(_UnaryBySlope):
     def slope(mask):
         return mask
 
+    @staticmethod
+    def backward(ctx, g):
+        return (_masked(g, ctx.load("mask")),)
+
+
+def _masked(g: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """``where(mask, g, 0)``: g where the mask is set, +0.0 elsewhere, even where g is nan
+    or negative (``g * mask`` would give nan there, or -0.), as PyTorch's backward does.
+    Computed on the bits, as fast as ``g * mask`` (``np.where`` with a mask like relu's is
+    ten times slower): each kept entry's bits are ANDed with all ones, the rest with 0."""
+    g = np.asarray(g)
+    if g.dtype.kind != "f" or g.shape != np.shape(mask):
+        return np.where(mask, g, 0)
+    bits = np.dtype(f"u{g.dtype.itemsize}")
+    keep = np.asarray(mask).astype(bits)
+    np.negative(keep, out=keep)  # 1 -> all ones
+    np.bitwise_and(keep, g.view(bits), out=keep)
+    return keep.view(g.dtype)
+
 
 class Relu(_UnaryByMask):
     """f(a) = max(a, 0); backward reads only a 0/1 mask (the gradient at 0 is 0, and
     at nan it passes, as in PyTorch: the mask is "not a <= 0")."""
 
     name = "relu"
-    rule = "da = g * ~(a <= 0)"
+    rule = "da = where(a <= 0, 0, g)"
 
     @staticmethod
     def forward(ctx, a):
@@ -450,7 +469,7 @@ class Clip(_UnaryByMask):
     """f(a) = min(max(a, low), high); gradient passes where low <= a <= high."""
 
     name = "clip"
-    rule = "da = g * (low <= a) * (a <= high)"
+    rule = "da = where((low <= a) & (a <= high), g, 0)"
 
     @staticmethod
     def forward(ctx, a, low=None, high=None):
