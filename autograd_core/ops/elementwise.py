@@ -356,6 +356,17 @@ class _UnaryByMask(_UnaryBySlope):
     def backward(ctx, g):
         return (_masked(g, ctx.load("mask")),)
 
+    def __init_subclass__(cls, **kwargs):
+        # forward mode masks the tangent the same way: 0 where masked, whatever it is
+        super().__init_subclass__(**kwargs)
+        text = cls.jvp.__doc__
+
+        def jvp(ctx, ta):
+            return _masked(ta, ctx.load("mask"))
+
+        jvp.__doc__ = text
+        cls.jvp = staticmethod(jvp)
+
 
 def _masked(g: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """``where(mask, g, 0)``: g where the mask is set, +0.0 elsewhere, even where g is nan

@@ -23,6 +23,7 @@ from strategies import PROPERTY_SETTINGS, arrays
 
 import autograd_core as ag
 from autograd_core import autograd
+from autograd_core.func import jvp
 from autograd_core.function import Function
 
 try:
@@ -259,6 +260,19 @@ def test_masked_backward_matches_torch_bit_for_bit(name, op):
         ours, theirs = x.grad.numpy(), t.grad.numpy()
         np.testing.assert_array_equal(ours, theirs)
         np.testing.assert_array_equal(np.signbit(ours), np.signbit(theirs))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name, op", MASKED, ids=[m[0] for m in MASKED])
+def test_masked_forward_mode_matches_torch_func_bit_for_bit(name, op):
+    pytest.importorskip("torch", reason=TORCH_REASON)
+    values = [-1.0, -0.0, 0.0, 0.5, 2.0, np.nan]
+    for tangent in ([np.nan] * 6, [-1.0] * 6):
+        ours = jvp(lambda t: op(ag, t), (ag.tensor(values),), (ag.tensor(tangent),))[1]
+        theirs = torch.func.jvp(lambda t: op(torch, t), (torch.tensor(values),),
+                                (torch.tensor(tangent, dtype=torch.float64),))[1]
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+        np.testing.assert_array_equal(np.signbit(ours.numpy()), np.signbit(theirs.numpy()))
 
 
 @pytest.mark.parametrize("dim", [(1, 2), (0, -1), (2,), (0, 1, 2)])
