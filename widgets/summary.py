@@ -30,7 +30,7 @@ def summarize(array, full_max: int = FULL_MAX, precision: int = 4) -> str:
     if a.size <= full_max:
         if a.ndim == 0:
             return _number(a.item(), precision)
-        text = np.array2string(a, precision=precision, suppress_small=True,
+        text = np.array2string(_rounded(a, precision), precision=precision, suppress_small=True,
                                separator=" ", max_line_width=10_000)
         return " ".join(text.split())
     if a.dtype == bool:
@@ -53,6 +53,7 @@ def full(array, precision: int = 4, max_elements: int = 64) -> str:
     a = _tidy(np.asarray(array))
     if a.size > max_elements:
         return summarize(a)
+    a = _rounded(a, precision)
     squeezed = a.squeeze()
     if a.ndim >= 3 and squeezed.ndim < a.ndim:  # (1, 16, 1, 1): one line, not sixteen
         return (f"{_shape(a.shape)}, shown without its size-1 axes:\n"
@@ -97,6 +98,12 @@ class Texts(Mapping):
 def _tidy(a: np.ndarray) -> np.ndarray:
     """Show -0.0 (e.g. relu's zeros, computed as x * 0) as 0."""
     return a + 0.0 if a.dtype.kind == "f" else a
+
+
+def _rounded(a: np.ndarray, precision: int) -> np.ndarray:
+    """``a`` rounded to the decimals it is printed with, so that a value too small to show
+    (-1e-17 from rounding) prints as ``0.``, never ``-0.``, which a learner reads as a bug."""
+    return np.round(a, precision) + 0.0 if a.dtype.kind == "f" else a
 
 
 def format_bytes(n: int) -> str:

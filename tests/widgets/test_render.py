@@ -282,6 +282,19 @@ def test_summaries_write_small_arrays_in_full_and_summarise_large_ones(array, ex
     assert summarize(array) == expected
 
 
+@pytest.mark.parametrize("values", [[-1e-17, 2.5], [[-3e-9, 1.0], [np.nan, -np.inf]],
+                                    [-0.0, -0.00004, 7.0]])
+def test_a_value_too_small_to_show_prints_as_zero_never_minus_zero(values):
+    """-1e-17 left over from rounding prints at 4 decimals as '-0.', which a learner
+    reads as a bug (the stepper's leaf gradients showed it): it prints as '0.'."""
+    from widgets.summary import full
+
+    a = np.array(values)
+    for text in (summarize(a), full(a)):
+        assert re.search(r"-0\.(?!\d)", text) is None, text  # "-0." but not "-0.25"
+        assert "0." in text and ("nan" in text) == bool(np.isnan(a).any()), text
+
+
 @pytest.mark.parametrize("n, text", [(0, "0 B"), (16, "16 B"), (1536, "1.5 KiB"),
                                      (3 * 1024 ** 2, "3.0 MiB")])
 def test_format_bytes(n, text):
