@@ -130,6 +130,7 @@ class Node:
         self.input_shapes = shapes
         self.input_dtypes = dtypes
         self.module = module_scope.path
+        self.module_kinds = module_scope.kinds
         self._inputs = inputs  # during forward only: to tell which saved arrays are inputs
         self._arrays = arrays
 
@@ -327,9 +328,12 @@ def _wrap_output(out, grad_fn, inputs) -> Tensor:
 class _ModuleScope(threading.local):
     """Path of the ``nn.Module`` whose forward is running (e.g. ``"3.body.conv1"``), or
     ``None``. ``nn.Module.__call__`` sets it; every node recorded meanwhile is tagged
-    with it, and the graph view draws those tags as clusters."""
+    with it, and the graph view draws those tags as clusters. ``kinds``: (path, type
+    name) of that module and of each module around it, so that a picker can say
+    ``4 · ResidualBlock`` (one tuple per module call, shared by its nodes)."""
 
     path: str | None = None
+    kinds: tuple[tuple[str, str], ...] = ()
 
 
 module_scope = _ModuleScope()

@@ -84,6 +84,8 @@ class OpInfo:
     order: int
     module: str | None = None
     source: tuple[str, int, str] | None = field(default=None, compare=False, repr=False)
+    # (path, type name) of the module the op ran in and of each module around it
+    module_kinds: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -178,7 +180,7 @@ def capture(output) -> Graph:
         saved = tuple(_saved_info(op_id, s, inputs, out_id, buffers)
                       for s in node.saved.values())
         ops.append(OpInfo(op_id, node.op.name, node.op.rule, tuple(inputs), out_id, saved,
-                          order, node.module, node.source))
+                          order, node.module, node.source, node.module_kinds))
     return Graph(tuple(ops), tuple(tensors), tuple(edges), output_ids[root.seq], node_ids,
                  leaf_ids)
 

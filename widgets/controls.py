@@ -171,10 +171,21 @@ def module_picker(graph, collapse=()) -> w.SelectMultiple:
             depth += 1
         modules = sorted({".".join(m.split(".")[:depth]) for m in modules})
     return w.SelectMultiple(
-        options=modules, value=tuple(c for c in collapse if c in modules),
+        options=[(module_label(graph, m), m) for m in modules],
+        value=tuple(c for c in collapse if c in modules),
         description="collapse", rows=min(len(modules), 5) or 1,
         tooltip="modules drawn as one box (ctrl- or shift-click to pick several)",
         layout=w.Layout(width="auto", display="" if modules else "none"))
+
+
+def module_label(graph, path: str) -> str:
+    """How the picker lists a module: its path, its type and how many ops it ran, e.g.
+    ``4 · ResidualBlock (7 ops)`` (the type is left out if the graph does not know it)."""
+    kinds = {p: kind for op in graph.ops for p, kind in op.module_kinds}
+    inside = sum(1 for op in graph.ops
+                 if op.module and (op.module == path or op.module.startswith(path + ".")))
+    kind = f" · {kinds[path]}" if path in kinds else ""
+    return f"{path}{kind} ({inside} op{'' if inside == 1 else 's'})"
 
 
 def recollapse(view, collapse) -> None:

@@ -175,7 +175,8 @@ class GraphView(w.VBox):
             self.dot, self.svg, self.plan = _picture(
                 self._output, self.graph, collapse=self.collapsed, ops=self._ops,
                 picture=self._picture, timeout=self._timeout, **self._options)
-            picked = tuple(c for c in self.plan.collapse if c in self.module_picker.options)
+            listed = {path for _, path in self.module_picker.options}
+            picked = tuple(c for c in self.plan.collapse if c in listed)
             if set(picked) != set(self.collapsed):  # modules collapsed to fit: show which
                 self.collapsed = picked
         finally:

@@ -98,16 +98,17 @@ def _running(module: Module):
     engine has the hook: ``function.module_scope.path``, copied into ``Node.module``)."""
     path = _path_of(module)
     engine = getattr(_function, "module_scope", None)
-    previous = engine.path if engine is not None else None
+    previous = (engine.path, engine.kinds) if engine is not None else None
     _calls.stack.append((module, path))
     if engine is not None:
         engine.path = path or None
+        engine.kinds = tuple((p, type(m).__name__) for m, p in _calls.stack if p)
     try:
         yield
     finally:
         _calls.stack.pop()
         if engine is not None:
-            engine.path = previous
+            engine.path, engine.kinds = previous
 
 
 def _check_name(kind: str, name) -> None:

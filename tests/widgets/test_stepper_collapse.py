@@ -53,7 +53,10 @@ def step_of(s, module: str) -> int:
 
 
 def test_the_picker_lists_the_modules_and_is_hidden_without_any(stepper):
-    assert stepper.module_picker.options == ("0", "1", "2")
+    # each module by its path, its type and its op count (Linear records one op)
+    assert stepper.module_picker.options == (("0 · Linear (1 op)", "0"),
+                                             ("1 · Tanh (1 op)", "1"),
+                                             ("2 · Linear (1 op)", "2"))
     assert stepper.module_picker.layout.display == ""
     plain = BackwardStepper(program()[0])
     assert plain.module_picker.options == ()
@@ -172,9 +175,28 @@ def test_a_paged_stepper_collapses_a_block_around_the_current_op():
     s.close()
 
 
+@pytest.mark.parametrize("blocks", [1, 40])  # 40: too many paths, outer levels listed
+def test_a_block_is_listed_with_its_type_and_every_op_inside_it(blocks):
+    """Each module reads '<path> · <its class> (<ops in it and inside it> ops)'; the
+    class is checked against the model's own named_modules."""
+    model = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1),
+                          nn.Sequential(*[nn.ResidualBlock(4) for _ in range(blocks)]),
+                          nn.Flatten(), nn.Linear(64, 2))
+    view = BackwardStepper(model(ag.tensor(np.ones((1, 3, 4, 4)))).sum())
+    classes = {path: type(m).__name__ for path, m in model.named_modules()}
+    options = view.module_picker.options
+    assert options and any(path.count(".") >= 1 for _, path in options)
+    for label, path in options:
+        inside = [o for o in view.graph.ops
+                  if o.module == path or (o.module or "").startswith(path + ".")]
+        ops = f"{len(inside)} op{'s' * (len(inside) != 1)}"
+        assert label == f"{path} · {classes[path]} ({ops})"
+    view.close()
+
+
 def test_the_tracer_collapses_too():
     tracer = ForwardTracer(mlp_loss())
-    assert tracer.module_picker.options == ("0", "1", "2")
+    assert [path for _, path in tracer.module_picker.options] == ["0", "1", "2"]
     tracer.step = 2  # tanh, in module 1
     tracer.collapsed = ("1",)
     assert tracer.step == 2 and "m_1" in node_ids(tracer.picture.svg)
