@@ -254,6 +254,8 @@ def _sweep(seeds: dict, retain_graph: bool, record: bool,
     no ``.grad`` is touched: each target's total gradient is stored in ``capture``
     instead (``autograd.grad``)."""
     nodes, hooked = _walk(*seeds)
+    if capture is not None:  # captured leaves are summed like hooked ones, never stored
+        hooked = {t: None for t in capture if t.__class__ is not Node}
     buffers = dict(seeds)  # gradients summed so far: per node, and per leaf with hooks
     for index, node in enumerate(nodes):
         upstream = buffers.pop(node, None)
@@ -296,17 +298,13 @@ def _sweep(seeds: dict, retain_graph: bool, record: bool,
             if edge.__class__ is Node:
                 previous = buffers.get(edge)
                 total = buffers[edge] = grad if previous is None else previous + grad
-            elif capture is not None:  # a leaf's gradient is wanted only if captured
-                if edge in capture:
-                    previous = buffers.get(edge)
-                    total = buffers[edge] = grad if previous is None else previous + grad
             elif edge in hooked:  # a leaf with hooks: summed like a node until its last edge
                 previous = buffers.get(edge)
                 total = buffers[edge] = grad if previous is None else previous + grad
                 if hooked[edge] == (node, i):  # the last: its hooks run once, on the total
                     hooked_total = _run_hooks(edge._hooks, buffers.pop(edge))
                     previous, total = _accumulate_leaf(edge, hooked_total, upstream, grads, i)
-            else:
+            elif capture is None:  # (when capturing, a leaf nobody asked for gets nothing)
                 previous, total = _accumulate_leaf(edge, grad, upstream, grads, i)
             if record:
                 sent.append(Sent(i, edge, grad, broadcast_from, previous, total))
@@ -335,9 +333,9 @@ def gradients(outputs, grad_outputs, inputs, retain_graph: bool) -> list[np.ndar
     for index, (out, given) in enumerate(zip(outputs, grad_outputs, strict=True)):
         if not out._requires_grad:
             raise errors.no_grad_fn()
-        if given is not None and np.shape(getattr(given, "_data", given)) != out.shape:
-            raise errors.grad_output_shape(index, np.shape(getattr(given, "_data", given)),
-                                           out.shape)
+        given_shape = np.shape(getattr(given, "_data", given))
+        if given is not None and given_shape != out.shape:
+            raise errors.grad_output_shape(index, given_shape, out.shape)
         seed = _seed(out, given)
         if out.grad_fn is None:  # the output is itself a leaf: its gradient is the seed
             leaf_outputs.append((out, seed))
@@ -350,8 +348,8 @@ def gradients(outputs, grad_outputs, inputs, retain_graph: bool) -> list[np.ndar
     for out, seed in leaf_outputs:
         held = capture.get(out)
         capture[out] = seed if held is None else held + seed
-    return [None if capture[x.grad_fn or x] is None else np.array(capture[x.grad_fn or x])
-            for x in inputs]
+    found = [capture[x.grad_fn or x] for x in inputs]
+    return [None if g is None else np.array(g) for g in found]  # copies: nothing aliased
 
 
 def _retain(node: Node, grad: np.ndarray) -> None:
