@@ -64,7 +64,15 @@ ARM = """([kind, done]) => {
                                      observer.disconnect(); }
   });
   observer.observe(document.body, {subtree: true, childList: true, characterData: true});
-  document.addEventListener(kind, () => { if (start === null) start = performance.now(); },
+  // A change that lands without a DOM mutation the observer sees (the text was already
+  // right, or an attribute changed) is caught on the next animation frames instead.
+  const frame = () => {
+    if (window.__trip !== null) return;
+    if (check()) { window.__trip = performance.now() - start; observer.disconnect(); }
+    else requestAnimationFrame(frame);
+  };
+  document.addEventListener(kind, () => {
+      if (start === null) { start = performance.now(); requestAnimationFrame(frame); } },
                             {capture: true, once: true});
 }"""
 
@@ -102,14 +110,13 @@ def test_click_and_step_round_trips_at_a_thousand_nodes(tmp_path):
             canvas.focus()
 
     figures = {"nodes": "about 1,100", "tries": TRIES,
-               "step_key_to_highlight_ms_median": statistics.median(steps),
-               "step_key_to_highlight_ms": steps,
-               "click_to_inspector_ms_median": statistics.median(clicks),
-               "click_to_inspector_ms": clicks}
+               "step_key_to_highlight_ms": steps, "click_to_inspector_ms": clicks}
+    assert all(t is not None for t in steps + clicks), figures  # every round trip arrived
+    figures["step_key_to_highlight_ms_median"] = statistics.median(steps)
+    figures["click_to_inspector_ms_median"] = statistics.median(clicks)
     ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / "browser_round_trips.json").write_text(json.dumps(figures, indent=1))
     print(json.dumps(figures))
-    assert all(t is not None for t in steps + clicks), figures  # every round trip arrived
     assert all(f"op {op}" in s["inspector"] for op, s in clicked)
 
 
