@@ -7,9 +7,19 @@ overview of a picture larger than its box, keeps the focused node in view on bot
 axes, and exports the picture with its current highlights as SVG or PNG. "fit"
 never draws labels smaller than ``min_font_px``; past that it pans instead.
 
-Back to the kernel come only what the views act on: the node clicked (``selected``)
-and the step keys pressed while the canvas has focus (← → Home End P), delivered to
-the callbacks given to :meth:`GraphCanvas.on_key`.
+Back to the kernel come only what the views act on: the node clicked or chosen with
+the keyboard (``selected``), whether the table view is open (``table_open``) and the
+step keys pressed while the canvas has focus (← → Home End P), delivered to the
+callbacks given to :meth:`GraphCanvas.on_key`. From the kernel come, besides the
+picture: ``detail``, the inspector's HTML for the selected node (shown over the
+picture's right side, where the learner is looking; Escape closes it);
+``announcement``, one sentence on what the picture shows now (read out by a live
+region, and the picture's description for a screen reader); and ``table``, the graph
+as an HTML table (the long description), which a view fills while ``table_open``.
+
+Keys on the focused canvas: ← → step, ↑ ↓ move a cursor along the edges, Shift+← →
+across a level, Enter inspects the node under the cursor, Escape closes, T toggles the
+table, + - 0 zoom.
 
 It keeps the interface of the plain picture it replaces: ``set_svg`` for a new
 layout, ``restyle(css, focus)`` per step, ``container_id`` to scope the CSS.
@@ -52,6 +62,10 @@ class GraphCanvas(anywidget.AnyWidget):
     max_height = traitlets.Unicode("640px").tag(sync=True)
     container_id = traitlets.Unicode("").tag(sync=True)
     min_font_px = traitlets.Float(9.0).tag(sync=True)
+    detail = traitlets.Unicode("").tag(sync=True)
+    announcement = traitlets.Unicode("").tag(sync=True)
+    table = traitlets.Unicode("").tag(sync=True)
+    table_open = traitlets.Bool(False).tag(sync=True)
 
     def __init__(self, svg: str = "", max_height: str = "640px", *, fit: bool = True,
                  min_font_px: float = 9.0):

@@ -36,6 +36,8 @@ from .controls import (
     note_html,
     with_static_picture,
 )
+from .graph_table import graph_table
+from .layout import picture_beside, side_layout
 from .live import Live, live
 from .render import Plan, layout_estimate, plan_picture, to_dot
 from .svg import SVG, LayoutTimeout, to_svg
@@ -153,15 +155,13 @@ class GraphView(w.VBox):
         self.module_picker = module_picker(self.graph, collapse)
         self.note = w.HTML()
         self.picture = GraphCanvas("", max_height)
-        self.inspector = w.HTML(describe_node("", ""))
-        side = w.VBox([self.module_picker, self.inspector],
-                      layout=w.Layout(flex="1 1 0", min_width="240px", padding="0 0 0 8px"))
-        body = w.HBox([w.Box([self.picture], layout=w.Layout(flex="3 1 0", min_width="0")),
-                       side])
+        side = w.VBox([self.module_picker], layout=side_layout())
+        body = picture_beside(self.picture, side)
         super().__init__([self.note, body])
         w.link((self.module_picker, "value"), (self, "collapsed"))
         self.observe(self._draw, "collapsed")
         self.picture.observe(lambda _: self._inspect(), "selected")
+        self.picture.observe(lambda _: self._tabulate(), "table_open")
         self._drawing = True  # draw once, below, not on each trait set here
         self.collapsed = tuple(collapse)
         self._drawing = False
@@ -183,11 +183,21 @@ class GraphView(w.VBox):
             self._drawing = False
         self.note.value = note_html(self.plan.note)
         self.picture.set_svg(self.svg)
+        self.picture.announcement = (f"The recorded graph: {len(self.graph.ops)} ops, "
+                                     f"{len(self.graph.tensors)} tensors, output "
+                                     f"{self.graph.output}.")
         self._inspect()
 
     def _inspect(self) -> None:
-        """Describe the node clicked (after a new layout: if it is still drawn)."""
-        self.inspector.value = describe_node(self.svg, self.picture.selected)
+        """Describe the node clicked (after a new layout: if it is still drawn) in the
+        inspector over the picture (``picture.detail``; empty when none is selected)."""
+        selected = self.picture.selected
+        self.picture.detail = describe_node(self.svg, selected) if selected else ""
+
+    def _tabulate(self) -> None:
+        """Fill the table view while it is open."""
+        if self.picture.table_open:
+            self.picture.table = graph_table(self.graph)
 
     def _repr_mimebundle_(self, **kwargs):
         return with_static_picture(

@@ -22,10 +22,15 @@ from . import theme
 from .replay import Replay, SentRecord, StepRecord
 from .summary import describe_tensor, format_bytes, full, shape_text
 
-__all__ = ["step_panel", "leaves_panel"]
+__all__ = ["step_panel", "leaves_panel", "step_sentence"]
 
 LEAF_ROWS = 40  # leaves listed at most (those the step changed come first)
 CONTRIBUTIONS = 8  # earlier contributions listed at most in an accumulation
+
+
+# Values wrap between numbers and words, never inside one: JupyterLab gives output
+# <pre> 'word-break: break-all', which split "-0.12" and "summed" across lines.
+WRAP = "white-space:pre-wrap;word-break:normal;overflow-wrap:break-word"
 
 
 def _pre(text: str) -> str:
@@ -33,8 +38,31 @@ def _pre(text: str) -> str:
     # light box under the theme's white text left the numbers unreadable.
     return ('<pre style="margin:2px 0 6px 12px;padding:2px 4px;'
             "background:var(--jp-layout-color2,#f8f9fa);"
-            "color:var(--jp-content-font-color1,#212529);"
+            f"color:var(--jp-content-font-color1,#212529);{WRAP};"
             f'font-size:12px;line-height:1.25">{html.escape(text)}</pre>')
+
+
+def step_sentence(replay: Replay, k: int, revealed: bool = True) -> str:
+    """Step ``k`` in one sentence, for a screen reader's live region and as the
+    picture's description: the op visited, what it reads and where it sends.
+
+    >>> step_sentence(replay, 0)                     # doctest: +SKIP
+    'Before the sweep: 3 steps to go, from the output t4.'
+    """
+    n = len(replay)
+    if k == 0:
+        return f"Before the sweep: {n} steps to go, from the output {replay.graph.output}."
+    step = replay.step(k)
+    if step.op is None:
+        return f"Step {k} of {n}: the output is a leaf; the seed goes into its .grad."
+    op = replay.ops[step.op]
+    reads = (f"reads the saved {', '.join(dict.fromkeys(step.reads))}" if step.reads
+             else "reads no saved tensors")
+    targets = [s.tensor for s in step.sent]
+    sends = (f"sends gradients to {', '.join(targets)}" if targets else "sends no gradient")
+    hidden = "" if revealed else " (predict them)"
+    return (f"Step {k} of {n}: {op.op} ({step.op}) receives the gradient of "
+            f"{step.receiver}, {reads} and {sends}{hidden}.")
 
 
 def module_note(path: str | None) -> str:

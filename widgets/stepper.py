@@ -47,10 +47,12 @@ from .controls import (
     with_static_picture,
 )
 from .feedback.check import check_predicted_gradient
+from .graph_table import replay_table
 from .highlight import StepStyler, step_legend
 from .inspector import inspect_node
+from .layout import picture_beside, side_layout
 from .live import live
-from .panels import leaves_panel, step_panel
+from .panels import leaves_panel, step_panel, step_sentence
 from .replay import record
 from .summary import describe_tensor, summarize
 
@@ -111,7 +113,6 @@ class BackwardStepper(w.VBox):
         n = len(self.replay)
         self.controls = StepControls(n, interval)
         self.picture = GraphCanvas(self.svg, max_height)
-        self.inspector = w.HTML(inspect_node(self.replay, "", 0))
         self.step_html = w.HTML()
         self.leaves_html = w.HTML()
         self.predict_toggle = w.ToggleButton(description="predict mode", value=predict,
@@ -134,9 +135,8 @@ class BackwardStepper(w.VBox):
                    layout=w.Layout(flex_flow="row wrap")),
             self.answer, self.feedback])
         side = w.VBox([self.step_html, self.predict_toggle, self.predict_box,
-                       self.module_picker, self.inspector, self.leaves_html],
-                      layout=w.Layout(flex="2 1 0", min_width="280px", padding="0 0 0 8px"))
-        body = w.HBox([w.Box([self.picture], layout=w.Layout(flex="3 1 0", min_width="0")), side])
+                       self.module_picker, self.leaves_html], layout=side_layout())
+        body = picture_beside(self.picture, side)
         legend = w.HTML(_LEGEND)
         self.note = w.HTML(note_html(self.pages.note))
         super().__init__([self.controls, legend, self.note, body])
@@ -151,6 +151,7 @@ class BackwardStepper(w.VBox):
         self.observe(self._on_mode, "predict_mode")
         self.observe(lambda change: recollapse(self, change["new"]), "collapsed")
         self.picture.observe(lambda _: self._inspect(), "selected")
+        self.picture.observe(lambda _: self._tabulate(), "table_open")
         bind_step_keys(self.picture, self, on_p=self._toggle_predict)
         self.predict_mode = predict
         self._show()
@@ -190,9 +191,17 @@ class BackwardStepper(w.VBox):
         self.predict_mode = not self.predict_mode
 
     def _inspect(self) -> None:
-        """Describe the node clicked in the picture, at the current step."""
-        self.inspector.value = inspect_node(self.replay, self.picture.selected, self.step,
-                                            values=self._values, revealed=self.revealed)
+        """Describe the node clicked in the picture, at the current step, in the
+        inspector over the picture (``picture.detail``; empty when none is selected)."""
+        selected = self.picture.selected
+        self.picture.detail = inspect_node(self.replay, selected, self.step,
+                                           values=self._values,
+                                           revealed=self.revealed) if selected else ""
+
+    def _tabulate(self) -> None:
+        """Fill the table view (only while it is open: a large graph's table is long)."""
+        if self.picture.table_open:
+            self.picture.table = replay_table(self.replay, self.step, self.revealed)
 
     @traitlets.validate("step")
     def _valid_step(self, proposal):
@@ -277,8 +286,10 @@ class BackwardStepper(w.VBox):
 
         pages.show(self.page(), self.picture, restyle)
         self.step_html.value = step_panel(self.replay, k, self.revealed)
+        self.picture.announcement = step_sentence(self.replay, k, self.revealed)
         if self.picture.selected:
             self._inspect()
+        self._tabulate()
         self.leaves_html.value = leaves_panel(self.replay, k, self.revealed)
         self.replay.apply_to_leaves(k)
         options = [(f"{s.input_name} → {describe_tensor(self.replay.tensors[s.tensor])}", i)

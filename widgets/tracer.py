@@ -44,6 +44,7 @@ from .controls import (
 )
 from .graph_ids import saved_targets
 from .highlight import TRACE_STATES, step_legend
+from .layout import picture_beside, side_layout
 from .live import Live, live
 from .panels import module_note
 from .summary import describe_tensor, for_later, format_bytes, later_text, summarize
@@ -169,9 +170,7 @@ class ForwardTracer(w.VBox):
         side = [self.module_picker, self.panel]
         if self.comparison is not None:
             side.append(w.HTML(_comparison_html(self.comparison)))
-        body = w.HBox([w.Box([self.picture], layout=w.Layout(flex="3 1 0", min_width="0")),
-                       w.VBox(side, layout=w.Layout(flex="2 1 0", min_width="260px",
-                                                    padding="0 0 0 8px"))])
+        body = picture_beside(self.picture, w.VBox(side, layout=side_layout()))
         self.note = w.HTML(note_html(self.pages.note))
         legend = w.HTML(step_legend(TRACE_STATES, "op"))
         super().__init__([self.controls, legend, self.note, body])

@@ -46,13 +46,13 @@ def test_the_old_html_picture_is_gone():
     (lambda g: next(t.id for t in g.tensors if t.name == "w"), "leaf (requires grad)"),
     (lambda g: g.output, "output"),
 ])
-def test_clicking_a_node_describes_it_beside_the_picture(pick, says):
+def test_clicking_a_node_describes_it_over_the_picture(pick, says):
     view = GraphView(program()[0])
-    assert "Click a node" in view.inspector.value
+    assert view.picture.detail == ""  # nothing selected: no inspector over the picture
     node = pick(view.graph)
     view.picture.selected = node  # what the browser sends on a click
-    assert f"<code>{node}</code>" in view.inspector.value
-    assert says in view.inspector.value
+    assert f"<code>{node}</code>" in view.picture.detail
+    assert says in view.picture.detail
     view.close()
 
 
@@ -74,9 +74,9 @@ def test_collapsing_redraws_the_canvas_and_the_box_can_be_inspected(model_view):
     view.module_picker.value = ("0",)
     assert view.picture.svg == view.svg
     assert linear not in node_ids(view.svg) and "m_0" in node_ids(view.svg)
-    assert "Click a node" in view.inspector.value  # the op clicked is in the box now
+    assert "Click a node" in view.picture.detail  # the op clicked is in the box now
     view.picture.selected = "m_0"
-    assert "module 0 (collapsed)" in view.inspector.value and linear in view.inspector.value
+    assert "module 0 (collapsed)" in view.picture.detail and linear in view.picture.detail
     view.module_picker.value = ()
     assert linear in node_ids(view.picture.svg) and "m_0" not in node_ids(view.picture.svg)
 

@@ -255,9 +255,9 @@ def test_clicking_a_node_shows_it_in_the_inspector_and_follows_the_step():
     stepper = BackwardStepper(y)
     leaf = stepper.graph.id_of(x)
     stepper.picture.selected = leaf
-    assert "nothing yet" in stepper.inspector.value
+    assert "nothing yet" in stepper.picture.detail
     stepper.last()
-    assert full(x.grad.numpy()) in stepper.inspector.value
+    assert full(x.grad.numpy()) in stepper.picture.detail
 
 
 # -- predict mode ---------------------------------------------------------------------------

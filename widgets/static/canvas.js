@@ -3,8 +3,16 @@
 // The kernel sends the picture once (`svg`) and, per step, a small scoped style block
 // (`css`) and the id of the node to keep in view (`focus`). Everything here is view
 // state: the scale and offset live in the browser, so panning and zooming never go
-// back to the kernel. A click on a node sets `selected`; a key the stepper knows is
-// sent as a message {event: "key", key}.
+// back to the kernel. A click on a node (or Enter on the node the keyboard cursor is
+// on) sets `selected`; a key the stepper knows is sent as a message {event: "key", key}.
+//
+// For a learner who does not use a mouse or does not see the picture: one tab stop
+// into the picture; ↑ and ↓ move a keyboard cursor along the graph's edges (↑ to what
+// a node reads, ↓ to what reads it), Shift+← and Shift+→ to its neighbours on the same
+// level; Enter opens the inspector (`detail`, a panel over the picture's right side)
+// on it, Escape closes it and comes back. T shows the graph as a table (`table`,
+// filled by the kernel while `table_open`). Each step's one-sentence account
+// (`announcement`) is read out by a live region and is the picture's description.
 
 const MAX_SCALE = 8;
 const STEP_KEYS = new Set(["ArrowLeft", "ArrowRight", "Home", "End", "p", "P"]);
@@ -24,17 +32,42 @@ function button(label, title, onClick) {
   return b;
 }
 
-// The size a text is drawn at, in CSS px at scale 1: the median font size of the
-// picture's labels, times the SVG's px-per-user-unit.
-function medianFontPx(svg) {
+// The size the smallest label is drawn at, in CSS px at scale 1 (its font size times
+// the SVG's px-per-user-unit): "fit" keeps every label, ids and edge labels included,
+// at or above the readable floor.
+function smallestFontPx(svg) {
   const sizes = [...svg.querySelectorAll("text")]
     .map((t) => parseFloat(t.getAttribute("font-size")))
-    .filter((s) => s > 0)
-    .sort((a, b) => a - b);
-  const size = sizes.length ? sizes[Math.floor(sizes.length / 2)] : 14;
+    .filter((s) => s > 0);
+  const size = sizes.length ? Math.min(...sizes) : 14;
   const box = svg.viewBox && svg.viewBox.baseVal;
   const perUnit = box && box.width ? svg.width.baseVal.value / box.width : 1;
   return size * perUnit;
+}
+
+// The graph's edges read from the picture: Graphviz titles each edge "a->b" (ports,
+// "a:p", dropped). Returns {up: id -> [ids it reads], down: id -> [ids reading it]}.
+function edgesOf(stage) {
+  const up = new Map(), down = new Map();
+  const add = (map, key, value) => {
+    if (!map.has(key)) map.set(key, []);
+    if (!map.get(key).includes(value)) map.get(key).push(value);
+  };
+  for (const title of stage.querySelectorAll("g.edge > title")) {
+    const [from, to] = title.textContent.split("->").map((s) => s.split(":")[0].trim());
+    if (!from || !to) continue;
+    add(up, to, from);
+    add(down, from, to);
+  }
+  return { up, down };
+}
+
+// What a node is, in words, from its tooltip: the first two lines ("op3: matmul",
+// "t2 (4, 3) float64" and its kind).
+function nodeWords(node) {
+  const title = node.querySelector(":scope > title");
+  const lines = title ? title.textContent.split("\n").map((l) => l.trim()).filter(Boolean) : [];
+  return lines.slice(0, 2).join(", ") || node.id;
 }
 
 function download(name, blob) {
@@ -48,15 +81,20 @@ function download(name, blob) {
 }
 
 function render({ model, el }) {
+  const uid = model.get("container_id"); // unique on the page: ids below build on it
   const root = document.createElement("div");
   root.className = "ag-canvas";
   root.tabIndex = 0;
   root.setAttribute("role", "application");
+  root.setAttribute("aria-roledescription", "computational graph");
   root.setAttribute(
     "aria-label",
-    "Computational graph. Drag to pan, wheel or + and - to zoom, click a node to " +
-      "inspect it, arrow keys to step.",
+    "Computational graph. Left and right arrows step, up and down arrows move along " +
+      "the edges, Shift with left or right to a neighbour, Enter inspects the node, " +
+      "T shows the graph as a table, plus and minus zoom.",
   );
+  // JupyterLab's own shortcuts must not take the keys the picture uses.
+  root.dataset.lmSuppressShortcuts = "true";
   const toolbar = document.createElement("div");
   toolbar.className = "ag-canvas-toolbar";
   const view = document.createElement("div");
@@ -66,12 +104,44 @@ function render({ model, el }) {
   const style = document.createElement("style");
   const mini = document.createElement("div");
   mini.className = "ag-canvas-mini";
+  mini.title = "overview: click to move the view there";
   const miniFrame = document.createElement("div");
   miniFrame.className = "ag-canvas-mini-frame";
   const readout = document.createElement("span");
   readout.className = "ag-canvas-readout";
-  view.append(stage, mini);
-  root.append(style, toolbar, view);
+  readout.setAttribute("aria-label", "zoom");
+  // The keyboard cursor's ring: drawn over the picture, so it shows on any node shape.
+  const ring = document.createElement("div");
+  ring.className = "ag-canvas-cursor";
+  ring.hidden = true;
+  // The inspector: a panel over the right of the picture, where the learner looks.
+  const detail = document.createElement("div");
+  detail.className = "ag-canvas-detail";
+  detail.setAttribute("role", "region");
+  detail.setAttribute("aria-label", "inspector");
+  detail.tabIndex = -1;
+  detail.hidden = true;
+  const detailBody = document.createElement("div");
+  detailBody.className = "ag-canvas-detail-body";
+  // The graph as a table: the long description, one keypress (T) away.
+  const table = document.createElement("div");
+  table.className = "ag-canvas-table";
+  table.setAttribute("role", "region");
+  table.setAttribute("aria-label", "the graph as a table");
+  table.tabIndex = 0;
+  table.hidden = true;
+  // One sentence per step, read out, and the picture's description.
+  const live = document.createElement("div");
+  live.className = "ag-canvas-live";
+  live.id = `${uid}-live`;
+  live.setAttribute("aria-live", "polite");
+  live.setAttribute("aria-atomic", "true");
+  const said = document.createElement("div"); // what the cursor is on, read out at once
+  said.className = "ag-canvas-live";
+  said.setAttribute("aria-live", "assertive");
+  root.setAttribute("aria-describedby", live.id);
+  view.append(stage, ring, mini, detail);
+  root.append(style, toolbar, view, table, live, said);
   el.appendChild(root);
 
   let scale = 1, tx = 0, ty = 0;
@@ -87,6 +157,7 @@ function render({ model, el }) {
     root.dataset.ty = ty.toFixed(1);
     readout.textContent = `${Math.round(scale * 100)}%`;
     updateMini();
+    placeRing();
   }
 
   function zoomAt(factor, cx, cy) {
@@ -197,11 +268,16 @@ function render({ model, el }) {
     const svg = stage.querySelector("svg");
     if (svg) {
       natural = { w: svg.width.baseVal.value || 1, h: svg.height.baseVal.value || 1 };
-      minFitScale = model.get("min_font_px") / medianFontPx(svg);
+      minFitScale = model.get("min_font_px") / smallestFontPx(svg);
       svg.style.width = `${natural.w}px`;
       svg.style.height = `${natural.h}px`;
     }
     view.style.height = model.get("max_height");
+    table.style.maxHeight = model.get("max_height");
+    edges = edgesOf(stage);
+    if (!nodeById(cursor)) cursor = "";
+    const selected = nodeById(model.get("selected"));
+    if (selected) selected.classList.add("ag-canvas-selected");
     buildMini();
     requestAnimationFrame(() => (model.get("fit") ? fit() : reveal(model.get("focus"))));
   }
@@ -273,17 +349,176 @@ function render({ model, el }) {
     root.dataset.selected = id;
     stage.querySelectorAll(".ag-canvas-selected").forEach((n) =>
       n.classList.remove("ag-canvas-selected"));
-    const node = stage.querySelector(`[id="${CSS.escape(id)}"]`);
+    const node = id && stage.querySelector(`[id="${CSS.escape(id)}"]`);
     if (node) node.classList.add("ag-canvas-selected");
     model.set("selected", id);
     model.save_changes();
   }
 
+  // -- the inspector panel ----------------------------------------------------------
+  let focusDetail = false; // opened from the keyboard: take the focus there when it comes
+  const closeDetail = button("✕", "close the inspector (Escape)", () => {
+    select("");
+    showDetail();
+    root.focus({ preventScroll: true });
+  });
+  closeDetail.classList.add("ag-canvas-detail-close");
+  detail.append(closeDetail, detailBody);
+  function showDetail() {
+    const html = model.get("selected") ? model.get("detail") : "";
+    detailBody.innerHTML = html;
+    detail.hidden = !html;
+    root.dataset.detail = html ? "shown" : "hidden";
+    if (!html) return;
+    // keep the node inspected in sight: pan it out from under the panel
+    const node = stage.querySelector(`[id="${CSS.escape(model.get("selected"))}"]`);
+    if (node) {
+      const r = node.getBoundingClientRect(), d = detail.getBoundingClientRect();
+      const b = view.getBoundingClientRect();
+      if (r.right > d.left && d.left - b.left > r.width + 16) {
+        tx -= r.right - d.left + 16;
+        apply();
+      }
+    }
+    if (focusDetail) detail.focus({ preventScroll: true });
+    focusDetail = false;
+  }
+  detail.addEventListener("keydown", (e) => {
+    e.stopPropagation(); // keys in the panel are the panel's (text selection, scrolling)
+    if (e.key === "Escape") {
+      e.preventDefault();
+      closeDetail.click();
+    }
+  });
+  detail.addEventListener("pointerdown", (e) => e.stopPropagation());
+  detail.addEventListener("wheel", (e) => e.stopPropagation());
+
+  // -- the keyboard cursor: along the edges, and across a level -------------------------
+  let cursor = ""; // node id, or "" before the first arrow key
+  let edges = { up: new Map(), down: new Map() };
+  const nodeById = (id) => id && stage.querySelector(`[id="${CSS.escape(id)}"]`);
+  const centre = (node) => {
+    const r = node.getBoundingClientRect();
+    return { x: r.left + r.width / 2, y: r.top + r.height / 2 };
+  };
+  function placeRing() {
+    const node = nodeById(cursor);
+    ring.hidden = !node;
+    if (!node) return;
+    const r = node.getBoundingClientRect(), b = view.getBoundingClientRect();
+    ring.style.left = `${r.left - b.left - 4}px`;
+    ring.style.top = `${r.top - b.top - 4}px`;
+    ring.style.width = `${r.width + 8}px`;
+    ring.style.height = `${r.height + 8}px`;
+  }
+  function say(text) {
+    said.textContent = "";
+    // a new text node, even for the same words, so the screen reader reads it again
+    requestAnimationFrame(() => (said.textContent = text));
+  }
+  function moveCursor(id) {
+    const node = nodeById(id);
+    if (!node) return;
+    cursor = id;
+    root.dataset.cursor = id;
+    reveal(id);
+    placeRing();
+    const ups = (edges.up.get(id) || []).length, downs = (edges.down.get(id) || []).length;
+    say(`${nodeWords(node)}. Reads ${ups}, read by ${downs}. Enter to inspect.`);
+  }
+  // The nearest of `ids` across from `from` (by horizontal distance, then vertical).
+  function nearest(ids, from) {
+    const here = centre(nodeById(from));
+    let best = null, bestD = Infinity;
+    for (const id of ids) {
+      const node = nodeById(id);
+      if (!node) continue;
+      const c = centre(node);
+      const d = Math.abs(c.x - here.x) * 4 + Math.abs(c.y - here.y);
+      if (d < bestD) [best, bestD] = [id, d];
+    }
+    return best;
+  }
+  function startCursor() {
+    const start = [model.get("selected"), model.get("focus")].find((id) => nodeById(id));
+    const first = stage.querySelector("g.node");
+    return start || (first ? first.id : "");
+  }
+  function alongEdges(direction) {
+    if (!nodeById(cursor)) return moveCursor(startCursor());
+    const next = (direction === "up" ? edges.up : edges.down).get(cursor) || [];
+    const to = nearest(next, cursor);
+    if (to) moveCursor(to);
+    else say(direction === "up" ? "Nothing feeds this node." : "Nothing reads this node.");
+  }
+  // The nearest node to the left or right whose centre is within its height of the
+  // cursor's level.
+  function acrossLevel(sign) {
+    if (!nodeById(cursor)) return moveCursor(startCursor());
+    const here = nodeById(cursor).getBoundingClientRect();
+    const y = here.top + here.height / 2, x = here.left + here.width / 2;
+    let best = null, bestD = Infinity;
+    for (const node of stage.querySelectorAll("g.node")) {
+      if (node.id === cursor) continue;
+      const c = centre(node);
+      const dx = (c.x - x) * sign;
+      if (dx <= 1 || Math.abs(c.y - y) > here.height) continue;
+      if (dx < bestD) [best, bestD] = [node.id, dx];
+    }
+    if (best) moveCursor(best);
+    else say(sign < 0 ? "No node further left on this level." : "No node further right on this level.");
+  }
+
+  // -- the table view --------------------------------------------------------------------
+  const tableButton = button("table", "show the graph as a table (T)", () => toggleTable());
+  tableButton.setAttribute("aria-pressed", "false");
+  function toggleTable(open = !model.get("table_open")) {
+    model.set("table_open", open);
+    model.save_changes();
+    showTable();
+    (open ? table : root).focus({ preventScroll: true });
+  }
+  function showTable() {
+    const open = model.get("table_open");
+    table.innerHTML = open ? model.get("table") : "";
+    table.hidden = !open;
+    view.hidden = open;
+    tableButton.setAttribute("aria-pressed", String(open));
+    tableButton.textContent = open ? "picture" : "table";
+    root.dataset.table = open ? "shown" : "hidden";
+  }
+  table.addEventListener("keydown", (e) => {
+    if (e.key === "t" || e.key === "T" || e.key === "Escape") {
+      e.preventDefault();
+      e.stopPropagation();
+      toggleTable(false);
+    }
+  });
+
   // -- keys -------------------------------------------------------------------------
   root.addEventListener("keydown", (e) => {
     if (e.altKey || e.ctrlKey || e.metaKey) return;
-    if (STEP_KEYS.has(e.key)) {
+    if (e.target !== root) return; // a toolbar button's own Enter or Space
+    if (e.shiftKey && (e.key === "ArrowLeft" || e.key === "ArrowRight")) {
+      acrossLevel(e.key === "ArrowLeft" ? -1 : 1);
+    } else if (STEP_KEYS.has(e.key)) {
       model.send({ event: "key", key: e.key.length === 1 ? e.key.toLowerCase() : e.key });
+    } else if (e.key === "ArrowUp" || e.key === "ArrowDown") {
+      alongEdges(e.key === "ArrowUp" ? "up" : "down");
+    } else if ((e.key === "Enter" || e.key === " ") && nodeById(cursor)) {
+      focusDetail = true;
+      select(cursor);
+      if (model.get("detail")) showDetail();
+    } else if (e.key === "Escape" && (model.get("selected") || cursor)) {
+      if (model.get("selected")) closeDetail.click();
+      else {
+        cursor = "";
+        delete root.dataset.cursor;
+        placeRing();
+        say("Cursor off the graph.");
+      }
+    } else if (e.key === "t" || e.key === "T") {
+      toggleTable();
     } else if (e.key === "+" || e.key === "=") {
       zoomCentre(1.25);
     } else if (e.key === "-") {
@@ -339,6 +574,7 @@ function render({ model, el }) {
     readout,
     button("SVG", "save this picture as SVG", exportSvg),
     button("PNG", "save this picture as PNG", exportPng),
+    tableButton,
   );
 
   model.on("change:svg", setSvg);
@@ -346,11 +582,22 @@ function render({ model, el }) {
   model.on("change:focus", () => reveal(model.get("focus")));
   model.on("change:fit", () => model.get("fit") && fit());
   model.on("change:max_height", setSvg);
+  model.on("change:detail", showDetail);
+  model.on("change:selected", showDetail);
+  model.on("change:table", showTable);
+  model.on("change:table_open", showTable);
+  const announce = () => (live.textContent = model.get("announcement"));
+  model.on("change:announcement", announce);
   setCss();
   setSvg();
+  showDetail();
+  showTable();
+  announce();
   const resize = new ResizeObserver(() => {
     buildMini();
     updateMini();
+    const focus = model.get("focus");
+    if (focus) reveal(focus); // a narrower view must not leave the current op outside
   });
   resize.observe(view);
   return () => resize.disconnect();
