@@ -52,7 +52,8 @@ SKIPS = [
 ]
 
 # Every text of every widget output that holds a canvas, outside the picture (a light
-# card in both themes), with its colour's contrast against the first opaque background
+# card in both themes; the inspector panel over it is in the theme's colours, so it
+# counts), with its colour's contrast against the first opaque background
 # behind it: {widgets, texts, low: [[text, ratio] under 4.5:1]}. Swatches (a lone "■")
 # are colour keys, not text, and are left out.
 CONTRAST = """() => {
@@ -76,7 +77,8 @@ CONTRAST = """() => {
     for (let node; (node = walker.nextNode());) {
       const text = node.textContent.trim();
       const el = node.parentElement;
-      if (!text || text === '■' || el.closest('.ag-canvas-view') || !el.offsetParent) continue;
+      if (!text || text === '■' || !el.offsetParent) continue;
+      if (el.closest('.ag-canvas-view') && !el.closest('.ag-canvas-detail')) continue;
       texts += 1;
       const a = lum(rgb(getComputedStyle(el).color)), b = lum(background(el));
       const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
