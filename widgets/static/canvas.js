@@ -192,13 +192,23 @@ function render({ model, el }) {
     if (focus) reveal(focus, false);
   }
 
+  // The part of the view the picture shows: left of the inspector when it is open
+  // (the panel covers the rest), so the current op never hides under it.
+  function visibleBox() {
+    const v = view.getBoundingClientRect();
+    if (detail.hidden) return v;
+    const right = Math.max(v.left + 80, detail.getBoundingClientRect().left - 8);
+    return { left: v.left, top: v.top, bottom: v.bottom, height: v.height, right,
+             width: right - v.left };
+  }
+
   // Pan the least needed for node `id` to be inside the view on both axes (centred
   // on an axis where it is out of view).
   function reveal(id, onlyIfHidden = true) {
     const node = stage.querySelector(`[id="${CSS.escape(id)}"]`);
     if (!node) return;
     const r = node.getBoundingClientRect();
-    const b = view.getBoundingClientRect();
+    const b = visibleBox();
     const margin = 24;
     const outX = r.left < b.left + 0 || r.right > b.right;
     const outY = r.top < b.top || r.bottom > b.bottom;
