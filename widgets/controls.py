@@ -1,7 +1,8 @@
 """The step controls and picture pages shared by the stepper and the tracer.
 
-``StepControls`` is first / previous / next / last buttons, a Play widget and an
-IntSlider, all tied to one integer trait ``value``. The picture itself is a
+``StepControls`` is first / previous / next / last buttons and a
+``widgets.step_player.StepPlayer`` (play, stop and a step slider, each named for a
+screen reader), all tied to one integer trait ``value``. The picture itself is a
 ``widgets.canvas.GraphCanvas``; ``with_static_picture`` adds the picture a stored
 notebook shows without a kernel.
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 import html
 import re
 import threading
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -30,6 +32,7 @@ from .canvas import GraphCanvas
 from .graph_ids import edge_id, saved_node_id
 from .highlight import css_block, onto_boxes
 from .render import collapsed_ids, layout_estimate, to_dot
+from .step_player import StepPlayer
 from .svg import LayoutTimeout, to_svg
 
 # A view lays its whole graph out when Graphviz is predicted to take at most this
@@ -45,7 +48,9 @@ PICKER_MODULES = 600  # modules a collapse picker lists at most (the outer level
 # Traits that hold text, numbers or flags, never a widget: close_tree skips them.
 SCALAR_TRAITS = (traitlets.Unicode, traitlets.Enum, traitlets.Int, traitlets.Float,
                  traitlets.Bool, traitlets.Bytes)
-_WIDGET_KEYS: dict[type, tuple[str, ...]] = {}
+# Weak: an anywidget gets a class of its own per instance (traitlets' add_traits), and
+# a plain dict kept every closed one's class alive.
+_WIDGET_KEYS: weakref.WeakKeyDictionary[type, tuple[str, ...]] = weakref.WeakKeyDictionary()
 
 
 def _widget_keys(item: w.Widget) -> tuple[str, ...]:
@@ -121,7 +126,12 @@ def with_static_picture(bundle: dict | None, mime: str, picture, text: str) -> d
 
 
 class StepControls(w.HBox):
-    """Navigation over steps 0..last; ``value`` is the current step."""
+    """Navigation over steps 0..last; ``value`` is the current step.
+
+    ``first_button``, ``previous_button``, ``next_button`` and ``last_button`` step;
+    ``player`` (also reachable as ``play`` and ``slider``) plays, stops and slides;
+    ``label`` reads ``k / last``.
+    """
 
     value = traitlets.Int(0)
 
@@ -132,17 +142,16 @@ class StepControls(w.HBox):
         self.next_button = w.Button(description="next ▶", button_style="primary",
                                     layout=w.Layout(width="auto"))
         self.last_button = w.Button(description="last ▶|", layout=w.Layout(width="auto"))
-        self.play = w.Play(min=0, max=last, step=1, interval=interval, value=0,
-                           description="play", show_repeat=False)
-        self.slider = w.IntSlider(min=0, max=last, value=0, description=what,
-                                  continuous_update=True, layout=w.Layout(width="260px"))
+        self.player = StepPlayer(last, interval=interval, what=what)
+        # One widget is both the play button and the slider that ipywidgets' Play and
+        # IntSlider were: the old names stay, for code that reads them.
+        self.play = self.slider = self.player
         self.label = w.Label()
         self.last = last
         super().__init__([self.first_button, self.previous_button, self.next_button,
-                          self.last_button, self.play, self.slider, self.label],
+                          self.last_button, self.player, self.label],
                          layout=w.Layout(flex_flow="row wrap", align_items="center"))
-        w.link((self.play, "value"), (self.slider, "value"))
-        w.link((self.slider, "value"), (self, "value"))
+        w.link((self.player, "value"), (self, "value"))
         self.first_button.on_click(lambda _: self.go(0))
         self.previous_button.on_click(lambda _: self.go(self.value - 1))
         self.next_button.on_click(lambda _: self.go(self.value + 1))
@@ -151,6 +160,7 @@ class StepControls(w.HBox):
         self._refresh()
 
     def go(self, k: int) -> None:
+        """Move to step ``k``, kept inside ``0..last``."""
         self.value = min(max(k, 0), self.last)
 
     def _refresh(self, _change=None) -> None:

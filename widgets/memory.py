@@ -4,7 +4,10 @@ A table of the bytes each op saved and the total, and a plot of the bytes held
 over the forward pass (they grow with every op that saves something) and over the
 backward pass (each step releases what its op saved). The plot is a matplotlib
 ``Figure`` built without pyplot (safe under any backend) and shown as a PNG with
-fixed size, dpi and metadata, so it is the same bytes every run.
+fixed size, dpi and metadata, so it is the same bytes every run. Its text
+alternative (``memory_alt``) says what it plots; the widget shows the PNG in a
+``widgets.described_image.DescribedImage``, with that ``alt`` (ipywidgets' ``Image``
+can have none).
 
 Given an output tensor, MemoryView runs the engine's backward on it (as
 ``output.backward()`` would: leaves' ``.grad`` are filled, saved tensors released)
@@ -26,16 +29,19 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
 from .controls import with_static_picture
+from .described_image import DescribedImage
+from .figures import DescribedFigure
 from .replay import Replay, record
 from .summary import format_bytes
 from .timeline import Timeline, saved_per_op, timeline
 
-__all__ = ["MemoryView", "memory_figure", "figure_png", "memory_table"]
+__all__ = ["MemoryView", "memory_figure", "memory_alt", "figure_png", "memory_table"]
 
 
 def memory_figure(timelines: list[Timeline]) -> Figure:
-    """Bytes held over forward then backward, one line per timeline."""
-    fig = Figure(figsize=(7, 3.2), dpi=100)
+    """Bytes held over forward then backward, one line per timeline (a
+    ``widgets.figures.DescribedFigure``: its ``alt`` is ``memory_alt(timelines)``)."""
+    fig = DescribedFigure(figsize=(7, 3.2), dpi=100, alt=memory_alt(timelines))
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     for i, tl in enumerate(timelines):
@@ -61,6 +67,27 @@ def memory_figure(timelines: list[Timeline]) -> Figure:
     return fig
 
 
+def memory_alt(timelines: list[Timeline]) -> str:
+    """The text alternative of ``memory_figure(timelines)``: what it plots, and each
+    run's peak and what it still holds at the end.
+
+    >>> memory_alt([Timeline("recorded", (8, 24), (16, 0))])
+    'Step plot of the bytes held for backward: 2 forward ops (each adds what it saves), \
+then 2 backward steps (each releases what its op saved). recorded: peak 24 B, 0 B at the end.'
+    """
+    if not timelines:
+        return "Step plot of the bytes held for backward: no run to show."
+    first = timelines[0]
+    ops, steps = len(first.forward), len(first.backward)
+    runs = " ".join(
+        f"{tl.label}: peak {format_bytes(tl.peak)}, "
+        f"{format_bytes([0, *tl.forward, *tl.backward][-1])} at the end."
+        for tl in timelines)
+    return (f"Step plot of the bytes held for backward: {ops:,} forward op"
+            f"{'' if ops == 1 else 's'} (each adds what it saves), then {steps:,} backward "
+            f"step{'' if steps == 1 else 's'} (each releases what its op saved). {runs}")
+
+
 def figure_png(fig: Figure) -> bytes:
     """The figure as PNG bytes, stable run to run (no software/date metadata)."""
     buf = io.BytesIO()
@@ -77,7 +104,7 @@ def memory_table(replay: Replay) -> str:
         for op, name, saved, nbytes in saved_per_op(graph) if saved)
     tl = timeline(graph, replay)
     total = tl.forward[-1] if tl.forward else 0
-    return ("<table><tr><th>op</th><th></th><th style='text-align:left'>saved</th>"
+    return ("<table><tr><th>op</th><th>name</th><th style='text-align:left'>saved</th>"
             "<th style='text-align:right'>bytes</th></tr>" + rows
             + f"<tr><td colspan=3><b>held for backward after the forward pass</b> (each "
             f"buffer counts once, however many ops or views saved it)</td>"
@@ -99,7 +126,7 @@ class MemoryView(w.VBox):
         self.timeline = timeline(self.replay.graph, self.replay, label)
         self.timelines = [self.timeline, *others]
         self.table = w.HTML(memory_table(self.replay))
-        self.image = w.Image(format="png")
+        self.image = DescribedImage(format="png")
         super().__init__([self.table, self.image])
         self._draw()
 
@@ -111,7 +138,9 @@ class MemoryView(w.VBox):
     def _draw(self) -> None:
         self.figure = memory_figure(self.timelines)
         self.png = figure_png(self.figure)
-        self.image.value = self.png
+        with self.image.hold_sync():
+            self.image.value = self.png
+            self.image.alt = self.figure.alt
 
     def _repr_mimebundle_(self, **kwargs):
         return with_static_picture(

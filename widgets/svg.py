@@ -30,6 +30,7 @@ from collections import OrderedDict
 from autograd_core.errors import error
 
 from . import messages
+from .alt_text import alt_metadata, graph_alt
 
 __all__ = ["SVG", "to_svg", "renderer", "LayoutTimeout", "LAYOUT_TIMEOUT", "LAYOUT_MEMORY"]
 
@@ -186,13 +187,34 @@ def _tidy(svg: str) -> str:
 
 class SVG:
     """A picture that notebooks store as plain ``image/svg+xml`` (shown on GitHub and
-    nbviewer too)."""
+    nbviewer too), with its text alternative ``alt`` in the output's metadata
+    (``widgets.alt_text``): JupyterLab draws the picture as an ``<img>``, which the
+    project's JupyterLab extension gives that ``alt``. The SVG bytes are the renderer's,
+    unchanged, so stored outputs stay the same.
 
-    def __init__(self, data: str):
+    ``alt`` defaults to what the picture shows (``widgets.alt_text.graph_alt``:
+    "Computational graph: 5 ops, 8 tensors").
+
+    >>> SVG('<svg><g id="op0" class="node op"></g></svg>').alt
+    'Computational graph: 1 op, 0 tensors'
+    """
+
+    def __init__(self, data: str, alt: str | None = None):
         self.data = data
+        self._alt = alt
+
+    @property
+    def alt(self) -> str:
+        """The picture's text alternative (given, or read from the picture)."""
+        return graph_alt(self.data) if self._alt is None else self._alt
 
     def _repr_svg_(self) -> str:
         return self.data
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> tuple[dict, dict]:
+        """The picture and its text alternative: ``(data, metadata)`` for IPython (which
+        adds ``text/plain`` from ``repr``)."""
+        return {"image/svg+xml": self.data}, alt_metadata(self.alt, "image/svg+xml")
 
     def __repr__(self) -> str:  # stable text/plain: no memory address
         return f"<SVG picture, {len(self.data)} bytes>"

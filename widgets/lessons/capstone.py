@@ -6,7 +6,9 @@
   per epoch, from the history ``widgets.lessons.digits.train`` returns.
 
 Both build a matplotlib ``Figure`` without pyplot (nothing left open, any backend);
-a notebook with inline figures shows it by ending a cell with it.
+a notebook with inline figures shows it by ending a cell with it. The figure is a
+``widgets.figures.DescribedFigure``: its ``alt`` says what it shows, and becomes the
+text alternative of the picture in JupyterLab.
 
 >>> fig = training_curves([{"epoch": 1, "loss": 1.0, "train_accuracy": 0.5,
 ...                         "test_accuracy": 0.4}])
@@ -22,10 +24,13 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-__all__ = ["digit_grid", "training_curves", "MISTAKE_COLOUR"]
+from ..figures import DescribedFigure
+
+__all__ = ["digit_grid", "training_curves", "grid_alt", "curves_alt", "MISTAKE_COLOUR"]
 
 MISTAKE_COLOUR = "#b3261e"
 _HISTORY_KEYS = ("epoch", "loss", "train_accuracy", "test_accuracy")
+ALT_TITLES = 40  # a digit grid's text alternative lists this many titles at most
 
 
 def _values(x) -> np.ndarray:
@@ -60,8 +65,9 @@ def digit_grid(images, labels, predicted=None, *, columns: int = 10,
         raise ValueError("digit_grid: no images to show.")
     columns = max(1, min(columns, n))
     rows = -(-n // columns)
-    fig = Figure(figsize=(inches * columns, (inches + 0.2) * rows), dpi=100)
+    fig = DescribedFigure(figsize=(inches * columns, (inches + 0.2) * rows), dpi=100)
     FigureCanvasAgg(fig)
+    titles, wrongs = [], 0
     for k in range(n):
         ax = fig.add_subplot(rows, columns, k + 1)
         ax.imshow(images[k], cmap="Greys", vmin=0, vmax=max(1.0, float(images.max())))
@@ -70,8 +76,31 @@ def digit_grid(images, labels, predicted=None, *, columns: int = 10,
         ax.set_title(title, fontsize=9, color=MISTAKE_COLOUR if wrong else "black")
         ax.set_xticks([])
         ax.set_yticks([])
+        titles.append(title)
+        wrongs += bool(wrong)
     fig.tight_layout(pad=0.3)
+    fig.alt = grid_alt(titles, wrongs if predicted is not None else None)
     return fig
+
+
+def grid_alt(titles: Sequence[str], wrong: int | None = None) -> str:
+    """The text alternative of a digit grid: how many images, how they are titled, and
+    the titles (the first ``ALT_TITLES``). ``wrong``: how many predictions are wrong
+    (None: the grid shows no predictions).
+
+    >>> grid_alt(["1", "2", "3→5"], wrong=1)
+    'Grid of 3 digit images, each titled with its label, or label→prediction in red \
+where the prediction is wrong (1 of 3): 1, 2, 3→5.'
+    """
+    n = len(titles)
+    shown = ", ".join(titles[:ALT_TITLES])
+    if n > ALT_TITLES:
+        shown += f" and {n - ALT_TITLES:,} more"
+    how = "each titled with its label"
+    if wrong is not None:
+        how += (f", or label→prediction in red where the prediction is wrong "
+                f"({wrong:,} of {n:,})")
+    return f"Grid of {n:,} digit image{'' if n == 1 else 's'}, {how}: {shown}."
 
 
 def training_curves(history: Sequence[dict]) -> Figure:
@@ -87,7 +116,7 @@ def training_curves(history: Sequence[dict]) -> Figure:
         raise ValueError(f"training_curves: each history entry needs {list(_HISTORY_KEYS)}; "
                          f"missing {missing}.")
     epochs = [h["epoch"] for h in history]
-    fig = Figure(figsize=(9, 3), dpi=100)
+    fig = DescribedFigure(figsize=(9, 3), dpi=100, alt=curves_alt(history))
     FigureCanvasAgg(fig)
     loss_ax, acc_ax = fig.subplots(1, 2)
     loss_ax.plot(epochs, [h["loss"] for h in history], "o-", color="C3")
@@ -105,3 +134,21 @@ def training_curves(history: Sequence[dict]) -> Figure:
         ax.grid(alpha=0.3)
     fig.tight_layout()
     return fig
+
+
+def curves_alt(history: Sequence[dict]) -> str:
+    """The text alternative of ``training_curves(history)``: what each panel plots,
+    from its first epoch to its last.
+
+    >>> curves_alt([{"epoch": 1, "loss": 2.0, "train_accuracy": 0.5, "test_accuracy": 0.4},
+    ...             {"epoch": 2, "loss": 0.5, "train_accuracy": 0.9, "test_accuracy": 0.8}])
+    'Training curves over 2 epochs. Left: the training loss (log scale), from 2 to 0.5. \
+Right: the accuracy, train from 50.0% to 90.0%, test from 40.0% to 80.0%.'
+    """
+    first, last = history[0], history[-1]
+    n = len(history)
+    return (f"Training curves over {n:,} epoch{'' if n == 1 else 's'}. Left: the training "
+            f"loss (log scale), from {first['loss']:.3g} to {last['loss']:.3g}. Right: the "
+            f"accuracy, train from {first['train_accuracy']:.1%} to "
+            f"{last['train_accuracy']:.1%}, test from {first['test_accuracy']:.1%} to "
+            f"{last['test_accuracy']:.1%}.")

@@ -109,7 +109,7 @@ function render({ model, el }) {
   miniFrame.className = "ag-canvas-mini-frame";
   const readout = document.createElement("span");
   readout.className = "ag-canvas-readout";
-  readout.setAttribute("aria-label", "zoom");
+  readout.title = "zoom";
   // The keyboard cursor's ring: drawn over the picture, so it shows on any node shape.
   const ring = document.createElement("div");
   ring.className = "ag-canvas-cursor";

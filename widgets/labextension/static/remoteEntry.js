@@ -13,9 +13,17 @@
  * saved one records the Python that made its outputs. Any other difference (another
  * language, another kernel) is written at once, as JupyterLab does.
  *
+ * Pictures, in every notebook: JupyterLab draws an output's image/png, image/jpeg,
+ * image/gif or image/svg+xml as an <img> without `alt`. An output whose metadata
+ * gives the picture a text alternative, `{"image/png": {"alt": "..."}}` (the key
+ * nbconvert's HTML export reads; the project's pictures carry it, see
+ * widgets/alt_text.py), gets it as the <img>'s `alt`. And a picture wider or taller
+ * than its output (a large graph drawn at full size) makes the output scroll: such
+ * an output is put in the tab order, so the keyboard can scroll it too.
+ *
  * JupyterLab loads an extension as a module-federation container: an object on
  * `window._JUPYTERLAB[name]` whose `get('./extension')` resolves to a factory of the
- * module; the module's default export is the plugin. This one shares no modules, so
+ * module; the module's default export is the plugins. This one shares no modules, so
  * `init` has nothing to do.
  */
 (function () {
@@ -80,8 +88,82 @@
     }
   };
 
+  const PICTURES = ['image/png', 'image/jpeg', 'image/gif', 'image/svg+xml'];
+  const described = new WeakSet(); // renderer factories already wrapped
+  const watched = new WeakSet(); // outputs whose scrolling is already watched
+
+  /** The text alternative an output's metadata gives its `mimeType` picture, or null. */
+  function altText(model, mimeType) {
+    const meta = model.metadata && model.metadata[mimeType];
+    return meta && typeof meta.alt === 'string' ? meta.alt : null;
+  }
+
+  /** In the tab order while the output scrolls (its picture is larger than it). */
+  function scrollableByKeyboard(renderer) {
+    if (watched.has(renderer)) return;
+    watched.add(renderer);
+    const node = renderer.node;
+    const update = () => {
+      const scrolls = node.scrollWidth > node.clientWidth + 1
+        || node.scrollHeight > node.clientHeight + 1;
+      if (scrolls) {
+        node.tabIndex = 0;
+      } else {
+        node.removeAttribute('tabindex');
+      }
+    };
+    const observer = new ResizeObserver(update);
+    observer.observe(node);
+    node.querySelectorAll('img').forEach(img => observer.observe(img));
+    renderer.disposed.connect(() => observer.disconnect());
+  }
+
+  /** `factory` (JupyterLab's image or SVG renderer) with the two additions above. */
+  function describedFactory(factory) {
+    const wrapped = {
+      ...factory,
+      createRenderer: options => {
+        const renderer = factory.createRenderer(options);
+        const renderModel = renderer.renderModel.bind(renderer);
+        renderer.renderModel = async model => {
+          await renderModel(model);
+          const alt = altText(model, options.mimeType);
+          if (alt !== null) {
+            renderer.node.querySelectorAll('img').forEach(img => { img.alt = alt; });
+          }
+          scrollableByKeyboard(renderer);
+        };
+        return renderer;
+      }
+    };
+    described.add(wrapped);
+    return wrapped;
+  }
+
+  /** Wrap the picture renderers of a notebook's own registry (a clone per notebook). */
+  function describePictures(rendermime) {
+    for (const mimeType of PICTURES) {
+      const factory = rendermime.getFactory(mimeType);
+      if (factory && !described.has(factory)) {
+        rendermime.addFactory(describedFactory(factory), rendermime.getRank(mimeType));
+      }
+    }
+  }
+
+  const pictures = {
+    id: `${NAME}:picture-alt`,
+    description: 'Pictures get the text alternative their output gives them; a picture '
+      + 'that makes its output scroll can be scrolled from the keyboard.',
+    autoStart: true,
+    activate: app => {
+      app.docRegistry.addWidgetExtension('Notebook', {
+        createNew: panel => describePictures(panel.content.rendermime)
+      });
+    }
+  };
+
   const modules = {
-    './extension': () => () => ({ __esModule: true, default: plugin })
+    './extension': () => () => ({ __esModule: true, default: [plugin, pictures] })
   };
 
   window._JUPYTERLAB = window._JUPYTERLAB || {};
