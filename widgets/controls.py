@@ -28,6 +28,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 import ipywidgets as w
 import traitlets
 
+from .alt_text import alt_metadata, graph_alt
 from .canvas import GraphCanvas
 from .graph_ids import edge_id, saved_node_id
 from .highlight import css_block, onto_boxes
@@ -115,14 +116,20 @@ def note_html(text: str) -> str:
     return f"<div style='font-size:12px'>{html.escape(text)}</div>" if text else ""
 
 
-def with_static_picture(bundle: dict | None, mime: str, picture, text: str) -> dict:
+def with_static_picture(bundle: dict | None, mime: str, picture, text: str,
+                        alt: str | None = None) -> tuple[dict, dict]:
     """A widget's display bundle plus a static picture (``mime`` is ``"image/svg+xml"``
     or ``"image/png"``) and a one-line text, so a stored notebook read without a
-    kernel (GitHub, nbviewer) still shows the view."""
+    kernel (GitHub, nbviewer) still shows the view; returned as IPython's ``(data,
+    metadata)``, the metadata giving the picture its text alternative
+    (``widgets.alt_text``): ``alt``, else the one-line text and, for a graph, what the
+    graph shows."""
     data = dict(bundle or {})
     data[mime] = picture
     data["text/plain"] = text
-    return data
+    if alt is None:
+        alt = f"{text}. {graph_alt(picture)}" if mime == "image/svg+xml" else text
+    return data, alt_metadata(alt, mime)
 
 
 class StepControls(w.HBox):

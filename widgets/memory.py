@@ -145,4 +145,5 @@ class MemoryView(w.VBox):
     def _repr_mimebundle_(self, **kwargs):
         return with_static_picture(
             super()._repr_mimebundle_(**kwargs), "image/png", base64.b64encode(self.png).decode(),
-            f"MemoryView: peak {format_bytes(self.timeline.peak)} held for backward")
+            f"MemoryView: peak {format_bytes(self.timeline.peak)} held for backward",
+            alt=self.figure.alt)

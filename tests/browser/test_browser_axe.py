@@ -1,4 +1,5 @@
-"""axe-core finds no accessibility violation in the widget outputs of lessons 01 and 12.
+"""axe-core finds no accessibility violation in the widget outputs of lessons 01 and 12,
+and no picture there is wider than its column.
 
 Each lesson is opened in JupyterLab (tests/helpers/lab_session.py), light theme, 1400 px
 wide, and every cell is run. Once its widgets have rendered, axe-core (bundled with the
@@ -52,6 +53,13 @@ BROKEN = """() => [...document.querySelectorAll('.jp-OutputArea-output')].map(o 
 # checks. "visible" on the body changes nothing on screen (JupyterLab's shell is
 # absolutely positioned, exactly the window's size) and lets axe check every text.
 UNCLIP_BODY = "() => { document.body.style.overflow = 'visible'; }"
+# Every picture of an output, wider than the output's column? (A graph too large to
+# read shrunk sits on the pan-and-zoom canvas, which is not an <img>.)
+TOO_WIDE = """() => [...document.querySelectorAll('.jp-OutputArea-output img')]
+    .filter(i => i.getBoundingClientRect().width >
+                 i.closest('.jp-OutputArea-output').clientWidth + 1)
+    .map(i => `${i.alt || i.src.slice(0, 40)}: ${Math.round(i.getBoundingClientRect().width)}`
+              + ` px in ${i.closest('.jp-OutputArea-output').clientWidth} px`)"""
 SHOW = """k => document.querySelector(`[data-axe-scope="${k}"]`)
     .scrollIntoView({block: 'start'})"""
 
@@ -88,6 +96,7 @@ def test_widget_outputs_have_no_axe_violations(tmp_path, lesson):
         poll(page, PENDING, lambda pending: not pending, timeout=60)
         page.wait_for_timeout(500)  # a view's last restyle lands after it shows
         broken = page.evaluate(BROKEN)
+        too_wide = page.evaluate(TOO_WIDE)
         marked = poll(page, MARK_OUTPUTS, lambda m: m["loaded"], timeout=30)
         # One output at a time, scrolled into view: axe checks the contrast of text on
         # screen only (the notebook scrolls inside a window 1100 px tall).
@@ -101,6 +110,7 @@ def test_widget_outputs_have_no_axe_violations(tmp_path, lesson):
     ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / f"axe_lesson{lesson}.json").write_text(json.dumps(results, indent=1))
     assert not broken, broken
+    assert not too_wide, f"pictures wider than their column: {too_wide}"
     assert marked["outputs"] >= 3, marked
     assert all(r["passes"] for r in results), "axe checked nothing in some output"
     violations = merged(results)

@@ -84,7 +84,7 @@ def test_collapsing_redraws_the_canvas_and_the_box_can_be_inspected(model_view):
 def test_the_stored_notebook_keeps_the_collapsed_picture(model_view):
     view = model_view
     view.collapsed = ("0", "2")
-    bundle = view._repr_mimebundle_()
+    bundle, _metadata = view._repr_mimebundle_()
     assert bundle["image/svg+xml"] == view.svg == view.picture.svg
     assert {"m_0", "m_2"} <= node_ids(bundle["image/svg+xml"])
 

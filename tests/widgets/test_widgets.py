@@ -375,10 +375,12 @@ def test_an_answer_with_the_broadcast_shape_is_told_to_un_broadcast():
 def test_graph_view_is_a_widget_and_stores_plain_svg():
     y = program()[0]
     view = GraphView(y)
-    bundle = view._repr_mimebundle_()
+    bundle, metadata = view._repr_mimebundle_()
     assert bundle["image/svg+xml"] == view.svg == draw(y)._repr_svg_()
     assert bundle["text/plain"] == f"GraphView: {len(view.graph.ops)} ops, " \
                                    f"{len(view.graph.tensors)} tensors"
+    alt = metadata["image/svg+xml"]["alt"]  # the stored picture's text alternative
+    assert alt.startswith(bundle["text/plain"]) and f"{len(view.graph.ops)} ops" in alt
     assert view.picture.svg == view.svg
 
 
@@ -443,8 +445,9 @@ def test_memory_view_counts_forward_bytes_and_backward_releases():
         total - tanh_out - hh - mask, matmul, 0]
     assert view.png.startswith(b"\x89PNG") and view.image.value == view.png
     assert "held for backward" in view.table.value and format_bytes(total) in view.table.value
-    assert view._repr_mimebundle_()["text/plain"] == \
-        f"MemoryView: peak {format_bytes(total)} held for backward"
+    bundle, metadata = view._repr_mimebundle_()
+    assert bundle["text/plain"] == f"MemoryView: peak {format_bytes(total)} held for backward"
+    assert metadata["image/png"]["alt"] == view.figure.alt
 
 
 def test_memory_view_png_is_stable_and_takes_other_runs():

@@ -17,7 +17,8 @@
  * image/gif or image/svg+xml as an <img> without `alt`. An output whose metadata
  * gives the picture a text alternative, `{"image/png": {"alt": "..."}}` (the key
  * nbconvert's HTML export reads; the project's pictures carry it, see
- * widgets/alt_text.py), gets it as the <img>'s `alt`. And a picture wider or taller
+ * widgets/alt_text.py), gets it as the <img>'s `alt`, and is shrunk to its column's
+ * width when it is wider (as JupyterLab already does for a PNG). And a picture wider or taller
  * than its output (a large graph drawn at full size) makes the output scroll: such
  * an output is put in the tab order, so the keyboard can scroll it too.
  *
@@ -129,7 +130,14 @@
           await renderModel(model);
           const alt = altText(model, options.mimeType);
           if (alt !== null) {
-            renderer.node.querySelectorAll('img').forEach(img => { img.alt = alt; });
+            // the project's picture: its text alternative, and never wider than its
+            // column (JupyterLab leaves an SVG at full size; a big graph, which the
+            // lesson also shows on the pan-and-zoom canvas, shrinks to fit)
+            renderer.node.querySelectorAll('img').forEach(img => {
+              img.alt = alt;
+              img.style.maxWidth = '100%';
+              img.style.height = 'auto';
+            });
           }
           scrollableByKeyboard(renderer);
         };
