@@ -158,6 +158,7 @@ class StepControls(w.HBox):
         super().__init__([self.first_button, self.previous_button, self.next_button,
                           self.last_button, self.player, self.label],
                          layout=w.Layout(flex_flow="row wrap", align_items="center"))
+        self.add_class("ag-step-controls")  # its buttons' focus ring: step_player.css
         w.link((self.player, "value"), (self, "value"))
         self.first_button.on_click(lambda _: self.go(0))
         self.previous_button.on_click(lambda _: self.go(self.value - 1))

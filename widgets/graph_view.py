@@ -158,6 +158,7 @@ class GraphView(w.VBox):
         side = w.VBox([self.module_picker], layout=side_layout())
         body = picture_beside(self.picture, side)
         super().__init__([self.note, body])
+        self.add_class("ag-view")  # the focus ring of its controls: canvas.css
         w.link((self.module_picker, "value"), (self, "collapsed"))
         self.observe(self._draw, "collapsed")
         self.picture.observe(lambda _: self._inspect(), "selected")

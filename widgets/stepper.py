@@ -140,6 +140,7 @@ class BackwardStepper(w.VBox):
         legend = w.HTML(_LEGEND)
         self.note = w.HTML(note_html(self.pages.note))
         super().__init__([self.controls, legend, self.note, body])
+        self.add_class("ag-view")  # the focus ring of its controls: canvas.css
 
         traitlets.link((self.controls, "value"), (self, "step"))
         traitlets.link((self.predict_toggle, "value"), (self, "predict_mode"))

@@ -174,6 +174,7 @@ class ForwardTracer(w.VBox):
         self.note = w.HTML(note_html(self.pages.note))
         legend = w.HTML(step_legend(TRACE_STATES, "op"))
         super().__init__([self.controls, legend, self.note, body])
+        self.add_class("ag-view")  # the focus ring of its controls: canvas.css
         self.controls.observe(lambda _: self._show(), "value")
         traitlets.link((self.module_picker, "value"), (self, "collapsed"))
         self.observe(lambda change: recollapse(self, change["new"]), "collapsed")

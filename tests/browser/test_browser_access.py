@@ -9,8 +9,9 @@
 * Lesson 01's stepper by keyboard only: into the picture with Shift+Tab from its first
   button, Home and → step, ↑ moves the cursor to a node, Enter opens its inspector (and takes
   the focus there), Escape closes it and gives the focus back, T opens the table view
-  and T closes it; at each stage the focused element shows a visible focus ring, and a
-  screenshot is kept.
+  and T closes it, then Shift+Tab goes back through the named step controls (slider,
+  stop, play, last, next, ...); at each stage the focused element shows a visible focus
+  ring, and a screenshot is kept.
 """
 
 from __future__ import annotations
@@ -151,6 +152,15 @@ FOCUS = """() => {
 }"""
 
 
+# The focused control: its name and whether it shows a focus ring of 2 px or more.
+CONTROL = """() => {
+  const a = document.activeElement, style = getComputedStyle(a);
+  return {name: a.getAttribute('aria-label') || a.innerText || a.tagName,
+          visible: a.matches(':focus-visible'),
+          ring: style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) >= 2};
+}"""
+
+
 def test_lesson_01s_sweep_by_keyboard_only(tmp_path):
     ARTIFACTS.mkdir(exist_ok=True)
     seen = {}
@@ -185,6 +195,12 @@ def test_lesson_01s_sweep_by_keyboard_only(tmp_path):
         page.screenshot(path=str(ARTIFACTS / "browser_keyboard_table.png"))
         page.keyboard.press("t")
         seen["back"] = poll(page, FOCUS, lambda s: s["table"] == "hidden")
+        # back through the step controls above the picture, one Shift+Tab at a time
+        controls = []
+        for _ in range(6):
+            page.keyboard.press("Shift+Tab")
+            controls.append(page.evaluate(CONTROL))
+        page.screenshot(path=str(ARTIFACTS / "browser_keyboard_controls.png"))
 
     for stage, state in seen.items():
         assert state["visible"] and state["indicator"], (stage, state)
@@ -195,3 +211,7 @@ def test_lesson_01s_sweep_by_keyboard_only(tmp_path):
     assert seen["closed"]["focused"] == "canvas" and seen["back"]["focused"] == "canvas"
     assert seen["table"]["focused"] == "ag-canvas-table"
     assert f"After step 2 of {n}" in table and "gradient so far" in table
+    names = [c["name"] for c in controls]  # "■ stop": the mark is hidden from readers
+    for expected in ("step", "stop", "play", "last ▶|", "next ▶"):
+        assert any(name.endswith(expected) for name in names), (expected, names)
+    assert all(c["visible"] and c["ring"] for c in controls), controls
