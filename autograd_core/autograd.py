@@ -20,6 +20,7 @@ from . import errors
 from .engine import gradients
 from .errors import GradcheckError
 from .grad_mode import no_grad
+from .graph_backward import gradients_with_graph
 from .tensor import Tensor
 
 __all__ = ["grad", "gradcheck", "GradcheckError", "numeric_jacobian", "analytic_jacobian"]
@@ -35,14 +36,14 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     one reverse sweep. ``grad_outputs`` may be left out (or hold None) for a scalar
     output. An input no output depends on is an error unless ``allow_unused=True``;
     then its gradient is None, or zeros with ``materialize_grads=True``. The saved
-    tensors are released unless ``retain_graph=True``.
+    tensors are released unless ``retain_graph=True``. With ``create_graph=True`` the
+    sweep itself is recorded as ops (``autograd_core.graph_backward``): the gradients
+    have a graph and can be differentiated again, and the graph is kept.
 
     >>> x = tensor([1.0, 2.0], requires_grad=True)
     >>> grad((x * x).sum(), x)
     (tensor([2., 4.]),)
     """
-    if create_graph:
-        raise errors.create_graph_unsupported()
     if allow_unused is None:
         allow_unused = materialize_grads
     outputs = _as_tensors(outputs)
@@ -58,14 +59,17 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     for i, x in enumerate(inputs):
         if not x.requires_grad:
             raise errors.grad_input_not_requiring(i)
-    found = gradients(outputs, grad_outputs, inputs, bool(retain_graph))
+    if create_graph:  # the sweep recorded as ops: the gradients have a graph
+        found = gradients_with_graph(outputs, grad_outputs, inputs)
+    else:
+        found = gradients(outputs, grad_outputs, inputs, bool(retain_graph))
     result = []
     for i, (x, g) in enumerate(zip(inputs, found, strict=True)):
         if g is None and not allow_unused:
             raise errors.grad_input_unused(i)
         if g is None and materialize_grads:
             g = np.zeros_like(x._data)
-        result.append(None if g is None else Tensor._wrap(g))
+        result.append(g if g is None or isinstance(g, Tensor) else Tensor._wrap(g))
     return tuple(result)
 
 

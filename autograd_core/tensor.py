@@ -147,9 +147,17 @@ class Tensor:
         """The same values (shared memory), cut from the graph: no gradient flows back."""
         return Tensor._wrap(self._data, None, self._version)
 
-    def backward(self, gradient=None, retain_graph: bool = False) -> None:
-        """Run the reverse sweep from this tensor, filling ``.grad`` of every leaf."""
-        _backward(self, gradient, retain_graph)
+    def backward(self, gradient=None, retain_graph: bool | None = None,
+                 create_graph: bool = False) -> None:
+        """Run the reverse sweep from this tensor, filling ``.grad`` of every leaf. With
+        ``create_graph=True`` the sweep is recorded as ops, so each ``.grad`` has a graph
+        and can be differentiated again (the graph is kept: ``retain_graph`` defaults to
+        ``create_graph``, as in PyTorch)."""
+        if create_graph:
+            from .graph_backward import backward_with_graph
+            backward_with_graph(self, gradient)
+            return
+        _backward(self, gradient, bool(retain_graph))
 
     # -- NumPy-like metadata ------------------------------------------------------
     @property

@@ -38,7 +38,8 @@ needs. Widget messages (drawing, stepping, reading a learner's answer) live in
 from ._text import error
 from .backward import (
     CycleError,
-    create_graph_unsupported,
+    create_graph_case,
+    create_graph_op,
     grad_count,
     grad_input_not_requiring,
     grad_input_unused,
@@ -154,6 +155,7 @@ from .transforms import (
     cotangent_shape,
     function_output,
     has_aux,
+    hvp_not_scalar,
     jacobian_mode,
     missing_jvp,
     non_float_primal,

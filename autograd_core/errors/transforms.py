@@ -111,3 +111,10 @@ def checkpoint_forward_mode() -> NotImplementedError:
     """jvp through a checkpointed segment with respect to its parameters."""
     return NotImplementedError("checkpoint: forward mode through a checkpointed segment "
                                "w.r.t. its parameters is not supported.")
+
+
+def hvp_not_scalar(shapes: list) -> RuntimeError:
+    """hvp/hessian of a function whose output is not a single number."""
+    return error(RuntimeError, f"hvp: the function must return one tensor with a single "
+                 f"element (a scalar loss); it returned shapes {shapes}.",
+                 "sum or average it first, or take the Jacobian (jacrev) instead.")

@@ -146,12 +146,6 @@ def test_retain_graph_keeps_the_graph_for_a_second_call():
         autograd.grad(y, x)
 
 
-def test_create_graph_says_it_is_not_there_yet():
-    x = _leaf([1.0])
-    with pytest.raises(NotImplementedError, match="create_graph=True is not supported yet"):
-        autograd.grad((x * x).sum(), x, create_graph=True)
-
-
 def _misuses(lib, grad):
     """(name, call) pairs: each a misuse of grad written for ``lib`` (ag or torch)."""
     def leaf():
