@@ -24,8 +24,11 @@ import numpy as np
 
 from . import errors
 from .engine import _seed, _walk, broadcast_axes
-from .function import Node
+from .function import Function, Node
+from .op_functions import where
 from .ops import elementwise as ew
+from .ops import indexing as ix
+from .ops import joining as jn
 from .ops import matmul as mm
 from .ops import nn_ops as nn
 from .ops import reductions as red
@@ -82,11 +85,19 @@ def _linear(node: Node, g: Tensor) -> tuple:
 
 
 def _pow(node: Node, g: Tensor) -> tuple:
-    if node.needs_input_grad[1]:
-        raise errors.create_graph_case("a power whose exponent requires grad",
-                                       "write it as exp(b * log(a)).")
+    """da = g * b * a**(b - 1), db = g * a**b * log(a), as recorded ops; where the
+    lean rule gives 0 (b == 0 for da; a == 0 and b >= 0 for db) the factor is 0."""
+    needs = node.needs_input_grad
+    a_array, b_array = node.load("a"), node.load("b")
     a, b = _saved(node, "a"), _saved(node, "b")
-    return g * b * a ** (b - 1), None
+    da = db = None
+    if needs[0]:
+        da = g * where(_constant(b_array == 0), 0.0, b * a ** (b - 1))
+    if needs[1]:
+        zero = _constant((a_array == 0) & (b_array >= 0))
+        safe = where(zero, 1.0, a)  # log(1) = 0 where the slope is 0 anyway
+        db = g * where(zero, 0.0, a ** b * safe.log())
+    return da, db
 
 
 def _nll_loss(node: Node, g: Tensor) -> tuple:
@@ -128,6 +139,78 @@ def _matmul(node: Node, g: Tensor) -> tuple:
     return da, db
 
 
+def _constant(array) -> Tensor:
+    return Tensor._wrap(np.asarray(array))
+
+
+def _pair_weights(node: Node) -> tuple[np.ndarray, np.ndarray]:
+    """maximum / minimum: each side's share of g (1 where it wins, ½ at a tie)."""
+    a, b = node.load("a"), node.load("b")
+    loses, tie = node.op._loses, 0.5 * (a == b)
+    return 1 - loses(a, b) - tie, 1 - loses(b, a) - tie
+
+
+def _extreme(node: Node, g: Tensor) -> tuple:
+    """max / min over an axis: the winners share g (1 / number of ties each)."""
+    mask = node.load("mask")
+    share = mask / mask.sum(axis=node.params.get("axis"), keepdims=True)
+    return (_reduced(node, g) * _constant(share.astype(g.dtype)),)
+
+
+def _logsumexp(node: Node, g: Tensor) -> tuple:
+    """da = g * exp(a - out), out recomputed from a so that it stays on the graph."""
+    a, dim = _saved(node, "a"), node.params["dim"]
+    out = a.logsumexp(tuple(range(a.ndim)) if dim is None else dim, keepdim=True)
+    return (g.reshape(out.shape) * (a - out).exp(),)
+
+
+def _pieces(node: Node, g: Tensor) -> tuple:
+    """cat: each input's rows of g along dim."""
+    dim = node.params["dim"] % len(node.input_shapes[0])
+    pieces, start = [], 0
+    for shape in node.input_shapes:
+        key = (slice(None),) * dim + (slice(start, start + shape[dim]),)
+        pieces.append(g[key])
+        start += shape[dim]
+    return tuple(pieces)
+
+
+def _layers(node: Node, g: Tensor) -> tuple:
+    """stack: each input's slice of g at its index along dim."""
+    dim = node.params["dim"] % (len(node.input_shapes[0]) + 1)
+    return tuple(g[(slice(None),) * dim + (i,)] for i in range(len(node.input_shapes)))
+
+
+class IndexBackward(Function):
+    """getitem's backward as an op: zeros in the input's shape with g added at ``key``
+    (repeated indices add up). Its own backward is the getitem again."""
+
+    name = "getitem_backward"
+    rule = "dg = da[key]"
+
+    @staticmethod
+    def forward(ctx, g, key=None, shape=()):
+        da = np.zeros(shape, dtype=g.dtype)
+        if ix.is_advanced(key):
+            split = ix.torch_order(key, da.ndim)
+            target, at = (da, key) if split is None else (da[split[0]], split[1])
+            np.add.at(target, at, g)
+        else:
+            da[key] = g
+        return da
+
+    @staticmethod
+    def backward(ctx, g):
+        return (ix._take(g, ctx.params["key"]),)
+
+
+def _scatter(node: Node, g: Tensor) -> tuple:
+    key = node.params["key"]
+    if ix.is_advanced(key):
+        key = ix._saved_key(node, key)
+    return (IndexBackward.apply(g, key=key, shape=node.input_shapes[0]),)
+
+
 # op class -> (node, g) -> one gradient per input (None where none is needed), each a
 # Tensor computed by recorded ops; the same rules as each op's ``rule`` text.
 RULES: dict[type, Callable[[Node, Tensor], tuple]] = {
@@ -148,6 +231,20 @@ RULES: dict[type, Callable[[Node, Tensor], tuple]] = {
     ew.Tanh: lambda n, g: (g * (1 - _saved(n, "out") ** 2),),
     ew.Sigmoid: lambda n, g: (g * _saved(n, "out") * (1 - _saved(n, "out")),),
     ew.Relu: lambda n, g: (g * _saved(n, "mask").astype(g.dtype),),
+    ew.Clip: lambda n, g: (g * _saved(n, "mask").astype(g.dtype),),
+    ew.Abs: lambda n, g: (g * _constant(np.nan_to_num(np.sign(n.load("a")))),),
+    ew.Where: lambda n, g: (None, g * _saved(n, "cond").astype(g.dtype),
+                            g * (1 - _saved(n, "cond").astype(g.dtype))),
+    ew.Maximum: lambda n, g: tuple(g * _constant(w) for w in _pair_weights(n)),
+    ew.Minimum: lambda n, g: tuple(g * _constant(w) for w in _pair_weights(n)),
+    red.Max: _extreme,
+    red.Min: _extreme,
+    sm.LogSumExp: _logsumexp,
+    jn.Cat: _pieces,
+    jn.Stack: _layers,
+    ix.GetItem: _scatter,
+    ix.Narrow: _scatter,
+    IndexBackward: lambda n, g: (g[n.params["key"]],),
     mm.MatMul: _matmul,
     nn.Linear: _linear,
     nn.NLLLoss: _nll_loss,

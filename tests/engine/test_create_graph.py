@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from op_table import CASES, as_outputs, case_ids, draw_upstream, run_engine
 from strategies import PROPERTY_SETTINGS
@@ -32,11 +32,7 @@ except ImportError:
 EPS = 1e-5
 # Rows that use an op whose backward is not recorded as ops yet (create_graph=True
 # raises NotImplementedError naming it).
-NOT_YET = {"abs", "cat", "cat_with_array", "clamp_method_max_only", "clip", "clip_min_only",
-           "elementwise_methods", "getitem_basic", "getitem_int_arrays", "getitem_mask",
-           "getitem_negative_step", "logsumexp", "max", "maximum", "maximum_array", "min",
-           "minimum", "minimum_array_first", "pow", "rpow_array", "rpow_scalar", "split",
-           "split_sections", "stack", "var", "where", "where_scalar"}
+NOT_YET = {"var"}  # var saves its centred input, a constant here: its rule waits
 
 
 def lean_gradients(case, example, upstream, values) -> list[np.ndarray]:
@@ -77,6 +73,8 @@ def numeric_second(case, example, upstream, weights) -> list[np.ndarray]:
 @given(data=st.data())
 def test_every_ops_second_derivative_matches_central_differences(case, data):
     example = data.draw(case.examples, label="example")
+    if case.name == "pow":  # at b == 0 da is defined as 0 (PyTorch's convention, which
+        assume(np.all(np.asarray(example.inputs[1]) != 0))  # is not differentiable there)
     leaves, outputs = run_engine(case, example)
     upstream = draw_upstream(data, outputs)
     seeds = [ag.tensor(v) for v in upstream]
@@ -101,12 +99,11 @@ def test_every_ops_second_derivative_matches_central_differences(case, data):
 
 def test_the_ops_with_a_recorded_backward_are_named_in_the_message():
     x = ag.tensor([1.0, -2.0, 3.0], requires_grad=True)
-    y = ag.tensor([0.5, 0.5, 0.5])
-    loss = ag.maximum(x, y).sum()
+    loss = x.var()
     with pytest.raises(NotImplementedError) as raised:
         autograd.grad(loss, x, create_graph=True)
     text = str(raised.value)
-    assert "maximum" in text and "tanh" in text and "matmul" in text
+    assert "of var is not" in text and "tanh" in text and "matmul" in text
     assert set(supported_ops()) >= {"add", "mul", "tanh", "linear", "log_softmax", "nll_loss"}
 
 
@@ -183,3 +180,26 @@ def test_mlp_hvp_and_hessian_match_pytorch():
     np.testing.assert_allclose(hessian(ours, ag.tensor(params[0])).numpy(),
                                torch_hessian(theirs, torch.tensor(params[0])).numpy(),
                                rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.skipif(torch is None, reason="PyTorch is not installed: the cross-check "
+                    "against torch.autograd.functional is skipped (pip install -e '.[torch]')")
+def test_a_linear_relu_softmax_networks_hvp_matches_pytorch():
+    """Through the Linear op (input @ weightᵀ + bias), relu's mask and log_softmax."""
+    from torch.autograd.functional import hvp as torch_hvp
+
+    rng = np.random.default_rng(8)
+    x, target = rng.standard_normal((6, 4)), np.array([0, 2, 1, 1, 0, 2])
+    w1, b1, w2, b2 = (rng.standard_normal(s) * 0.7 for s in [(5, 4), (5,), (3, 5), (3,)])
+    v = rng.standard_normal(w1.shape)
+
+    def loss(lib, w, tensor):
+        f = lib.nn.functional
+        hidden = f.relu(f.linear(tensor(x), w, tensor(b1)))
+        return f.cross_entropy(f.linear(hidden, tensor(w2), tensor(b2)), tensor(target))
+
+    _, ours = hvp(lambda w: loss(ag, w, ag.tensor), ag.tensor(w1), ag.tensor(v))
+    _, theirs = torch_hvp(lambda w: loss(torch, w, torch.tensor), torch.tensor(w1),
+                          torch.tensor(v))
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-10, atol=1e-12)
+    assert np.abs(ours.numpy()).max() > 1e-3  # not the zero a lost graph would give

@@ -30,6 +30,7 @@ from op_table import CASES, as_outputs, backward_all, case_ids, draw_upstream, r
 from strategies import PROPERTY_SETTINGS
 
 import autograd_core as ag
+from autograd_core import autograd
 
 torch = pytest.importorskip(
     "torch", reason="PyTorch is not installed: the cross-check against PyTorch 2.13.0 CPU "
@@ -101,6 +102,45 @@ def test_same_values_and_gradients_as_torch(case, data):
         assert (x.grad is None) == (tx.grad is None), f"input {i}"
         np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-10, atol=1e-12,
                                    err_msg=f"{case.name}: gradient of input {i}")
+
+
+def _second(grad, outputs, leaves, seeds, weights, tensor):
+    """d/dx of sum_i <g_i, w_i>, g = d<v, f(x)>/dx recorded with create_graph=True:
+    one library's (``grad``: autograd.grad or torch.autograd.grad) second derivative."""
+    firsts = grad(outputs, leaves, seeds, create_graph=True, allow_unused=True,
+                  materialize_grads=True)
+    phi = sum((g * tensor(w)).sum() for g, w in zip(firsts, weights, strict=True))
+    if not phi.requires_grad:  # every first derivative is a constant
+        return [np.zeros(tuple(x.shape)) for x in leaves]
+    return [s.detach().numpy(force=True) if isinstance(s, torch.Tensor) else s.numpy() for s in
+            grad(phi, leaves, allow_unused=True, materialize_grads=True)]
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_ids)
+@settings(PROPERTY_SETTINGS, max_examples=4)
+@given(data=st.data())
+def test_same_second_derivatives_as_torch(case, data):
+    """backward of a create_graph backward: the same numbers as PyTorch's double
+    backward (var's rule is not recorded yet: it says so, see test_create_graph.py)."""
+    _run_or_skip(case)
+    example = data.draw(case.examples, label="example")
+    leaves, outputs = run_engine(case, example)
+    torch_leaves, torch_outputs = run_torch(case, example)
+    upstream = draw_upstream(data, outputs)
+    if case.name == "var":
+        with pytest.raises(NotImplementedError, match="create_graph=True"):
+            autograd.grad(outputs, leaves, [ag.tensor(v) for v in upstream],
+                             create_graph=True)
+        return
+    weights = [np.random.default_rng(11 + i).standard_normal(x.shape)
+               for i, x in enumerate(leaves)]
+    ours = _second(autograd.grad, outputs, leaves, [ag.tensor(v) for v in upstream],
+                   weights, ag.tensor)
+    theirs = _second(torch.autograd.grad, torch_outputs, torch_leaves,
+                     [torch.from_numpy(v) for v in upstream], weights, torch.from_numpy)
+    for i, (a, b) in enumerate(zip(ours, theirs, strict=True)):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-11,
+                                   err_msg=f"{case.name}: second derivative, input {i}")
 
 
 TIES = [  # name, input, our program, PyTorch's program: the same convention
