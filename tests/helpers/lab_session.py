@@ -174,12 +174,22 @@ def stop(proc: subprocess.Popen) -> None:
         os.killpg(proc.pid, signal.SIGKILL)  # a kernel left behind, if any
 
 
-def wait_idle(page) -> None:
+def wait_idle(page, log: Path | None = None, timeout: float = 180_000) -> None:
     """The status bar says '| Idle' once the kernel has finished (the kernel indicator
-    alone reports idle too early)."""
-    page.wait_for_function(
-        "() => { const bar = document.querySelector('#jp-main-statusbar');"
-        " return bar && /\\|\\s*Idle/.test(bar.innerText); }", timeout=90_000)
+    alone reports idle too early). A kernel's first start on a busy 2-core machine can
+    take a while; if it never comes, the failure shows the status bar and the end of
+    JupyterLab's log (``log``), which say why."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function(
+            "() => { const bar = document.querySelector('#jp-main-statusbar');"
+            " return bar && /\\|\\s*Idle/.test(bar.innerText); }", timeout=timeout)
+    except PlaywrightTimeout:
+        bar = page.evaluate("() => document.querySelector('#jp-main-statusbar')?.innerText")
+        tail = log.read_text(errors="replace")[-3000:] if log and log.exists() else ""
+        pytest.fail(f"the kernel did not become idle in {timeout / 1000:.0f} s; status bar: "
+                    f"{bar!r}\nJupyterLab's log ends:\n{tail}")
 
 
 def menu(page, top: str, item: str, timeout: float = 90_000) -> None:
@@ -313,7 +323,7 @@ class SharedLab:
             # the settings just written chose the theme: make sure this page shows it
             page.wait_for_function(
                 "name => document.body.dataset.jpThemeName === name", arg=THEMES[theme])
-            wait_idle(page)
+            wait_idle(page, self.folder / "jupyterlab.log")
             if run_all:
                 menu(page, "Edit", "Clear Outputs of All Cells")
                 run_all_cells(page)
