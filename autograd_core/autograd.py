@@ -19,11 +19,12 @@ import numpy as np
 from . import errors
 from .engine import gradients
 from .errors import GradcheckError
-from .grad_mode import no_grad
+from .grad_mode import enable_grad, is_grad_enabled, no_grad
 from .graph_backward import gradients_with_graph
 from .tensor import Tensor
 
-__all__ = ["grad", "gradcheck", "GradcheckError", "numeric_jacobian", "analytic_jacobian"]
+__all__ = ["grad", "gradcheck", "gradgradcheck", "GradcheckError", "numeric_jacobian",
+           "analytic_jacobian"]
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
@@ -172,6 +173,47 @@ def gradcheck(fn: Callable, inputs, eps: float = 1e-6, atol: float = 1e-5,
     if raise_exception:
         raise errors.gradcheck_mismatch(o, i, tuple(int(v) for v in index), row, a, n)
     return False
+
+
+def gradgradcheck(fn: Callable, inputs, grad_outputs=None, eps: float = 1e-6,
+                  atol: float = 1e-5, rtol: float = 1e-3, raise_exception: bool = True,
+                  seed: int = 0) -> bool:
+    """True if the engine's second derivatives of ``fn`` at ``inputs`` match finite
+    differences of its first (``torch.autograd.gradgradcheck``): ``gradcheck`` of
+    x -> d<v, fn(x)>/dx, differentiated through the recorded sweep
+    (``create_graph=True``) and differenced through the lean one. ``grad_outputs`` (v, one
+    per output) defaults to random values drawn with ``seed``.
+
+    >>> x = tensor([1.0, 2.0], requires_grad=True, dtype="float64")
+    >>> gradgradcheck(lambda t: (t * t * t).sum(), (x,))
+    True
+    """
+    inputs = tuple(inputs) if isinstance(inputs, tuple | list) else (inputs,)
+    outputs = _outputs(fn, inputs)
+    if grad_outputs is None:
+        rng = np.random.default_rng(seed)
+        grad_outputs = [Tensor._wrap(rng.standard_normal(o.shape).astype(o.dtype))
+                        for o in outputs]
+    grad_outputs = list(_as_tensors(grad_outputs))
+    checked = [k for k, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
+
+    def first_derivatives(*values):
+        # The analytic side differentiates the recorded sweep (create_graph=True); the
+        # finite differences (called under no_grad) difference the lean sweep's first
+        # derivatives, on fresh leaves: so a recorded rule that disagrees with the op's
+        # own backward fails here too.
+        recorded = is_grad_enabled()
+        values = [v if recorded or k not in checked else v.detach().requires_grad_()
+                  for k, v in enumerate(values)]
+        with enable_grad():
+            pairs = [(o, v) for o, v in zip(_outputs(fn, values), grad_outputs, strict=True)
+                     if o.requires_grad]
+            return grad([o for o, _ in pairs], [values[k] for k in checked],
+                        [v for _, v in pairs], create_graph=recorded, allow_unused=True,
+                        materialize_grads=True, retain_graph=not recorded and len(pairs) > 1)
+
+    return gradcheck(first_derivatives, inputs, eps, atol, rtol, raise_exception)
+
 
 from .anomaly import detect_anomaly  # noqa: E402 - re-exported, as torch.autograd.detect_anomaly
 

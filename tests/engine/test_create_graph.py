@@ -203,3 +203,20 @@ def test_a_linear_relu_softmax_networks_hvp_matches_pytorch():
                           torch.tensor(v))
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-10, atol=1e-12)
     assert np.abs(ours.numpy()).max() > 1e-3  # not the zero a lost graph would give
+
+
+def test_gradgradcheck_passes_right_rules_and_catches_a_wrong_one(monkeypatch):
+    from autograd_core import graph_backward
+    from autograd_core.errors import GradcheckError
+    from autograd_core.ops import elementwise as ew
+
+    rng = np.random.default_rng(9)
+    w = ag.tensor(rng.standard_normal((3, 2)), requires_grad=True)
+    x = ag.tensor(rng.standard_normal((4, 3)), requires_grad=True)
+    assert autograd.gradgradcheck(lambda a, b: ag.tanh(a @ b).sum(), (x, w))
+    # tanh's recorded rule with the square left out: first derivatives stay right (the
+    # lean sweep computes them), second ones go wrong, and gradgradcheck must say so
+    monkeypatch.setitem(graph_backward.RULES, ew.Tanh,
+                        lambda n, g: (g * (1 - graph_backward._saved(n, "out")),))
+    with pytest.raises(GradcheckError, match="with respect to input"):
+        autograd.gradgradcheck(lambda a, b: ag.tanh(a @ b).sum(), (x, w))
