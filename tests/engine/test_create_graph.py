@@ -220,3 +220,29 @@ def test_gradgradcheck_passes_right_rules_and_catches_a_wrong_one(monkeypatch):
                         lambda n, g: (g * (1 - graph_backward._saved(n, "out")),))
     with pytest.raises(GradcheckError, match="with respect to input"):
         autograd.gradgradcheck(lambda a, b: ag.tanh(a @ b).sum(), (x, w))
+
+
+@pytest.mark.parametrize("n", [8, 32, 128])
+def test_an_hvp_costs_a_few_gradients_and_the_hessian_n_of_them(n):
+    """Counted multiply-adds (autograd_core.counting), not time: one Hessian-vector
+    product is a small constant times one gradient, whatever n; the full Hessian is n
+    of them."""
+    from autograd_core.counting import count_ops
+
+    rng = np.random.default_rng(n)
+    x = ag.tensor(rng.standard_normal((16, n)))
+    w0 = rng.standard_normal(n)
+
+    def loss(w):
+        return (ag.tanh(x @ w) ** 2).sum()
+
+    with count_ops() as one_gradient:
+        w = ag.tensor(w0, requires_grad=True)
+        loss(w).backward()
+    with count_ops() as one_hvp:
+        hvp(loss, ag.tensor(w0), ag.tensor(rng.standard_normal(n)))
+    with count_ops() as full:
+        hessian(loss, ag.tensor(w0))
+    ratio = one_hvp.total_macs / one_gradient.total_macs
+    assert 1.5 < ratio < 6, ratio  # two sweeps and the recorded one's ops, not n
+    assert full.total_macs == n * one_hvp.total_macs
