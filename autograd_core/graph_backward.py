@@ -267,10 +267,27 @@ def supported_ops() -> list[str]:
 
 
 def _rule(node: Node) -> Callable[[Node, Tensor], tuple]:
-    rule = RULES.get(type(node.op)) or RULES.get(node.op)
+    rule = RULES.get(node.op)  # node.op is the op's class
     if rule is None:
         raise errors.create_graph_op(node.op.name, supported_ops())
     return rule
+
+
+def _run_hooks(hooks: list, grad: Tensor) -> Tensor:
+    """``engine._run_hooks`` on a Tensor gradient: each hook may return a Tensor that
+    replaces it (same shape and dtype), which then stays on the recorded graph."""
+    for hook in tuple(hooks):  # a hook may remove itself
+        result = hook(grad)
+        if result is None:
+            continue
+        if not isinstance(result, Tensor):
+            raise errors.hook_returned(hook, result)
+        if result.shape != grad.shape:
+            raise errors.hook_changed(hook, "size", grad.shape, result.shape)
+        if result.dtype != grad.dtype:
+            raise errors.hook_changed(hook, "type", grad.dtype, result.dtype)
+        grad = result
+    return grad
 
 
 def sweep_with_graph(seeds: dict, capture: dict | None = None) -> None:
@@ -279,14 +296,14 @@ def sweep_with_graph(seeds: dict, capture: dict | None = None) -> None:
     Tensor with a graph, as PyTorch's ``backward(create_graph=True)`` leaves it), or,
     with ``capture`` (node or leaf -> None), into ``capture`` and no ``.grad`` is
     touched (``autograd.grad``). Hooks see, and may replace, the Tensor gradients."""
-    nodes, _hooked = _walk(*seeds)
+    nodes, _ = _walk(*seeds)
     buffers: dict = dict(seeds)
     for node in nodes:
         upstream = buffers.pop(node, None)
         if upstream is None:
             continue
-        for hook in tuple(node.hooks or ()):
-            upstream = hook(upstream) or upstream
+        if node.hooks:
+            upstream = _run_hooks(node.hooks, upstream)
         if capture is not None and node in capture:
             capture[node] = upstream
         elif capture is None and node.retains_grad and node.output is not None:
@@ -306,8 +323,8 @@ def sweep_with_graph(seeds: dict, capture: dict | None = None) -> None:
             buffers[edge] = grad if held is None else held + grad
     for leaf in [t for t in buffers if not isinstance(t, Node)]:
         total = buffers.pop(leaf)
-        for hook in tuple(leaf._hooks or ()):
-            total = hook(total) or total
+        if leaf._hooks:
+            total = _run_hooks(leaf._hooks, total)
         if capture is not None:
             capture[leaf] = total
         else:

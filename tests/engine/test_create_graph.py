@@ -246,3 +246,12 @@ def test_an_hvp_costs_a_few_gradients_and_the_hessian_n_of_them(n):
     ratio = one_hvp.total_macs / one_gradient.total_macs
     assert 1.5 < ratio < 6, ratio  # two sweeps and the recorded one's ops, not n
     assert full.total_macs == n * one_hvp.total_macs
+
+
+def test_hooks_see_and_replace_the_recorded_gradient():
+    x = ag.tensor([1.0, 2.0], requires_grad=True)
+    x.register_hook(lambda g: g * 2)  # a Tensor back: it replaces the gradient
+    (g,) = autograd.grad((x * x * x).sum(), x, create_graph=True)
+    np.testing.assert_allclose(g.numpy(), 2 * 3 * x.numpy() ** 2)
+    (second,) = autograd.grad(g.sum(), x)  # the doubling is on the graph, and the hook
+    np.testing.assert_allclose(second.numpy(), 2 * 2 * 6 * x.numpy())  # runs again (torch)
