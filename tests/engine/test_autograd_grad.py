@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from op_table import CASES, as_outputs, case_ids
+from op_table import CASES, as_outputs, case_ids, central_differences
 from strategies import PROPERTY_SETTINGS, arrays
 
 import autograd_core as ag
@@ -44,15 +44,7 @@ def _central_gradient(program, inputs, cotangents, k) -> np.ndarray:
             return sum(float(np.sum(o.numpy() * c)) for o, c in zip(outs, cotangents)
                        if c is not None)
 
-    base = [np.array(x, dtype=np.float64) for x in inputs]
-    result = np.zeros(base[k].shape)
-    for index in np.ndindex(base[k].shape):
-        plus = [b.copy() for b in base]
-        minus = [b.copy() for b in base]
-        plus[k][index] += EPS
-        minus[k][index] -= EPS
-        result[index] = (weighted(plus) - weighted(minus)) / (2 * EPS)
-    return result
+    return central_differences(weighted, inputs, EPS)[k]
 
 
 @pytest.mark.parametrize("case", CASES, ids=case_ids)

@@ -16,7 +16,14 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from op_table import CASES, as_outputs, case_ids, draw_upstream, run_engine
+from op_table import (
+    CASES,
+    as_outputs,
+    case_ids,
+    central_differences,
+    draw_upstream,
+    run_engine,
+)
 from strategies import PROPERTY_SETTINGS
 
 import autograd_core as ag
@@ -47,25 +54,11 @@ def lean_gradients(case, example, upstream, values) -> list[np.ndarray]:
 
 def numeric_second(case, example, upstream, weights) -> list[np.ndarray]:
     """Central differences of phi(x) = sum_i <g_i(x), w_i>, g from the lean sweep."""
-    base = [np.array(x, dtype=np.float64) for x in example.inputs]
-
     def phi(values) -> float:
         grads = lean_gradients(case, example, upstream, values)
         return sum(float(np.sum(g * w)) for g, w in zip(grads, weights, strict=True))
 
-    result = []
-    for x in base:
-        d = np.zeros_like(x)
-        for index in np.ndindex(x.shape):
-            original = x[index]
-            x[index] = original + EPS
-            plus = phi(base)
-            x[index] = original - EPS
-            minus = phi(base)
-            x[index] = original
-            d[index] = (plus - minus) / (2 * EPS)
-        result.append(d)
-    return result
+    return central_differences(phi, example.inputs, EPS)
 
 
 @pytest.mark.parametrize("case", CASES, ids=case_ids)

@@ -377,16 +377,22 @@ def numeric_vjp(case: Case, example: Example, upstream: list, eps: float = 1e-6)
             outs = as_outputs(case.program(ag, *map(ag.tensor, inputs), **example.params))
         return sum(float(np.sum(v * y.numpy())) for y, v in zip(outs, upstream, strict=True))
 
-    inputs = [np.array(x, dtype=np.float64) for x in example.inputs]
+    return central_differences(objective, example.inputs, eps)
+
+
+def central_differences(objective: Callable, inputs, eps: float = 1e-6) -> list:
+    """d objective / d each of ``inputs`` by central differences in float64: each element
+    nudged by ±eps in turn, ``objective(list of arrays) -> float``."""
+    values = [np.array(x, dtype=np.float64) for x in inputs]
     grads = []
-    for x in inputs:
+    for x in values:
         grad = np.zeros_like(x)
         for index in np.ndindex(x.shape):
             original = x[index]
             x[index] = original + eps
-            plus = objective(inputs)
+            plus = objective(values)
             x[index] = original - eps
-            minus = objective(inputs)
+            minus = objective(values)
             x[index] = original
             grad[index] = (plus - minus) / (2 * eps)
         grads.append(grad)
