@@ -237,9 +237,7 @@ def _start(output, gradient, retain_graph: bool, record: bool) -> Iterator[Step]
     seed = _seed(output, gradient)
     root = output.grad_fn
     if root is None:  # the output is itself a leaf
-        if output._hooks:
-            seed = _run_hooks(output._hooks, seed)
-        previous, total = _accumulate_leaf(output, seed, None)
+        previous, total = _leaf_arrives(output, seed, None)
         if record:
             yield Step(0, None, seed, [], [Sent(0, output, seed, None, previous, total)], [])
         return
@@ -248,27 +246,24 @@ def _start(output, gradient, retain_graph: bool, record: bool) -> Iterator[Step]
 
 def _sweep(seeds: dict, retain_graph: bool, record: bool,
            capture: dict | None = None) -> Iterator[Step]:
-    """The sweep itself, from the nodes of ``seeds`` (node -> its seed gradient). With
-    ``record`` it yields a :class:`Step` after each visit; without, it yields nothing
-    and builds no records (``Tensor.backward``). With ``capture`` (node or leaf -> None)
-    no ``.grad`` is touched: each target's total gradient is stored in ``capture``
-    instead (``autograd.grad``)."""
+    """The sweep itself, from the nodes of ``seeds`` (node -> its seed gradient), in the
+    numbered steps of the module docstring. With ``record`` it yields a :class:`Step`
+    after each visit; without, it yields nothing and builds no records
+    (``Tensor.backward``). With ``capture`` (node or leaf -> None) no ``.grad`` is
+    touched: each target's total gradient is stored in ``capture`` instead
+    (``autograd.grad``)."""
     nodes, hooked = _walk(*seeds)
     if capture is not None:  # captured leaves are summed like hooked ones, never stored
         hooked = {t: None for t in capture if t.__class__ is not Node}
     buffers = dict(seeds)  # gradients summed so far: per node, and per leaf with hooks
     for index, node in enumerate(nodes):
+        # 1. the node's gradient, summed over its consumers, arrives (hooks, retain_grad)
         upstream = buffers.pop(node, None)
         if upstream is None:  # every path from the output to here carried no gradient
             continue
-        if node.hooks:
-            upstream = _run_hooks(node.hooks, upstream)
-        if capture is not None:
-            if node in capture:
-                capture[node] = upstream
-        elif node.retains_grad:
-            _retain(node, upstream)
+        upstream = _node_arrives(node, upstream, capture)
 
+        # 2. the op's backward: one gradient per input, from what the op saved
         if record:
             node.reads = reads = []  # Node.load notes each saved tensor read here
         grads = node.op.backward(node, upstream)
@@ -279,47 +274,82 @@ def _sweep(seeds: dict, retain_graph: bool, record: bool,
                 observer.on_backward(node, upstream, grads)
 
         sent = [] if record else None
-        shapes = node.input_shapes
-        dtypes = node.input_dtypes
         for i, edge in enumerate(node.edges):
-            if edge is None:
+            if edge is None or grads[i] is None:
                 continue
-            grad = grads[i]
-            if grad is None:
-                continue
-            if grad.__class__ is not np.ndarray:
-                grad = np.asarray(grad)
-            broadcast_from = None
-            if grad.shape != shapes[i]:
-                broadcast_from = grad.shape
-                grad = sum_to(grad, shapes[i])
-            if grad.dtype is not dtypes[i] and grad.dtype != dtypes[i]:  # `is`: the usual case
-                grad = grad.astype(dtypes[i])
-            if edge.__class__ is Node:
-                previous = buffers.get(edge)
-                total = buffers[edge] = grad if previous is None else previous + grad
-            elif edge in hooked:  # a leaf with hooks: summed like a node until its last edge
-                previous = buffers.get(edge)
-                total = buffers[edge] = grad if previous is None else previous + grad
-                if hooked[edge] == (node, i):  # the last: its hooks run once, on the total
-                    hooked_total = _run_hooks(edge._hooks, buffers.pop(edge))
-                    previous, total = _accumulate_leaf(edge, hooked_total, upstream, grads, i)
-            elif capture is None:  # (when capturing, a leaf nobody asked for gets nothing)
-                previous, total = _accumulate_leaf(edge, grad, upstream, grads, i)
+            # 3. un-broadcast (and cast) to the input's shape and dtype
+            grad, broadcast_from = _fit_input(grads[i], node.input_shapes[i],
+                                              node.input_dtypes[i])
+            # 4. add it to what that input has received so far
+            previous, total = _send(edge, grad, buffers, hooked, capture, node, i,
+                                    upstream, grads)
             if record:
                 sent.append(Sent(i, edge, grad, broadcast_from, previous, total))
 
+        # 5. release what the op saved, unless the graph is retained
         released = [] if retain_graph else node.release()
         if record:
             yield Step(index, node, upstream, reads, sent, released)
     for leaf in [t for t in buffers if t.__class__ is not Node]:  # a last edge sent None
-        total = buffers.pop(leaf)  # (or a captured leaf's sum)
-        if leaf._hooks:
-            total = _run_hooks(leaf._hooks, total)
-        if capture is None:
-            _accumulate_leaf(leaf, total, None)
-        else:
-            capture[leaf] = total
+        _leaf_arrives(leaf, buffers.pop(leaf), capture)  # (or a captured leaf's sum)
+
+
+def _node_arrives(node: Node, upstream: np.ndarray, capture: dict | None) -> np.ndarray:
+    """A node's summed gradient meets the node's hooks (each may replace it), then is
+    kept where it was asked for: in ``capture`` (``autograd.grad``) or in its output's
+    ``.grad`` (``retain_grad``). Returns the gradient the op's backward receives."""
+    if node.hooks:
+        upstream = _run_hooks(node.hooks, upstream)
+    if capture is not None:
+        if node in capture:
+            capture[node] = upstream
+    elif node.retains_grad:
+        _retain(node, upstream)
+    return upstream
+
+
+def _fit_input(grad, shape: tuple, dtype) -> tuple[np.ndarray, tuple | None]:
+    """A backward's gradient for one input, summed down to the input's ``shape`` where
+    the forward pass broadcast it, in its ``dtype``; and the shape it was summed from."""
+    if grad.__class__ is not np.ndarray:
+        grad = np.asarray(grad)
+    broadcast_from = None
+    if grad.shape != shape:
+        broadcast_from = grad.shape
+        grad = sum_to(grad, shape)
+    if grad.dtype is not dtype and grad.dtype != dtype:  # `is`: the usual case
+        grad = grad.astype(dtype)
+    return grad, broadcast_from
+
+
+def _send(edge, grad: np.ndarray, buffers: dict, hooked: dict, capture: dict | None,
+          node: Node, i: int, upstream, grads) -> tuple:
+    """Add ``grad`` (input ``i`` of ``node``) to what ``edge`` has received: into the
+    buffer of the node that made the input; for a leaf with hooks (or one to capture),
+    into its buffer until its last edge, where it arrives (``_leaf_arrives``); else
+    straight into the leaf's ``.grad`` (when capturing, a leaf nobody asked for gets
+    nothing). Returns (previous, total) for the step record."""
+    if edge.__class__ is Node or edge in hooked:
+        previous = buffers.get(edge)
+        total = buffers[edge] = grad if previous is None else previous + grad
+        if edge.__class__ is Node or hooked[edge] != (node, i):
+            return previous, total
+        return _leaf_arrives(edge, buffers.pop(edge), capture, upstream, grads, i)
+    if capture is None:
+        return _accumulate_leaf(edge, grad, upstream, grads, i)
+    return None, grad
+
+
+def _leaf_arrives(leaf, total: np.ndarray, capture: dict | None, upstream=None,
+                  grads=(), i: int = 0) -> tuple:
+    """A leaf's whole gradient meets its hooks (which run once, on the total), then goes
+    into ``capture`` or is added into ``leaf.grad``. Returns (previous, total)."""
+    if leaf._hooks:
+        total = _run_hooks(leaf._hooks, total)
+    if capture is not None:
+        capture[leaf] = total
+        return None, total
+    return _accumulate_leaf(leaf, total, upstream, grads, i)
 
 
 def gradients(outputs, grad_outputs, inputs, retain_graph: bool) -> list[np.ndarray | None]:
