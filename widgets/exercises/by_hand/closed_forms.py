@@ -13,8 +13,8 @@ import autograd_core as ag
 
 from ...feedback.context import Mistake
 from ...feedback.result import Result
-from .. import learner
 from ..exercise import Exercise, register
+from ..function_cases import check_on_cases
 from ..parts import one_answer
 from ..problems import rng
 from .grading import check_one
@@ -71,27 +71,13 @@ def _lesson_bn_case() -> tuple[tuple, np.ndarray, dict]:
                               "mistakes": _bn_mistakes(*args)}
 
 
-def _check_function(fn, label: str, what: str, cases: list[tuple[str, Callable]]) -> Result:
-    """Run the learner's ``fn`` on each case (copies of its arguments) and check the output."""
-    for i, (where, make) in enumerate(cases):
-        args, expected, ctx = make()
-        try:
-            out = learner.call(fn, *(np.array(a) for a in args), what=what)
-        except learner.LearnerCodeFailed as exc:
-            return learner.failed(exc, name=label)
-        if out is None:
-            return Result(False, f"Your {what} returns None: nothing to check yet (replace "
-                                 "`return None` with your expression).", name=label,
-                          diagnosis="none")
-        result, _ = check_one(label[2:], out, np.asarray(expected), **ctx)
-        if not result.ok:
-            if i:
-                result.message = (f"Right on the lesson's batch, but not on {where}: "
-                                  f"{result.message[:1].lower()}{result.message[1:]} (Is a "
-                                  "size, or an array of the lesson's batch, built into it?)")
-            return result
-    return Result(True, f"Correct on the lesson's batch and on {cases[1][0]}: one expression "
-                        "for the whole backward.", name=label)
+def _check_function(fn, label: str, what: str, cases: list) -> Result:
+    """Run the learner's ``fn`` on each case and check its output against the engine's."""
+    def compare(out, expected, ctx) -> Result:
+        return check_one(label[2:], out, np.asarray(expected), **ctx)[0]
+
+    return check_on_cases(fn, label, what, cases, compare,
+                          right="one expression for the whole backward.")
 
 
 @one_answer("bn_backward")

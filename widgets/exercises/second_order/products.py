@@ -1,0 +1,156 @@
+"""D3: a Hessian-vector product written by the learner with the engine's
+``autograd.grad``, checked for its value (against ``func.hvp``) and for its cost (a few
+gradients, never the n gradients of the whole Hessian); and the counted cost of a
+gradient, an HVP and the full Hessian as the network grows (``cost_table``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+import autograd_core as ag
+from autograd_core.counting import count_ops
+from autograd_core.func import hessian, hvp
+
+from ...feedback.check import check_gradient
+from ...feedback.context import Mistake
+from ...feedback.result import Result
+from ..exercise import Exercise, register
+from ..function_cases import check_on_cases
+from ..parts import one_answer
+from ..problems import Problem, rng
+from .problems import Network, network
+
+# A Hessian-vector product costs about 2.6 gradients on these networks (counted MACs);
+# the whole Hessian costs n HVPs. More than this many gradients is building the Hessian.
+MAX_GRADIENTS = 8
+_LIBRARY_NAMES = frozenset({"hvp", "vhp", "hessian"})
+
+
+def _direction(net: Network, seed: int) -> np.ndarray:
+    return rng(seed).standard_normal(net.W.shape)
+
+
+def gradient_macs(net: Network) -> int:
+    """The multiply-adds of one gradient of the network's loss (forward and backward)."""
+    W = ag.tensor(net.W, requires_grad=True)
+    with count_ops() as counts:
+        net.loss(W).backward()
+    return counts.total_macs
+
+
+def hvp_mistakes(net: Network, v: np.ndarray) -> list[Mistake]:
+    """What a Hessian-vector product with one step wrong gives, each named."""
+    g = net.gradient()
+    return [
+        Mistake(g, "Your function returns the gradient itself: that is the first sweep. "
+                "Differentiate the gradient's dot product with v once more.",
+                "(g * v).sum() is a scalar whose gradient is H·v.", "gradient_only"),
+        Mistake(g * v, "Your function multiplies the gradient by v entry by entry; H·v is "
+                "the gradient of that product's sum, taken with the gradient's own graph.",
+                "Keep the graph of g (create_graph=True) and differentiate (g * v).sum().",
+                "gradient_times_v"),
+    ]
+
+
+def _case(net: Network, seed: int) -> tuple[tuple, np.ndarray, dict]:
+    v = _direction(net, seed)
+    W = ag.tensor(net.W, requires_grad=True)
+    return ((net.loss, W, ag.tensor(v)), net.hvp(v),
+            {"mistakes": hvp_mistakes(net, v), "net": net})
+
+
+def _counted(fn: Callable) -> Callable:
+    """``fn``, counting the multiply-adds of each call into ``counted.macs``."""
+    def run(*args):
+        with count_ops() as counts:
+            out = fn(*args)
+        run.macs = counts.total_macs
+        return out
+
+    run.macs = 0
+    return run
+
+
+def _calls_the_library(fn) -> bool:
+    code = getattr(fn, "__code__", None)
+    return code is not None and bool(_LIBRARY_NAMES & set(code.co_names))
+
+
+@one_answer("my_hvp")
+def check_d3(my_hvp: Callable) -> Result:
+    """``D3(my_hvp)``: your ``my_hvp(loss_fn, W, v)`` returns H·v, the Hessian of
+    ``loss_fn`` at ``W`` (a Tensor that requires grad) times ``v``, with two sweeps of
+    ``autograd.grad``; checked on the lesson's network and on a wider one (32 weights),
+    for its value and for its cost in counted multiply-adds."""
+    if callable(my_hvp) and _calls_the_library(my_hvp):
+        return Result(False, "Your my_hvp calls the engine's own hvp, vhp or hessian: D3 asks "
+                             "you to build H·v yourself, from two calls of autograd.grad.",
+                      name="my_hvp", diagnosis="library")
+    counted = _counted(my_hvp) if callable(my_hvp) else my_hvp
+
+    def compare(out, expected, ctx) -> Result:
+        net = ctx.pop("net")
+        result = check_gradient(out, expected, name="my_hvp", reference="the engine's H·v",
+                                **ctx)
+        if result.ok:
+            ratio = counted.macs / gradient_macs(net)
+            if ratio > MAX_GRADIENTS:
+                return Result(False, f"Your H·v is right, but it cost {ratio:.0f} gradients' "
+                                     f"worth of multiply-adds on {net.size} weights: it seems "
+                                     "to build the whole Hessian first. Two sweeps (about "
+                                     "three gradients) are enough.", name="my_hvp",
+                              diagnosis="too_costly")
+        return result
+
+    return check_on_cases(counted, "my_hvp", "my_hvp", [
+        ("the lesson's network", lambda: _case(network(), 145)),
+        ("a wider network (32 weights)", lambda: _case(network(seed=146, d=4, k=8), 147))],
+        compare, right="H·v at the cost of a few gradients.")
+
+
+def hvp_problem() -> Problem:
+    """D3's data: the lesson's network, its loss as a function of W, and a direction v."""
+    net = network()
+    return Problem("The lesson's network: loss_fn(W) is its loss (W a Tensor), W0 the "
+                   "weights, v a direction of W's shape.", loss_fn=net.loss, W0=net.W,
+                   v=_direction(net, 145))
+
+
+register(Exercise("D3", "derivation", {"closed_form": check_d3}, problem=hvp_problem))
+
+
+# -- what a gradient, an HVP and the Hessian cost as the network grows -----------------------
+
+
+@dataclass(frozen=True)
+class CostRow:
+    """Counted multiply-adds at one network size."""
+
+    weights: int
+    gradient: int
+    hvp: int
+    hessian: int
+
+    def __str__(self) -> str:
+        return (f"{self.weights:5} weights  gradient {self.gradient:7,}  H·v {self.hvp:7,} "
+                f"({self.hvp / self.gradient:.1f} gradients)  whole Hessian "
+                f"{self.hessian:10,} ({self.hessian / self.gradient:.0f} gradients)")
+
+
+def cost_table(hidden: tuple[int, ...] = (2, 8, 32), inputs: int = 3) -> list[CostRow]:
+    """The counted cost of one gradient, one HVP (``func.hvp``) and the whole Hessian
+    (``func.hessian``: one HVP per weight) for networks with these hidden widths."""
+    rows = []
+    for k in hidden:
+        net = network(seed=148, d=inputs, k=k)
+        W, v = ag.tensor(net.W), ag.tensor(np.ones(net.W.shape))
+        with count_ops() as one:
+            hvp(net.loss, W, v)
+        with count_ops() as whole:
+            hessian(net.loss, W)
+        rows.append(CostRow(net.size, gradient_macs(net), one.total_macs, whole.total_macs))
+    return rows
