@@ -788,6 +788,63 @@ def h4() -> list[Forbidden]:
     return _by_hand("W2") + solution_lines("H4")
 
 
+def _d_network():
+    from widgets.exercises.second_order.problems import network
+
+    return network()
+
+
+def _network_hessian(net) -> np.ndarray:
+    """d²loss/dW² of mean((tanh(X @ W) @ u - y)²) by the closed form, in NumPy."""
+    z = net.X @ net.W
+    t = np.tanh(z)
+    r, n = t @ net.u - net.y, len(net.y)
+    a = net.u * (1 - t ** 2)
+    outer = 2 / n * np.einsum("na,nj,nb,nl->ajbl", net.X, a, net.X, a)
+    c = 2 / n * np.einsum("n,nj,na,nb->ajb", r, net.u * (-2 * t * (1 - t ** 2)), net.X, net.X)
+    return outer + np.einsum("ajb,jl->ajbl", c, np.eye(net.W.shape[1]))
+
+
+def d1() -> list[Forbidden]:
+    from widgets.exercises.second_order.problems import tanh_points
+
+    t = np.tanh(tanh_points())
+    return (printed(-2 * t * (1 - t ** 2)) + ["-2 * t * (1 - t ** 2)", "-2t(1 - t²)",
+                                               "-2 tanh(x)(1 - tanh²(x))"]
+            + solution_lines("D1"))
+
+
+def d2() -> list[Forbidden]:
+    hess = _network_hessian(_d_network())
+    return printed(hess.reshape(6, 6)) + solution_lines("D2")
+
+
+def d3() -> list[Forbidden]:
+    net = _d_network()
+    v = _d3_direction(net)
+    return (printed(_network_hessian(net).reshape(6, 6) @ v.ravel())
+            + ["(g * v).sum()", "create_graph=True)\n    (hv,)"] + solution_lines("D3"))
+
+
+def _d3_direction(net) -> np.ndarray:
+    from widgets.exercises.problems import rng
+
+    return rng(145).standard_normal(net.W.shape)
+
+
+def d4() -> list[Forbidden]:
+    from widgets.exercises.second_order.problems import logistic
+
+    problem, w0 = logistic()
+    z = problem.X @ w0
+    s = 1 / (1 + np.exp(-z))
+    n = len(problem.y)
+    g = problem.X.T @ (s - problem.y) / n + problem.lam * w0
+    h = problem.X.T @ (problem.X * (s * (1 - s))[:, None]) / n + problem.lam * np.eye(len(w0))
+    return (printed(w0 - np.linalg.solve(h, g)) + ["np.linalg.solve(H, g)", "H^{-1} g",
+                                                   "H⁻¹g"] + solution_lines("D4"))
+
+
 TABLE: list[tuple[str, str, Callable[[], list[Forbidden]]]] = [
     ("05_matmul_mlp", "G6", g6),
     ("05_matmul_mlp", "G5", g5),
@@ -853,6 +910,10 @@ TABLE: list[tuple[str, str, Callable[[], list[Forbidden]]]] = [
     ("13_backprop_by_hand", "H4", h4),
     ("09_modes", "T4", t4),
     ("09_modes", "T5", t5),
+    ("14_higher_order", "D1", d1),
+    ("14_higher_order", "D2", d2),
+    ("14_higher_order", "D3", d3),
+    ("14_higher_order", "D4", d4),
 ]
 
 # -- where a learner could read them -------------------------------------------------------------

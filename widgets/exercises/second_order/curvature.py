@@ -36,13 +36,14 @@ def tanh_mistakes(x: np.ndarray) -> list[Mistake]:
     t = np.tanh(x)
     return [
         Mistake(1 - t ** 2, "Your function returns the first derivative, 1 - tanh²: "
-                "differentiate it once more.", "d/dx (1 - t²) = -2t · dt/dx.", "first_derivative"),
+                "differentiate it once more.",
+                "Differentiate 1 - t² with the chain rule: t depends on x.", "first_derivative"),
         Mistake(-2 * t, "Your answer is -2·tanh(x): the chain rule's inner factor is missing "
                 "(t = tanh(x) depends on x, so d(t²)/dx = 2t · dt/dx).",
-                "Multiply by dt/dx = 1 - t².", "missing_chain"),
+                "What is dt/dx? You met it in the first derivative.", "missing_chain"),
         Mistake(2 * t * (1 - t ** 2), "Your answer has the right size but the wrong sign: "
                 "1 - t² falls as t grows, so its derivative has a minus.",
-                "d/dx (1 - t²) = -2t · (1 - t²).", "sign"),
+                "Check the sign of d(1 - t²)/dt.", "sign"),
         Mistake(-2 * x * (1 - x ** 2), "Your answer differentiates 1 - x² instead of "
                 "1 - tanh(x)²: the first derivative is written in t = tanh(x), not in x.",
                 "Differentiate 1 - t² with t = tanh(x).", "wrong_variable"),
@@ -110,12 +111,12 @@ def network_mistakes(net: Network) -> list[Mistake]:
         Mistake(outer + _curvature_term(net, p["t2"], p["r"], same_unit=False), "Your "
                 "curvature term appears in every pair of hidden units; it belongs only where "
                 "both weights feed the same unit (j = l): z_j depends on column j of W only.",
-                "tanh''(z_j) comes from differentiating unit j's own factor.", "every_block"),
+                "Only unit j's own factor (1 - t²) depends on column j of W.", "every_block"),
         Mistake(outer + _curvature_term(net, p["t1"], p["r"]), "Your curvature term uses "
                 "tanh'(z) = 1 - t² where tanh''(z) belongs (your D1).",
                 "The second derivative of tanh: D1.", "first_for_second"),
         Mistake(outer - curvature, "Your curvature term has the wrong sign.",
-                "tanh'' = -2t(1 - t²): mind its minus.", "curvature_sign"),
+                "Check the sign of tanh'', your D1.", "curvature_sign"),
         Mistake((outer + curvature) / 2, "Your Hessian is half the engine's: the derivative "
                 "of the square, 2·r, is missing its 2.", "d(r²)/dr = 2r.", "missing_two"),
         Mistake((outer + curvature) * p["n"], "Your Hessian is N times the engine's: the loss "

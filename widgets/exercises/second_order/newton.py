@@ -27,16 +27,16 @@ LEARNING_RATE = 1.0  # gradient descent's step size in the race (stable on this 
 def newton_mistakes(w: np.ndarray, g: np.ndarray, H: np.ndarray) -> list[Mistake]:
     """Newton steps with one thing wrong, each named."""
     return [
-        Mistake(w + np.linalg.solve(H, g), "Your step goes uphill: Newton's step moves "
-                "against the gradient, w minus H⁻¹g.", "Mind the sign.", "sign"),
-        Mistake(w - H @ g, "Your step multiplies the gradient by H; Newton's step divides by "
-                "it: it solves H·step = g.", "np.linalg.solve(H, g), not H @ g.",
+        Mistake(w + np.linalg.solve(H, g), "Your step goes uphill: it moves the weights "
+                "the way the loss rises.", "Mind the sign of the step.", "sign"),
+        Mistake(w - H @ g, "Your step multiplies the gradient by H; Newton's step divides "
+                "by the curvature instead.", "Solve a linear system with H rather than multiply.",
                 "multiplied_by_h"),
         Mistake(w - g / np.diag(H), "Your step divides by H's diagonal only: that ignores how "
                 "the weights' curvatures couple (the off-diagonal entries).",
                 "Solve with the whole matrix.", "diagonal_only"),
         Mistake(w - g, "Your step is a gradient-descent step with learning rate 1; Newton's "
-                "step uses the curvature: it solves H·step = g.",
+                "step uses the curvature H too.",
                 "The Hessian is the third argument.", "gradient_step"),
     ]
 
@@ -132,6 +132,9 @@ def newton_run(newton_step: Callable | None, steps: int = STEPS) -> NewtonRun:
         g, H = problem.gradient_and_hessian(w)
         try:
             w = learner.call(newton_step, w.copy(), g, H, what="newton_step")
+            if w is None:
+                return NewtonRun(None, descent, "your newton_step returns None: write it "
+                                                "first (D4).")
             w = np.asarray(w, dtype=np.float64).reshape(w0.shape)
         except learner.LearnerCodeFailed as exc:
             return NewtonRun(None, descent, exc.sentence)

@@ -48,10 +48,11 @@ def hvp_mistakes(net: Network, v: np.ndarray) -> list[Mistake]:
     return [
         Mistake(g, "Your function returns the gradient itself: that is the first sweep. "
                 "Differentiate the gradient's dot product with v once more.",
-                "(g * v).sum() is a scalar whose gradient is H·v.", "gradient_only"),
+                "Which scalar, made from the gradient and v, has H·v as its "
+                "gradient?", "gradient_only"),
         Mistake(g * v, "Your function multiplies the gradient by v entry by entry; H·v is "
                 "the gradient of that product's sum, taken with the gradient's own graph.",
-                "Keep the graph of g (create_graph=True) and differentiate (g * v).sum().",
+                "Keep the gradient's graph and differentiate one scalar made from it and v.",
                 "gradient_times_v"),
     ]
 
@@ -76,8 +77,10 @@ def _counted(fn: Callable) -> Callable:
 
 
 def _calls_the_library(fn) -> bool:
+    """Whether ``fn`` names the engine's hvp, vhp or hessian (a global, attribute or
+    closure name of its code)."""
     code = getattr(fn, "__code__", None)
-    return code is not None and bool(_LIBRARY_NAMES & set(code.co_names))
+    return code is not None and bool(_LIBRARY_NAMES & {*code.co_names, *code.co_freevars})
 
 
 @one_answer("my_hvp")
