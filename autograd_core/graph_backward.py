@@ -12,8 +12,10 @@ constant. Differentiating a gradient therefore reaches the original leaves throu
 both the forward graph and the backward graph: second derivatives, Hessian-vector
 products (Pearlmutter 1994), gradient penalties.
 
-An op without a Tensor rule here raises a sentence naming it; the lean sweep keeps
-its speed, since it never comes through this module.
+The rules of the CNN ops (conv2d, pooling, batch norm) and var are in
+``graph_backward_cnn``, which adds them to :data:`RULES`. An op without a Tensor rule
+raises a sentence naming it; the lean sweep keeps its speed, since it never comes
+through this module.
 """
 
 from __future__ import annotations
@@ -374,3 +376,8 @@ def backward_with_graph(output: Tensor, gradient=None) -> None:
         output.grad = seed if output.grad is None else output.grad + seed
         return
     sweep_with_graph({output.grad_fn: seed})
+
+
+# The CNN ops' rules (conv2d, pooling, batch norm, var) live in their own module, which
+# adds them to RULES when it is imported (here, after everything it uses is defined).
+from . import graph_backward_cnn as _cnn  # noqa: E402, F401

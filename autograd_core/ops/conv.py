@@ -234,6 +234,25 @@ def gather_grads(g, weight, x, full, dilation, groups) -> tuple:
     return dx.reshape(n, c, h, w), dw
 
 
+def gathers(stride, full, out_channels: int, in_channels: int) -> bool:
+    """Whether the input gradient is computed by ``gather_grads`` (else the scatter).
+
+    The gather unfolds g (O channels), the scatter the input (C) then folds: the
+    gather is faster unless g has several times the input's channels (measured: they
+    cross near O = 4·C; at O <= 2·C the gather is clearly ahead). It needs stride 1
+    and a full padding that is not negative."""
+    return stride == (1, 1) and min(full) >= 0 and out_channels <= 2 * in_channels
+
+
+def input_grad(g, weight, x_shape, stride, padding, dilation, groups):
+    """dx alone, (N, O, OH, OW) -> ``x_shape`` (N, C, H, W), the way ``Conv2d.backward``
+    computes it: the adjoint of the convolution in its input (a transposed convolution)."""
+    full = _full_padding(weight.shape[2:], padding, dilation)
+    if gathers(stride, full, weight.shape[0], x_shape[1]):
+        return gather_grads(g, weight, None, full, dilation, groups)[0]
+    return scatter_input_grad(g, weight, x_shape, stride, padding, dilation, groups)
+
+
 def scatter_input_grad(g, weight, x_shape, stride, padding, dilation, groups):
     """dx = fold(W_flatᵀ @ g): every window's share of g, added back where it came from."""
     o, cg, kh, kw = weight.shape
@@ -301,10 +320,7 @@ class Conv2d(Function):
             x = x[None]
         full = _full_padding(w_shape[2:], padding, dilation)
         dx = dw = db = None
-        # The gather unfolds g (O channels), the scatter the input (C) then folds: the
-        # gather is faster unless g has several times the input's channels (measured:
-        # they cross near O = 4·C; at O <= 2·C the gather is clearly ahead).
-        if needs[0] and stride == (1, 1) and min(full) >= 0 and w_shape[0] <= 2 * x_shape[1]:
+        if needs[0] and gathers(stride, full, w_shape[0], x_shape[1]):  # both from g's columns
             dx, dw = gather_grads(g, ctx.load("weight"), x, full, dilation, groups)
         else:
             if needs[0]:

@@ -22,6 +22,48 @@ from .conv import fold, pad, windows
 _NO_DILATION = (1, 1)
 
 
+def scatter_to_argmax(g, argmax, input_shape, kernel_size, stride, padding) -> np.ndarray:
+    """max pooling's backward: zeros of ``input_shape`` with each window's g added at
+    the window's argmax (a linear map of g; its adjoint is ``gather_at_argmax``)."""
+    (kh, kw), (sh, sw), (ph, pw) = kernel_size, stride, padding
+    *lead, h, w = input_shape
+    oh, ow = g.shape[-2:]
+    # fold, placing g as it goes: for each kernel offset, the windows whose argmax
+    # it is send g to their input pixel at that offset, the others send 0 (one
+    # offset at a time: no (kh, kw, OH, OW) array of mostly zeros at once).
+    # g·[argmax here] is that share, branch-free (np.where is several times slower
+    # on a mask this irregular), unless g holds an inf or a NaN: inf·0 is NaN.
+    finite = bool(np.isfinite(g).all())
+    zero = np.zeros((), g.dtype)
+    # Windows that do not overlap (stride >= kernel) each own their pixels: their
+    # shares are written, not added, and where they tile the input (no padding, no
+    # pixel left over) every pixel gets written, so nothing needs zeroing first.
+    overlap = sh < kh or sw < kw
+    tiled = not overlap and (sh, sw, ph, pw) == (kh, kw, 0, 0) and (h, w) == (oh * sh, ow * sw)
+    dinput = (np.empty if tiled else np.zeros)((*lead, h + 2 * ph, w + 2 * pw), g.dtype)
+    for i in range(kh):
+        rows = slice(i, i + sh * (oh - 1) + 1, sh)
+        for j in range(kw):
+            here = argmax == i * kw + j
+            share = np.multiply(g, here) if finite else np.where(here, g, zero)
+            cols = slice(j, j + sw * (ow - 1) + 1, sw)
+            if overlap:
+                dinput[..., rows, cols] += share
+            else:  # written as share + 0: g·0 is -0.0 where g < 0, and -0.0 + 0 is 0
+                np.add(share, zero, out=dinput[..., rows, cols])
+    return dinput[..., ph:ph + h, pw:pw + w]
+
+
+def gather_at_argmax(t, argmax, kernel_size, stride, padding) -> np.ndarray:
+    """Each window's value of ``t`` at the window's argmax: max pooling's tangent
+    (the adjoint of ``scatter_to_argmax``)."""
+    kh, kw = kernel_size
+    view = windows(pad(t, padding), kernel_size, stride, _NO_DILATION)
+    flat = view.reshape(*view.shape[:-2], kh * kw)
+    argmax = argmax.astype(np.intp)
+    return np.take_along_axis(flat, argmax[..., None], axis=-1)[..., 0]
+
+
 class MaxPool2d(Function):
     """out = max over each kh x kw window; the gradient goes to the first maximum."""
 
@@ -60,44 +102,25 @@ class MaxPool2d(Function):
     @staticmethod
     def backward(ctx, g):
         p = ctx.params
-        (kh, kw), (sh, sw), (ph, pw) = p["kernel_size"], p["stride"], p["padding"]
-        argmax = ctx.load("argmax")
-        *lead, h, w = ctx.input_shapes[0]
-        oh, ow = g.shape[-2:]
-        # fold, placing g as it goes: for each kernel offset, the windows whose argmax
-        # it is send g to their input pixel at that offset, the others send 0 (one
-        # offset at a time: no (kh, kw, OH, OW) array of mostly zeros at once).
-        # g·[argmax here] is that share, branch-free (np.where is several times slower
-        # on a mask this irregular), unless g holds an inf or a NaN: inf·0 is NaN.
-        finite = bool(np.isfinite(g).all())
-        zero = np.zeros((), g.dtype)
-        # Windows that do not overlap (stride >= kernel) each own their pixels: their
-        # shares are written, not added, and where they tile the input (no padding, no
-        # pixel left over) every pixel gets written, so nothing needs zeroing first.
-        overlap = sh < kh or sw < kw
-        tiled = not overlap and (sh, sw, ph, pw) == (kh, kw, 0, 0) and (h, w) == (oh * sh, ow * sw)
-        dinput = (np.empty if tiled else np.zeros)((*lead, h + 2 * ph, w + 2 * pw), g.dtype)
-        for i in range(kh):
-            rows = slice(i, i + sh * (oh - 1) + 1, sh)
-            for j in range(kw):
-                here = argmax == i * kw + j
-                share = np.multiply(g, here) if finite else np.where(here, g, zero)
-                cols = slice(j, j + sw * (ow - 1) + 1, sw)
-                if overlap:
-                    dinput[..., rows, cols] += share
-                else:  # written as share + 0: g·0 is -0.0 where g < 0, and -0.0 + 0 is 0
-                    np.add(share, zero, out=dinput[..., rows, cols])
-        return (dinput[..., ph:ph + h, pw:pw + w],)
+        return (scatter_to_argmax(g, ctx.load("argmax"), ctx.input_shapes[0],
+                                  p["kernel_size"], p["stride"], p["padding"]),)
 
     @staticmethod
     def jvp(ctx, tx):
         """dout = tx at each window's argmax"""
         p = ctx.params
-        kh, kw = p["kernel_size"]
-        view = windows(pad(tx, p["padding"]), p["kernel_size"], p["stride"], _NO_DILATION)
-        flat = view.reshape(*view.shape[:-2], kh * kw)
-        argmax = ctx.load("argmax").astype(np.intp)
-        return np.take_along_axis(flat, argmax[..., None], axis=-1)[..., 0]
+        return gather_at_argmax(tx, ctx.load("argmax"), p["kernel_size"], p["stride"],
+                                p["padding"])
+
+
+def spread_over_windows(g, input_shape, kernel_size, stride, padding) -> np.ndarray:
+    """average pooling's backward: g / (kh·kw) added to every input of its window
+    (a linear map of g; its adjoint is average pooling itself)."""
+    kh, kw = kernel_size
+    share = g / (kh * kw)
+    columns = np.broadcast_to(share[..., None, None, :, :],
+                              share.shape[:-2] + (kh, kw) + share.shape[-2:])
+    return fold(columns, input_shape, stride, padding, _NO_DILATION)
 
 
 class AvgPool2d(Function):
@@ -113,12 +136,7 @@ class AvgPool2d(Function):
 
     @staticmethod
     def backward(ctx, g):
-        p = ctx.params
-        kh, kw = p["kernel_size"]
-        share = g / (kh * kw)
-        columns = np.broadcast_to(share[..., None, None, :, :],
-                                  share.shape[:-2] + (kh, kw) + share.shape[-2:])
-        return (fold(columns, ctx.input_shapes[0], p["stride"], p["padding"], _NO_DILATION),)
+        return (spread_over_windows(g, ctx.input_shapes[0], **ctx.params),)
 
     @staticmethod
     def jvp(ctx, tx):

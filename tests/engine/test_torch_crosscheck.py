@@ -121,17 +121,12 @@ def _second(grad, outputs, leaves, seeds, weights, tensor):
 @given(data=st.data())
 def test_same_second_derivatives_as_torch(case, data):
     """backward of a create_graph backward: the same numbers as PyTorch's double
-    backward (var's rule is not recorded yet: it says so, see test_create_graph.py)."""
+    backward."""
     _run_or_skip(case)
     example = data.draw(case.examples, label="example")
     leaves, outputs = run_engine(case, example)
     torch_leaves, torch_outputs = run_torch(case, example)
     upstream = draw_upstream(data, outputs)
-    if case.name == "var":
-        with pytest.raises(NotImplementedError, match="create_graph=True"):
-            autograd.grad(outputs, leaves, [ag.tensor(v) for v in upstream],
-                             create_graph=True)
-        return
     weights = [np.random.default_rng(11 + i).standard_normal(x.shape)
                for i, x in enumerate(leaves)]
     ours = _second(autograd.grad, outputs, leaves, [ag.tensor(v) for v in upstream],
