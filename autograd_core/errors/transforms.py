@@ -1,5 +1,6 @@
-"""Messages of the function transforms (func.py: jvp, vjp, jacrev, jacfwd, jacobian) and
-of checkpointing (utils/checkpoint.py), which re-runs a function in backward."""
+"""Messages of the function transforms (func.py: jvp, vjp, jacrev, jacfwd, jacobian, grad,
+hvp, vhp, and their compositions) and of checkpointing (utils/checkpoint.py), which re-runs
+a function in backward."""
 
 from __future__ import annotations
 
@@ -113,8 +114,71 @@ def checkpoint_forward_mode() -> NotImplementedError:
                                "w.r.t. its parameters is not supported.")
 
 
-def hvp_not_scalar(shapes: list) -> RuntimeError:
-    """hvp/hessian of a function whose output is not a single number."""
-    return error(RuntimeError, f"hvp: the function must return one tensor with a single "
+def hvp_not_scalar(shapes: list, transform: str = "hvp") -> RuntimeError:
+    """hvp/vhp/hessian of a function whose output is not a single number."""
+    return error(RuntimeError, f"{transform}: the function must return one tensor with a single "
                  f"element (a scalar loss); it returned shapes {shapes}.",
                  "sum or average it first, or take the Jacobian (jacrev) instead.")
+
+
+# -- grad and composed transforms ----------------------------------------------------------
+def argnums_type(argnums) -> RuntimeError:
+    """argnums that is neither an int nor a tuple of ints."""
+    return error(RuntimeError, f"argnums must be int or Tuple[int, ...], got: "
+                 f"{type(argnums)}.", "name the positional argument(s) to differentiate by "
+                 "index, e.g. argnums=0 or argnums=(0, 2).")
+
+
+def argnums_empty() -> RuntimeError:
+    """argnums=(): nothing to differentiate with respect to."""
+    return error(RuntimeError, "argnums must be non-empty: there is nothing to differentiate "
+                 "with respect to.", "name at least one positional argument, e.g. argnums=0.")
+
+
+def argnums_unique(argnums) -> RuntimeError:
+    """argnums naming one argument twice."""
+    return error(RuntimeError, f"argnums elements must be unique, got {argnums}.",
+                 "name each argument once.")
+
+
+def grad_output_type(transform: str, kind: str) -> RuntimeError:
+    """grad of a function that returned something other than one Tensor."""
+    return error(RuntimeError, f"{transform}(f)(*args): Expected f(*args) to return a Tensor, "
+                 f"got {kind}.", "grad differentiates one scalar Tensor: return the loss "
+                 "itself (not .item() of it); for several outputs use jacrev or vjp; to "
+                 "return extra values pass has_aux=True and return (loss, aux).")
+
+
+def grad_not_scalar(transform: str, shape) -> RuntimeError:
+    """grad of a function whose output is not a 0-d tensor (as torch.func.grad)."""
+    return error(RuntimeError, f"{transform}(f)(*args): Expected f(*args) to return a scalar "
+                 f"Tensor, got tensor with {len(shape)} dims (shape {shape_text(shape)}). "
+                 "Maybe you wanted to use the vjp or jacrev APIs instead?",
+                 "a gradient is the derivative of one number: sum or average the output "
+                 "first (out.sum()), or take the Jacobian with jacrev.")
+
+
+def aux_output(transform: str) -> RuntimeError:
+    """has_aux=True but the function did not return a pair (output, aux)."""
+    return error(RuntimeError, f"{transform}(f)(*args): output of function f should be a "
+                 "tuple: (output, aux) if has_aux is True.", "return exactly two things, e.g. "
+                 "return loss, {'logits': logits}; or drop has_aux=True.")
+
+
+def reverse_over_forward(transform: str) -> NotImplementedError:
+    """jvp/jacfwd inside grad/jacrev/vjp/hvp, on tensors that transform differentiates."""
+    return error(NotImplementedError, f"{transform}: its primals depend on tensors that an "
+                 "enclosing reverse-mode transform (grad, jacrev, vjp, hvp, or a backward "
+                 "through them) differentiates, but forward mode computes its tangents with "
+                 "NumPy outside the graph, so that transform would see a constant and return "
+                 "zeros.", "put forward mode outside: jvp(grad(f)), jacfwd(jacrev(f)) work; or "
+                 "use reverse mode throughout: jacrev(jacrev(f)).")
+
+
+def forward_over_forward(transform: str) -> NotImplementedError:
+    """jvp/jacfwd inside another jvp/jacfwd, on tensors that carry its tangent."""
+    return error(NotImplementedError, f"{transform}: its primals carry the tangent of an "
+                 "enclosing jvp/jacfwd, but a forward-mode pass does not record its own "
+                 "tangent rules as ops, so the enclosing pass would see a constant.",
+                 "compose forward mode over reverse mode instead: jvp(grad(f)) or "
+                 "jacfwd(jacrev(f)).")
