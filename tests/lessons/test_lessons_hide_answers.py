@@ -823,7 +823,8 @@ def d3() -> list[Forbidden]:
     net = _d_network()
     v = _d3_direction(net)
     return (printed(_network_hessian(net).reshape(6, 6) @ v.ravel())
-            + ["(g * v).sum()", "create_graph=True)\n    (hv,)"] + solution_lines("D3"))
+            + ["(g * v).sum()", "create_graph=True)\n    (hv,)", "jvp(grad(loss_fn)"]
+            + solution_lines("D3"))
 
 
 def _d3_direction(net) -> np.ndarray:
