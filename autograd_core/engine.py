@@ -261,7 +261,8 @@ def _sweep(seeds: dict, retain_graph: bool, record: bool,
         upstream = buffers.pop(node, None)
         if upstream is None:  # every path from the output to here carried no gradient
             continue
-        upstream = _node_arrives(node, upstream, capture)
+        if node.hooks or node.retains_grad or capture is not None:
+            upstream = _node_arrives(node, upstream, capture)
 
         # 2. the op's backward: one gradient per input, from what the op saved
         if record:
@@ -274,15 +275,27 @@ def _sweep(seeds: dict, retain_graph: bool, record: bool,
                 observer.on_backward(node, upstream, grads)
 
         sent = [] if record else None
+        shapes, dtypes = node.input_shapes, node.input_dtypes
         for i, edge in enumerate(node.edges):
-            if edge is None or grads[i] is None:
+            if edge is None:
+                continue
+            grad = grads[i]
+            if grad is None:
                 continue
             # 3. un-broadcast (and cast) to the input's shape and dtype
-            grad, broadcast_from = _fit_input(grads[i], node.input_shapes[i],
-                                              node.input_dtypes[i])
+            broadcast_from = None
+            if (grad.__class__ is not np.ndarray or grad.shape != shapes[i]
+                    or grad.dtype is not dtypes[i]):  # (the usual case needs nothing)
+                grad, broadcast_from = _fit_input(grad, shapes[i], dtypes[i])
             # 4. add it to what that input has received so far
-            previous, total = _send(edge, grad, buffers, hooked, capture, node, i,
-                                    upstream, grads)
+            if edge.__class__ is Node:  # the buffer of the node that made the input
+                previous = buffers.get(edge)
+                total = buffers[edge] = grad if previous is None else previous + grad
+            elif edge in hooked:  # a leaf with hooks (or to capture): summed, then arrives
+                previous, total = _hooked_leaf_receives(edge, grad, buffers, hooked, capture,
+                                                        node, i, upstream, grads)
+            elif capture is None:  # a plain leaf: into its .grad (a capture gives it none)
+                previous, total = _accumulate_leaf(edge, grad, upstream, grads, i)
             if record:
                 sent.append(Sent(i, edge, grad, broadcast_from, previous, total))
 
@@ -322,22 +335,17 @@ def _fit_input(grad, shape: tuple, dtype) -> tuple[np.ndarray, tuple | None]:
     return grad, broadcast_from
 
 
-def _send(edge, grad: np.ndarray, buffers: dict, hooked: dict, capture: dict | None,
-          node: Node, i: int, upstream, grads) -> tuple:
-    """Add ``grad`` (input ``i`` of ``node``) to what ``edge`` has received: into the
-    buffer of the node that made the input; for a leaf with hooks (or one to capture),
-    into its buffer until its last edge, where it arrives (``_leaf_arrives``); else
-    straight into the leaf's ``.grad`` (when capturing, a leaf nobody asked for gets
-    nothing). Returns (previous, total) for the step record."""
-    if edge.__class__ is Node or edge in hooked:
-        previous = buffers.get(edge)
-        total = buffers[edge] = grad if previous is None else previous + grad
-        if edge.__class__ is Node or hooked[edge] != (node, i):
-            return previous, total
-        return _leaf_arrives(edge, buffers.pop(edge), capture, upstream, grads, i)
-    if capture is None:
-        return _accumulate_leaf(edge, grad, upstream, grads, i)
-    return None, grad
+def _hooked_leaf_receives(leaf, grad: np.ndarray, buffers: dict, hooked: dict,
+                          capture: dict | None, node: Node, i: int, upstream,
+                          grads) -> tuple:
+    """Add ``grad`` (input ``i`` of ``node``) into the buffer of a leaf with hooks (or one
+    to capture); at its last edge the total arrives (``_leaf_arrives``: its hooks run
+    once, on the sum). Returns (previous, total) for the step record."""
+    previous = buffers.get(leaf)
+    total = buffers[leaf] = grad if previous is None else previous + grad
+    if hooked[leaf] != (node, i):
+        return previous, total
+    return _leaf_arrives(leaf, buffers.pop(leaf), capture, upstream, grads, i)
 
 
 def _leaf_arrives(leaf, total: np.ndarray, capture: dict | None, upstream=None,
