@@ -205,6 +205,11 @@ class IndexBackward(Function):
     def backward(ctx, g):
         return (ix._take(g, ctx.params["key"]),)
 
+    @staticmethod
+    def jvp(ctx, tg):
+        """dout = the tangent of g scattered the same way (the op is linear in g)"""
+        return IndexBackward.forward(ctx, tg, key=ctx.params["key"], shape=ctx.params["shape"])
+
 
 def _scatter(node: Node, g: Tensor) -> tuple:
     key = node.params["key"]

@@ -398,3 +398,18 @@ def test_compositions_that_would_silently_give_zeros_raise_instead(call, match):
 
 def _flat(value):
     return list(value) if isinstance(value, tuple) else [value]
+
+
+def _indexed(t):
+    """Basic slicing, repeated advanced indices and a single element: getitem's backward
+    (a scatter) is itself differentiated, in forward mode by hvp."""
+    return (t[:2] ** 3).sum() + (t[[0, 0, 2]] ** 2).sum() + t[1] * t[2]
+
+
+@needs_torch
+def test_hvp_and_vhp_through_indexing_match_pytorch():
+    x, v = np.array([1.0, 2.0, 3.0]), np.array([1.0, -2.0, 0.5])
+    expected = taf.hvp(_indexed, torch.tensor(x), torch.tensor(v))[1].numpy()
+    for transform in (hvp, vhp):
+        got = transform(_indexed, ag.tensor(x), ag.tensor(v))[1].numpy()
+        np.testing.assert_allclose(got, expected, rtol=1e-12)
