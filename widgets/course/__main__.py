@@ -4,6 +4,7 @@
     python -m widgets.course export --otter notebooks/05_matmul_mlp.ipynb OUT/ \\
         --points G5=3 --points G12=2 --default-points 1 --force
     python -m widgets.course report SUBMISSIONS/ OUT/ [--names]
+    python -m widgets.course student-build OUT/
 
 A problem with the input (no such lesson, a folder already holding an export, a
 malformed ``--points``, otter-grader missing) is reported in one sentence, exit code 2.
@@ -52,6 +53,12 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--names", action="store_true",
                         help="list beside each mistake the learners who made it "
                              "(left out unless asked)")
+    build = commands.add_parser(
+        "student-build", help="a wheel for a graded class: no worked solutions",
+        description="Build the package's wheel with no worked solutions and no skeletons "
+                    "in the exercises' words (hints kept), and the requirements line a "
+                    "hub image installs it with, into OUT. Self-study installs keep them.")
+    build.add_argument("out", type=Path, help="the folder to write the wheel in")
     return parser
 
 
@@ -75,6 +82,19 @@ def _report(args) -> int:
     return 0
 
 
+def _student_build(args) -> int:
+    from .student_build import student_build
+
+    try:
+        print(student_build(args.out))
+    except LessonError as error:
+        return _fail(str(error))
+    except OSError as error:
+        return _fail(f"could not write the student build: {error.strerror or error} "
+                     f"({error.filename or args.out}).")
+    return 0
+
+
 def _fail(message: str) -> int:
     print(f"error: {message}", file=sys.stderr)
     return 2
@@ -85,6 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "report":
         return _report(args)
+    if args.command == "student-build":
+        return _student_build(args)
     if args.command != "export":
         parser.print_help()
         return 0 if argv is None or not argv else 2
