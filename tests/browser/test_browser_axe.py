@@ -30,6 +30,7 @@ pytestmark = SKIPS
 LESSONS = {
     "01": ("01_start_here.ipynb", "button:has-text('next ▶')"),
     "12": ("12_capstone.ipynb", ".jupyter-widgets img"),
+    "14": ("14_higher_order.ipynb", "button:has-text('next ▶')"),
 }
 
 # Mark the outputs axe checks (see the module's docstring), each with its number;
