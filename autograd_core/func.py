@@ -618,10 +618,7 @@ def hvp(func: Callable, inputs, v):
     >>> hvp(lambda t: (t ** 3).sum(), ag.tensor([1.0, 2.0]), ag.tensor([1.0, 0.0]))[1]
     tensor([6., 0.])
     """
-    single = not isinstance(inputs, tuple | list)
-    args, vs = (inputs,) if single else tuple(inputs), _as_tuple(v)
-    if len(vs) != len(args):
-        raise errors.primals_tangents("hvp (inputs vs v)", len(args), len(vs))
+    args, vs, single = _inputs_and_vectors("hvp", inputs, v)
     if _connected((*args, *vs)):
         return _reverse_over_reverse("hvp", func, args, vs, single)
     tangents = [_fit(_data(t), _shape_of(x), _data(x).dtype) for t, x in zip(vs, args)]
@@ -653,11 +650,18 @@ def vhp(func: Callable, inputs, v):
     >>> vhp(lambda t: (t ** 3).sum(), ag.tensor([1.0, 2.0]), ag.tensor([1.0, 0.0]))[1]
     tensor([6., 0.])
     """
+    args, vs, single = _inputs_and_vectors("vhp", inputs, v)
+    return _reverse_over_reverse("vhp", func, args, vs, single)
+
+
+def _inputs_and_vectors(transform: str, inputs, v) -> tuple[tuple, tuple, bool]:
+    """hvp's and vhp's ``inputs`` and ``v`` as tuples of the same length, and whether
+    ``inputs`` was one tensor (then the product is one tensor too)."""
     single = not isinstance(inputs, tuple | list)
     args, vs = (inputs,) if single else tuple(inputs), _as_tuple(v)
     if len(vs) != len(args):
-        raise errors.primals_tangents("vhp (inputs vs v)", len(args), len(vs))
-    return _reverse_over_reverse("vhp", func, args, vs, single)
+        raise errors.primals_tangents(f"{transform} (inputs vs v)", len(args), len(vs))
+    return args, vs, single
 
 
 def _reverse_over_reverse(transform: str, func: Callable, args, vs, single: bool):
