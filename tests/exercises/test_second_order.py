@@ -141,3 +141,18 @@ def test_newton_with_the_worked_step_beats_gradient_descent():
     unwritten = newton_run(lambda w, g, H: None)
     assert unwritten.newton is None and "returns None" in unwritten.note
     assert "Newton" in str(unwritten) and unwritten.plot().alt
+
+
+def test_a_function_that_asks_the_engine_is_told_to_derive_it():
+    from widgets.exercises.second_order.problems import engine_tanh_second
+
+    result = ex.D1.demo(engine_tanh_second)
+    assert not result.ok and result.diagnosis == "uses_engine"
+
+    def engine_hessian(X, W, u, y):
+        from widgets.exercises.second_order.problems import Network
+
+        return Network(X, W, u, y).hessian()
+
+    assert ex.D2.demo(engine_hessian).diagnosis == "uses_engine"
+    assert ex.D3.demo(solution("D3", "my_hvp")).ok  # D3 is written with the engine

@@ -9,6 +9,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from autograd_core.counting import count_ops
+
 from ..feedback.result import Result
 from . import learner
 
@@ -17,17 +19,25 @@ Case = tuple[str, Callable[[], tuple[tuple, object, dict]]]
 
 
 def check_on_cases(fn, label: str, what: str, cases: Sequence[Case],
-                   compare: Callable[[object, object, dict], Result], right: str) -> Result:
+                   compare: Callable[[object, object, dict], Result], right: str,
+                   numpy_only: bool = False) -> Result:
     """Run the learner's ``fn`` on each case (NumPy arguments copied, so it cannot change
     the next case's) and ``compare`` its output with the engine's; the first wrong case
-    answers. ``right`` ends the sentence of a function right on every case."""
+    answers. ``right`` ends the sentence of a function right on every case. With
+    ``numpy_only``, a function that runs engine ops is told to write the derivation
+    itself (the engine computing it is the check's answer, not the learner's)."""
     for i, (where, make) in enumerate(cases):
         args, expected, ctx = make()
         args = tuple(np.array(a) if isinstance(a, np.ndarray) else a for a in args)
         try:
-            out = learner.call(fn, *args, what=what)
+            with count_ops() as counts:
+                out = learner.call(fn, *args, what=what)
         except learner.LearnerCodeFailed as exc:
             return learner.failed(exc, name=label)
+        if numpy_only and counts.total_ops:
+            return Result(False, f"Your {what} runs engine ops ({counts.total_ops} of them): "
+                                 "write the derivation yourself, with NumPy on the arrays "
+                                 "it gets.", name=label, diagnosis="uses_engine")
         if out is None:
             return Result(False, f"Your {what} returns None: nothing to check yet (replace "
                                  "`return None` with your expression).", name=label,

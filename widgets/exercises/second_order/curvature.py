@@ -68,7 +68,7 @@ def check_d1(d2_tanh: Callable) -> Result:
     return check_on_cases(d2_tanh, "d2_tanh", "d2_tanh", [
         ("the lesson's points", lambda: _tanh_case(tanh_points())),
         ("50 other points in [-4, 4]", lambda: _tanh_case(np.linspace(-4, 4, 50)))],
-        _compare("d2_tanh"), right="the second derivative of tanh.")
+        _compare("d2_tanh"), right="the second derivative of tanh.", numpy_only=True)
 
 
 # -- D2: the Hessian of a small network's loss ----------------------------------------------------
@@ -152,7 +152,8 @@ def check_d2(mlp_hessian: Callable) -> Result:
         ("the lesson's network", lambda: _network_case(network())),
         ("a second network (N = 5, d = 2, k = 4)",
          lambda: _network_case(network(seed=143, n=5, d=2, k=4)))],
-        _compare_hessian, right="the Hessian of the network's loss.")
+        _compare_hessian, right="the Hessian of the network's loss.",
+        numpy_only=True)
 
 
 def points_problem() -> Problem:
