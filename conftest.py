@@ -13,7 +13,9 @@ the lessons in ``notebooks/`` (so it also applies to ``pytest notebooks/05_*.ipy
   every other test goes wherever a core is free (:func:`scope_of`).
 * Collected objects are frozen out of the garbage collector's passes (``gc.freeze``).
 * The second run of every lesson (``tests/lessons/test_lessons_rerun.py``, marked
-  ``rerun``) is a phase of CI of its own: it runs only when asked, ``pytest -m rerun``.
+  ``rerun``) and the controls of the grading attacks (``tests/course/test_summative.py``,
+  marked ``controls``) are phases of CI of their own: they run only when asked,
+  ``pytest -m rerun`` and ``pytest -m controls``.
 """
 
 import gc
@@ -70,12 +72,16 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     gc.freeze()
 
 
+# Markers of CI phases of their own: their tests run only when ``-m`` names them.
+CI_PHASES = ("rerun", "controls")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Leave the second run of the lessons out unless ``-m`` asks for it."""
+    """Leave out the tests of a CI phase (the lessons' second run, the grading attacks'
+    controls) unless ``-m`` asks for that phase."""
     markexpr = config.getoption("markexpr", "") or ""
-    if "rerun" in markexpr:
-        return
-    rerun = [item for item in items if item.get_closest_marker("rerun")]
-    if rerun:
-        config.hook.pytest_deselected(items=rerun)
-        items[:] = [item for item in items if not item.get_closest_marker("rerun")]
+    phases = [m for m in CI_PHASES if m not in markexpr]
+    later = [item for item in items if any(item.get_closest_marker(m) for m in phases)]
+    if later:
+        config.hook.pytest_deselected(items=later)
+        items[:] = [item for item in items if item not in later]

@@ -15,11 +15,20 @@ to grade, and the feedback says to run the exercise cell. A demonstration cell t
 checked a deliberate mistake earlier in the lesson is never graded in its place. Without
 :func:`follow_checks` (outside IPython), the last check of the item in this process is
 graded, and a Result already graded for another question of the item is not reused.
+
+This grade, made in the student's kernel, is the feedback ``grader.check`` shows while
+the student works. The grade that counts is made again outside the kernel: while the
+autograder executes a submission, :func:`follow_checks` records every check's answers
+and :func:`grade` notes which record each question graded (``answers``); the otter
+plugin then grades those answers with its own copy of the checks (``otter_plugin``,
+``regrade``).
 """
 
 from __future__ import annotations
 
 from widgets.exercises import last_results
+
+from .answers import note_graded, start_recording
 
 _GRADED: dict[str, object] = {}  # question -> the Result it last graded (this kernel)
 
@@ -63,6 +72,7 @@ def follow_checks() -> None:
     shell = get_ipython()
     if shell is None or _WATCHER is not None:
         return
+    start_recording(shell)  # only while the autograder executes a submission
     _WATCHER = _CellWatcher()
     shell.events.register("pre_run_cell", _WATCHER.pre_run_cell)
     shell.events.register("post_run_cell", _WATCHER.post_run_cell)
@@ -94,5 +104,6 @@ def grade(question: str, exercise_id: str) -> None:
     feedback. ``question`` is the autograder's name for the exercise cell."""
     result = _result_to_grade(question, exercise_id)
     _GRADED[question] = result
+    note_graded(question, result)
     if not result.ok:
         raise AssertionError("\n" + repr(result))

@@ -12,6 +12,8 @@
 Every test runs :func:`widgets.course.grading.grade`, which grades the Result of the
 question bank's own check that the exercise cell just ran: one source of truth (the
 registry in ``widgets.exercises``), and the same named-mistake feedback as the lesson.
+``otter_config.json`` lists the plugin (``otter_plugin``) that grades every question
+again from the recorded answers, outside the student's kernel: the grade that counts.
 
 What the student version leaves out: every stored output (the lesson's outputs show
 exercises unanswered, but a stored output is never an answer the student did not
@@ -209,6 +211,13 @@ def _with_cell_ids(nb: dict, prefix: str) -> dict:
     return nb
 
 
+def regrade_plugin(questions: list[Question]) -> dict:
+    """otter_config.json's entry for the plugin that grades every question again outside
+    the student's kernel (widgets.course.otter_plugin), with the questions and points."""
+    return {"widgets.course.otter_plugin.RegradeAnswers": {"questions": {
+        q.name: {"exercise": q.exercise, "points": q.points} for q in questions}}}
+
+
 def render_test_file(question: Question, lesson: str) -> str:
     title = registry()[question.exercise].title
     return TEST_FILE.format(exercise=question.exercise, title=title, lesson=lesson,
@@ -356,7 +365,7 @@ def export_otter(lesson: str | Path, out: str | Path, *, points: Mapping[str, fl
                             encoding="utf-8")
     autograder_dir.mkdir(parents=True)
     config = {"lang": "python", "assignment_name": assignment, "pdf": False,
-              "show_stdout": False, "show_hidden": True}
+              "show_stdout": False, "show_hidden": True, "plugins": [regrade_plugin(questions)]}
     zip_path = build_autograder(autograder_dir, tests, config, grading_requirements())
     return Export(lesson, student_path, zip_path, tuple(questions))
 

@@ -36,7 +36,7 @@ from .ids import COURSE_IDS, EXERCISE_IDS, QUESTION_BANK_IDS, parse_question_ban
 # Names are imported on first use (a dotted value is a module outside this package).
 _EXPORTS = {
     "registry": "exercise", "check": "exercise", "demo": "exercise", "Exercise": "exercise",
-    "last_results": "exercise", "forget_results": "exercise",
+    "last_results": "exercise", "forget_results": "exercise", "watch_answers": "exercise",
     "check_gradient": "widgets.feedback.check",
     "check_predicted_gradient": "widgets.feedback.check",
     "check_derivation": "widgets.feedback.derivation",

@@ -49,6 +49,9 @@ _ITEM_MODULES = (
 
 _REGISTRY: dict[str, Exercise] = {}
 _LAST: dict[str, Result] = {}  # the last result of each exercise in this kernel
+# Called with (exercise ID, check name, args, kwargs, Result) after every check that is not
+# a demonstration: the course's autograder records the answers a graded notebook passed.
+_ANSWER_WATCHERS: list[Callable[[str, str, tuple, dict, Result], None]] = []
 
 # Results that are not a try at the item: nothing given yet, a misspelled name, a call the
 # check could not read. They are shown, but progress does not record them.
@@ -144,6 +147,8 @@ class Exercise:
         if demo:
             return result
         _LAST[self.id] = result
+        for watcher in _ANSWER_WATCHERS:
+            watcher(self.id, check, args, kwargs, result)
         if result.diagnosis not in NOT_AN_ATTEMPT:
             from .tracking import record
 
@@ -324,6 +329,13 @@ def demo(exercise_id: str, *args, check: str | None = None, **kwargs) -> Result:
     if exercise_id not in exercises:
         return _no_such_item(exercise_id)
     return exercises[exercise_id].demo(*args, check=check, **kwargs)
+
+
+def watch_answers(watcher: Callable[[str, str, tuple, dict, Result], None]) -> None:
+    """Call ``watcher(exercise_id, check, args, kwargs, result)`` after every check run that
+    is not a demonstration (the autograder records a graded notebook's answers with it)."""
+    if watcher not in _ANSWER_WATCHERS:
+        _ANSWER_WATCHERS.append(watcher)
 
 
 def last_results() -> Mapping[str, Result]:

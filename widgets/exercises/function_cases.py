@@ -34,8 +34,9 @@ def check_on_cases(fn, label: str, what: str, cases: Sequence[Case],
                 out = learner.call(fn, *args, what=what)
         except learner.LearnerCodeFailed as exc:
             return learner.failed(exc, name=label)
-        if numpy_only and counts.total_ops:
-            return Result(False, f"Your {what} runs engine ops ({counts.total_ops} of them): "
+        engine_ops = counts.total_ops + learner.engine_ops_elsewhere(fn)
+        if numpy_only and engine_ops:
+            return Result(False, f"Your {what} runs engine ops ({engine_ops} of them): "
                                  "write the derivation yourself, with NumPy on the arrays "
                                  "it gets.", name=label, diagnosis="uses_engine")
         if out is None:

@@ -17,6 +17,15 @@ _OURS = (str(Path(__file__).resolve().parent.parent.parent / "autograd_core"),
          str(Path(__file__).resolve().parent))
 
 
+class RaisedElsewhere(Exception):
+    """The learner's code raised in another process (the autograder's sandbox): what it
+    raised, said there with :func:`describe` and :func:`where_it_failed`."""
+
+    def __init__(self, description: str, where: str, not_implemented: bool = False):
+        super().__init__(description)
+        self.description, self.where, self.not_implemented = description, where, not_implemented
+
+
 class LearnerCodeFailed(Exception):
     """The learner's code raised; ``sentence`` says what and where, ``error`` is the original."""
 
@@ -59,9 +68,22 @@ def call(fn: Callable, *args, what: str = "", **kwargs):
     except NotImplementedError as error:
         raise LearnerCodeFailed(f"{what} raised NotImplementedError: it is not written yet"
                                 f"{where_it_failed(error)}.", error, "none") from None
+    except RaisedElsewhere as error:
+        if error.not_implemented:
+            raise LearnerCodeFailed(f"{what} raised NotImplementedError: it is not written "
+                                    f"yet{error.where}.", error, "none") from None
+        raise LearnerCodeFailed(f"{what} raised {error.description}{error.where}.",
+                                error) from None
     except Exception as error:  # anything a learner's code raises becomes feedback
         raise LearnerCodeFailed(f"{what} raised {describe(error)}{where_it_failed(error)}.",
                                 error) from None
+
+
+def engine_ops_elsewhere(fn) -> int:
+    """Engine ops that the last call of ``fn`` ran in another process (the autograder's
+    sandbox runs a learner's function there); 0 for an ordinary function."""
+    ops = getattr(fn, "engine_ops_of_last_call", 0)
+    return ops if isinstance(ops, int) else 0
 
 
 def failed(exc: LearnerCodeFailed, name: str = "", hint: str = "") -> Result:
