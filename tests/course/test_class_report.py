@@ -40,12 +40,11 @@ def planned(plan, k):
     return next((kind for kind, who in plan.items() if k in who), None)
 
 
-@pytest.fixture(scope="module")
-def submissions(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("submissions")
-    homes = tmp_path_factory.mktemp("homes")
+def export_class(folder, homes, numbers):
+    """Learners ``numbers`` work through G6 and G9 as planned, each in a progress home of
+    their own under ``homes``, and export their progress to ``folder/learnerNN.json``."""
     with pytest.MonkeyPatch.context() as mp:
-        for k in range(LEARNERS):
+        for k in numbers:
             mp.setenv("AUTOGRAD_LESSONS_PROGRESS", str(homes / f"l{k}" / "progress.json"))
             mistake = planned(G6_PLAN, k)
             if mistake:
@@ -60,6 +59,12 @@ def submissions(tmp_path_factory):
             assert ex.G9(db=g9_answer(None)).ok
             assert ex.export_progress(folder / f"learner{k:02}.json").startswith(
                 "Your progress (")
+
+
+@pytest.fixture(scope="module")
+def submissions(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("submissions")
+    export_class(folder, tmp_path_factory.mktemp("homes"), range(LEARNERS))
     return folder
 
 

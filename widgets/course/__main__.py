@@ -42,13 +42,16 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("--force", action="store_true",
                         help="replace an earlier export in OUT")
     report = commands.add_parser(
-        "report", help="what a class got wrong, from learners' exported progress",
+        "report", help="what a class got wrong, from exported progress or otter's grades",
         description="Read every exported progress file (*.json, from "
-                    "exercises.export_progress()) in FOLDER and write OUT/report.html, "
-                    "OUT/report.csv and a chart per lesson: per item the share solved, "
-                    "solved after the solution, median wrong tries, and the named mistakes "
-                    "ranked by how many learners made them.")
-    report.add_argument("folder", type=Path, help="a folder of exported progress files")
+                    "exercises.export_progress()) and every otter-grader results.json "
+                    "(FOLDER/*.json, or FOLDER/*/results.json, one folder per submission) "
+                    "in FOLDER and write OUT/report.html, OUT/report.csv and a chart per "
+                    "lesson: per item the share solved, solved after the solution, median "
+                    "wrong tries (for graded submissions: wrong questions), and the named "
+                    "mistakes ranked by how many learners made them.")
+    report.add_argument("folder", type=Path,
+                        help="a folder of exported progress files and/or otter results.json")
     report.add_argument("out", type=Path, help="the folder to write the report in")
     report.add_argument("--names", action="store_true",
                         help="list beside each mistake the learners who made it "
@@ -66,13 +69,14 @@ def _report(args) -> int:
     from .class_report import read_folder, write_report
 
     if not args.folder.is_dir():
-        return _fail(f"{args.folder} is not a folder of exported progress files.")
+        return _fail(f"{args.folder} is not a folder of exported progress files or otter "
+                     "results.")
     learners, skipped = read_folder(args.folder)
     for sentence in skipped:
         print(sentence, file=sys.stderr)
     if not learners:
         return _fail(f"{args.folder} holds no exported progress file (*.json from "
-                     "exercises.export_progress()).")
+                     "exercises.export_progress()) or otter results.json.")
     try:
         page = write_report(learners, args.out, names=args.names, skipped=skipped)
     except OSError as error:

@@ -1,14 +1,23 @@
-"""What a class gets wrong: a report over many learners' exported progress.
+"""What a class gets wrong: a report over many learners' exported progress or graded work.
 
 Every check names the mistake it found (a transpose, a missing batch sum, a path left
 out) and progress counts each named mistake. Given a folder of progress files that
-learners exported (``exercises.export_progress()``, one JSON file each), this writes,
-per item: how many learners tried it, the share who solved it, the share who solved it
-only after seeing the solution, the median number of wrong tries, and the named
-mistakes ranked by how many learners made them; a bar chart per lesson; and a CSV for
-the LMS.
+learners exported (``exercises.export_progress()``, one JSON file each), or of otter's
+grades of their submissions (``results.json`` from ``otter run`` or Gradescope), or
+both, this writes, per item: how many learners tried it, the share who solved it, the
+share who solved it only after seeing the solution, the median number of wrong tries,
+and the named mistakes ranked by how many learners made them; a bar chart per lesson;
+and a CSV for the LMS.
 
     python -m widgets.course report SUBMISSIONS/ OUT/
+
+The folder's files read: every ``*.json`` in it, and ``*/results.json`` one folder down
+(otter's one folder per submission). A learner is named by the name they chose
+(progress), else by the file's stem, or for ``results.json`` by its folder's name. A
+graded submission is read by :mod:`widgets.course.otter_results`: otter grades once, so
+there a learner's "wrong tries" at an item are its wrong questions, and whether they saw
+the solution is unknown (counted as not). A file that is neither is left out, with a
+sentence, and never changed.
 
 Private by design: nothing is sent anywhere, and the report holds no learner's name
 unless the instructor asks for it (``--names``), and then only beside each mistake.
@@ -28,11 +37,12 @@ from ..exercises.tracking import LESSONS, MISTAKE, TRIES
 
 @dataclass(frozen=True)
 class Learner:
-    """One learner's exported progress: a name (their chosen one, or the file's name)
-    and every item's record."""
+    """One learner: a name (their chosen one, or the file's or folder's name) and every
+    item's record, from exported progress, or from otter's grades (``graded``)."""
 
     name: str
     items: dict
+    graded: bool = False
 
 
 @dataclass
@@ -57,21 +67,46 @@ class ItemSummary:
         return sorted(self.mistakes.items(), key=lambda kv: (-len(kv[1]), kv[0]))
 
 
+def learner_files(folder: Path) -> list[Path]:
+    """The files a report reads in ``folder``: every ``*.json`` in it and every
+    ``*/results.json`` one folder down, in order of their paths."""
+    found = [*folder.glob("*.json"), *folder.glob("*/results.json")]
+    return sorted(found, key=lambda path: path.relative_to(folder).as_posix())
+
+
+def read_learner(path: Path) -> Learner:
+    """The learner of one exported progress file or otter ``results.json``; a ValueError
+    saying (in one clause) why it is neither."""
+    from .otter_results import is_otter_results, learner_from_results
+
+    name = path.parent.name if path.name == "results.json" else path.stem
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise ValueError(f"it is not an exported progress file or otter results "
+                         f"({str(error)[:80]})") from None
+    if isinstance(data, dict) and isinstance(data.get("items"), dict):
+        learner = data.get("learner")
+        return Learner(learner if isinstance(learner, str) else name, data["items"])
+    if not is_otter_results(data):
+        raise ValueError("it is not an exported progress file or otter results (it holds "
+                         "neither progress items nor graded tests)")
+    try:
+        return learner_from_results(data, name)
+    except ValueError as error:
+        raise ValueError(f"it is otter results the report cannot read ({error})") from None
+
+
 def read_folder(folder: Path) -> tuple[list[Learner], list[str]]:
-    """Every exported progress file (``*.json``) in ``folder``, and a sentence for each
-    file that is not one (it is left out, never changed)."""
+    """Every learner in ``folder`` (exported progress files and otter's results, see
+    :func:`learner_files`), and a sentence for each file that is neither (it is left out,
+    never changed)."""
     learners, skipped = [], []
-    for path in sorted(folder.glob("*.json")):
+    for path in learner_files(folder):
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            if not isinstance(data, dict) or not isinstance(data.get("items"), dict):
-                raise ValueError("it holds no progress items")
-        except (OSError, ValueError) as error:
-            skipped.append(f"{path.name} was left out: it is not an exported progress file "
-                           f"({str(error)[:80]}).")
-            continue
-        name = data.get("learner") if isinstance(data.get("learner"), str) else path.stem
-        learners.append(Learner(name, data["items"]))
+            learners.append(read_learner(path))
+        except ValueError as error:
+            skipped.append(f"{path.relative_to(folder).as_posix()} was left out: {error}.")
     return learners, skipped
 
 
@@ -159,6 +194,11 @@ def write_report(learners: list[Learner], out: Path, *, names: bool = False,
     write_csv(summaries, out / "report.csv")
     body = [f"<h1>What the class got wrong</h1><p>{len(learners)} learners' progress; "
             f"{len(summaries)} items tried by at least one of them.</p>"]
+    graded = sum(learner.graded for learner in learners)
+    if graded:
+        body.append(f"<p>{graded} of them from otter's grades: otter grades a submission "
+                    "once, so their wrong tries at an item are its wrong questions, and "
+                    "they count as not having seen the solution.</p>")
     body += [f"<p>{html.escape(sentence)}</p>" for sentence in skipped]
     for number, (title, _) in LESSONS.items():
         lesson = [s for s in summaries if s.lesson == number]

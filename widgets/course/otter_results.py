@@ -1,0 +1,114 @@
+"""Otter's grades as the class report reads them: one ``results.json`` as one learner.
+
+``otter run -a autograder.zip SUBMISSION.zip`` (and Gradescope) writes ``results.json``::
+
+    {"tests": [{"name": "Public Tests", "output": ...},          a summary: no score
+               {"name": "G6", "score": 0, "max_score": 1, "output": ..., ...},
+               {"name": "G9_unbroadcast", "score": 1, "max_score": 1, ...}, ...]}
+
+A question is named after its exercise cell (``lesson.graded_cells``): the item's ID
+(``G6``), the ID and a check's name (``G9_unbroadcast``), or the ID and a number
+(``G7_2``). A wrong question's output ends with the line
+``graded_feedback.question_feedback`` wrote, listing its named mistakes.
+:func:`learner_from_results` turns the file into the items of exported progress, so the
+report counts both alike:
+
+* ``solved``: every graded question of the item earned its max_score (and named no
+  mistake: a question worth 0 points is wrong when its output names one);
+* ``misses``: each named mistake once, and ``tries:`` the number of the item's wrong
+  questions. Otter grades a submission once, so for graded submissions the report's
+  "median wrong tries" is the median number of wrong questions (at most the item's graded
+  cells), not the tries made before an answer was right;
+* ``after_solution``: False: a graded submission does not say whether the solution was
+  seen (the student build withholds it);
+* ``parts``: one per question, so the item counts as tried.
+
+Entries without a score (otter's summaries) and questions named after no exercise of the
+course are not read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from numbers import Real
+
+from ..exercises import EXERCISE_IDS
+from ..exercises.tracking import TRIES
+from .class_report import Learner
+from .graded_feedback import mistakes_in
+
+
+@dataclass(frozen=True)
+class GradedQuestion:
+    """One question of a ``results.json``: its name, whether it earned its points, and the
+    named mistakes its output lists."""
+
+    name: str
+    right: bool
+    mistakes: tuple[str, ...]
+
+
+def is_otter_results(data: object) -> bool:
+    """Whether a JSON value reads as otter's ``results.json``: a dict whose ``"tests"`` is a
+    list of dicts, each with a ``"name"``."""
+    tests = data.get("tests") if isinstance(data, dict) else None
+    return isinstance(tests, list) and all(
+        isinstance(test, dict) and isinstance(test.get("name"), str) for test in tests)
+
+
+def exercise_of(question: str) -> str | None:
+    """The exercise a question is named after: the longest ID of the course that is the
+    whole name or comes before an ``_`` (``G10_2`` -> ``G10``, ``G9_unbroadcast`` -> ``G9``);
+    None for a question of something else."""
+    ids = [i for i in EXERCISE_IDS if question == i or question.startswith(f"{i}_")]
+    return max(ids, key=len, default=None)
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, Real) and not isinstance(value, bool)
+
+
+def graded_question(test: dict) -> GradedQuestion:
+    """One scored entry of ``"tests"`` read; a ValueError if its score is not a number."""
+    score, most = test.get("score"), test.get("max_score")
+    if not (_number(score) and _number(most)):
+        raise ValueError(f"question {test['name'][:40]!r} has a score of {str(score)[:20]!r} "
+                         f"out of {str(most)[:20]!r}, not numbers")
+    output = test.get("output")
+    mistakes = tuple(dict.fromkeys(mistakes_in(output))) if isinstance(output, str) else ()
+    return GradedQuestion(test["name"], score >= most and not mistakes, mistakes)
+
+
+def questions_by_item(data: dict) -> dict[str, list[GradedQuestion]]:
+    """The scored questions of a ``results.json``, grouped by the exercise each is named
+    after, in the file's order."""
+    by_item: dict[str, list[GradedQuestion]] = {}
+    for test in data["tests"]:
+        exercise = exercise_of(test["name"])
+        if "score" in test and exercise is not None:
+            by_item.setdefault(exercise, []).append(graded_question(test))
+    return by_item
+
+
+def item_record(questions: list[GradedQuestion]) -> dict:
+    """What exported progress would hold for an item graded by ``questions`` (see the
+    module docstring)."""
+    wrong = sum(not q.right for q in questions)
+    misses = {TRIES: wrong} | dict.fromkeys(
+        (key for q in questions for key in q.mistakes), 1)
+    return {"solved": not wrong, "after_solution": False, "misses": misses,
+            "parts": {q.name: {"ok": q.right, "ever": q.right} for q in questions}}
+
+
+def learner_from_results(data: dict, name: str) -> Learner:
+    """One otter ``results.json`` as a learner called ``name``, with the items of exported
+    progress; a ValueError (one clause, for a sentence) if the file is not otter results,
+    a score is not a number, or no question is named after an exercise of the course."""
+    if not is_otter_results(data):
+        raise ValueError("it has no list of graded tests")
+    by_item = questions_by_item(data)
+    if not by_item:
+        names = ", ".join(test["name"][:20] for test in data["tests"][:5]) or "none"
+        raise ValueError(f"no graded question is named after an exercise of the course; "
+                         f"its tests: {names}")
+    return Learner(name, {item: item_record(qs) for item, qs in by_item.items()}, graded=True)
