@@ -98,7 +98,10 @@ def test_widget_outputs_have_no_axe_violations(tmp_path, lesson):
         page.wait_for_timeout(500)  # a view's last restyle lands after it shows
         broken = page.evaluate(BROKEN)
         too_wide = page.evaluate(TOO_WIDE)
-        marked = poll(page, MARK_OUTPUTS, lambda m: m["loaded"], timeout=30)
+        # Wait for the outputs the assertion below asks for, not only for the pictures of
+        # those shown so far: on a loaded machine the last view can appear seconds later.
+        marked = poll(page, MARK_OUTPUTS, lambda m: m["loaded"] and m["outputs"] >= 3,
+                      timeout=60)
         # One output at a time, scrolled into view: axe checks the contrast of text on
         # screen only (the notebook scrolls inside a window 1100 px tall).
         page.evaluate(UNCLIP_BODY)
