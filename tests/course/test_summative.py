@@ -24,7 +24,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import tomllib
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
 
 pytest.importorskip(
     "otter", reason="otter-grader is not installed, so grading cannot be tested: install "
