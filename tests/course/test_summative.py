@@ -160,10 +160,16 @@ def without_plugin(autograder_zip: Path, target: Path) -> Path:
     return target
 
 
+# What otter says when the kernel it launched died at once: two kernels started at the
+# same moment can be handed the same port (jupyter_client picks free ports, then binds).
+KERNEL_START_RACE = "Kernel died before replying to kernel_info"
+
+
 def otter_scores(runs: dict[str, tuple[Path, Path]]) -> dict[str, dict[str, dict]]:
     """``otter run`` on each (autograder, submission), two at a time: name -> question ->
     its entry in results.json."""
     pending, running, scores = list(runs.items()), [], {}
+    retried = set()
     while pending or running:
         while pending and len(running) < 2:
             name, (autograder, notebook) = pending.pop(0)
@@ -174,6 +180,10 @@ def otter_scores(runs: dict[str, tuple[Path, Path]]) -> dict[str, dict[str, dict
             running.append((name, notebook, process))
         name, notebook, process = running.pop(0)
         log, _ = process.communicate(timeout=600)
+        if process.returncode and KERNEL_START_RACE in log and name not in retried:
+            retried.add(name)  # two kernels launched at once took the same port: once more
+            pending.append((name, runs[name]))
+            continue
         assert process.returncode == 0, (name, log[-3000:])
         tests = json.loads((notebook.parent / "results.json").read_text())["tests"]
         scores[name] = {t["name"]: t for t in tests if "score" in t}
