@@ -13,7 +13,10 @@ both the forward graph and the backward graph: second derivatives, Hessian-vecto
 products (Pearlmutter 1994), gradient penalties.
 
 The rules of the CNN ops (conv2d, pooling, batch norm) and var are in
-``graph_backward_cnn``, which adds them to :data:`RULES`. An op without a Tensor rule
+``graph_backward_cnn``, which adds them to :data:`RULES`, and those of the activations
+(gelu, silu, softplus, leaky_relu) in ``graph_backward_activations``. Layer norm's and
+RMS norm's are in ``graph_backward_norms``; einsum's, amax's and amin's in
+``graph_backward_einsum``. An op without a Tensor rule
 raises a sentence naming it; the lean sweep keeps its speed, since it never comes
 through this module.
 """
@@ -103,15 +106,18 @@ def _pow(node: Node, g: Tensor) -> tuple:
 
 
 def _nll_loss(node: Node, g: Tensor) -> tuple:
+    """dlog_probs = -q · (each sample's share of g), q the target distribution (one-hot,
+    smoothed, 0 for ignored samples): the same q as NLLLoss.backward."""
     target = node.load("target")
     shape = node.input_shapes[0]
-    picks = np.zeros(shape, dtype=g.dtype)
-    picks[np.arange(len(target)), target] = -1.0
-    reduction = node.params["reduction"]
-    share = g / target.size if reduction == "mean" else g
+    reduction = node.params.get("reduction", "mean")
+    ignore_index = node.params.get("ignore_index", -100)
+    q = nn.target_distribution(target, shape, g.dtype, ignore_index,
+                               node.params.get("label_smoothing", 0.0))
+    share = g / max(nn.counted(target, ignore_index), 1) if reduction == "mean" else g
     if reduction == "none":
-        share = share.reshape(-1, *([1] * (len(shape) - 1)))
-    return share * Tensor._wrap(picks), None
+        share = share.reshape(target.shape[0], 1, *target.shape[1:])
+    return share * Tensor._wrap(0.0 - q), None
 
 
 def _matmul(node: Node, g: Tensor) -> tuple:
@@ -255,6 +261,7 @@ RULES: dict[type, Callable[[Node, Tensor], tuple]] = {
     mm.MatMul: _matmul,
     nn.Linear: _linear,
     nn.NLLLoss: _nll_loss,
+    nn.SmoothedNLLLoss: _nll_loss,
     red.Sum: lambda n, g: (_reduced(n, g),),
     red.Mean: lambda n, g: (_reduced(n, g) / (int(np.prod(n.input_shapes[0]))
                                               // max(g.numel(), 1)),),
@@ -385,4 +392,15 @@ def backward_with_graph(output: Tensor, gradient=None) -> None:
 
 # The CNN ops' rules (conv2d, pooling, batch norm, var) live in their own module, which
 # adds them to RULES when it is imported (here, after everything it uses is defined).
+# So do the activations' (gelu, silu, softplus, leaky_relu).
+from . import graph_backward_activations as _activations  # noqa: E402, F401
 from . import graph_backward_cnn as _cnn  # noqa: E402, F401
+
+# And einsum's (an einsum again), amax's and amin's.
+from . import graph_backward_einsum as _einsum  # noqa: E402, F401
+
+# And those of masked_fill, tril/triu, cumsum, flip, pad, gather and scatter_add.
+from . import graph_backward_masking as _masking  # noqa: E402, F401
+
+# And layer norm's and RMS norm's.
+from . import graph_backward_norms as _norms  # noqa: E402, F401

@@ -17,9 +17,12 @@ from functools import wraps
 import numpy as np
 
 from . import errors
+from .ops import einsum as es
 from .ops import elementwise as ew
 from .ops import indexing, joining, reductions
+from .ops import masking as mk
 from .ops import matmul as mm
+from .ops import scatter as sc
 from .ops import shape as sh
 from .ops import softmax as sm
 from .ops._util import normalize_axes, normalize_dim, normalize_new_dim
@@ -32,6 +35,8 @@ __all__ = [
     "min", "var", "reshape", "flatten", "transpose", "permute", "squeeze", "unsqueeze",
     "expand", "cat", "stack", "split", "softmax", "log_softmax", "logsumexp", "getitem",
     "astype", "clone",
+    "masked_fill", "tril", "triu", "cumsum", "flip", "gather", "scatter_add",
+    "amax", "amin", "einsum",
 ]
 
 
@@ -132,37 +137,48 @@ def clone(a) -> Tensor:
 
 
 # -- reductions -----------------------------------------------------------------------
-def _reduce_args(a, dim, keepdim, axis, keepdims):
-    if axis is not None:
-        dim = axis
+def _reduce_args(a, dim, keepdim, axis, keepdims, op="sum"):
+    """(axes, keepdim) of a reduction: ``dim`` an int, a tuple or list of ints (``()``:
+    every dim, as in PyTorch) or None; NumPy's ``axis``/``keepdims`` override, with
+    NumPy's meanings (``axis=()``: no axis, the values themselves)."""
     if keepdims is not None:
         keepdim = keepdims
-    return normalize_axes(dim, np.ndim(a._data if isinstance(a, Tensor) else a)), bool(keepdim)
+    if isinstance(axis, tuple | list) and not axis:
+        return (), bool(keepdim)
+    if axis is not None:
+        dim = axis
+    ndim = np.ndim(a._data if isinstance(a, Tensor) else a)
+    return normalize_axes(dim, ndim, op), bool(keepdim)
 
 
 @_one_tensor
 def sum(a, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:  # noqa: A001
     """Sum over ``dim`` (an int, a tuple, or None for all); NumPy's axis/keepdims work too."""
-    axis, keep = _reduce_args(a, dim, keepdim, axis, keepdims)
+    axis, keep = _reduce_args(a, dim, keepdim, axis, keepdims, "sum")
     return reductions.Sum.apply(a, axis=axis, keepdims=keep)
 
 
 @_one_tensor
 def mean(a, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
     """Mean over ``dim`` (an int, a tuple, or None for all)."""
-    axis, keep = _reduce_args(a, dim, keepdim, axis, keepdims)
+    axis, keep = _reduce_args(a, dim, keepdim, axis, keepdims, "mean")
     return reductions.Mean.apply(a, axis=axis, keepdims=keep)
 
 
 MaxResult = namedtuple("MaxResult", ["values", "indices"])
 
 
-def _extremum(op, arg, a, dim, keepdim, axis, keepdims):
-    axes, keep = _reduce_args(a, dim, keepdim, axis, keepdims)
-    if a._data.size == 0:  # no values to pick from along a reduced dim: PyTorch's error
+def _refuse_empty(op, a: Tensor, axes) -> None:
+    """max/min/amax/amin along a dim of size 0 have no value to pick: PyTorch's error."""
+    if a._data.size == 0:
         for d in range(a.ndim) if axes is None else axes:
             if a.shape[d] == 0:
                 raise errors.empty_reduction(op.name, None if axes is None else d)
+
+
+def _extremum(op, arg, a, dim, keepdim, axis, keepdims):
+    axes, keep = _reduce_args(a, dim, keepdim, axis, keepdims, op.name)
+    _refuse_empty(op, a, axes)
     values = op.apply(a, axis=axes, keepdims=keep)
     if isinstance(dim, int) and axis is None:  # PyTorch style: values and indices
         data = a._data if isinstance(a, Tensor) else a
@@ -187,14 +203,66 @@ def min(a, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
     return _extremum(reductions.Min, np.argmin, a, dim, keepdim, axis, keepdims)
 
 
+def _shared_extremum(op, input, dim, keepdim) -> Tensor:  # noqa: A002 - PyTorch's name
+    a = input if input.__class__ is Tensor else _as_tensor(op.name, input)
+    axes = normalize_axes(dim, a.ndim, op.name)
+    _refuse_empty(op, a, axes)
+    return op.apply(a, axis=axes, keepdims=bool(keepdim))
+
+
+def amax(input: Tensor, dim: int | Sequence[int] = (), keepdim: bool = False  # noqa: A002
+         ) -> Tensor:
+    """The maximum over ``dim`` (an int or a tuple of ints; ``()``, the default, is every
+    dim), as ``torch.amax``: values only, no indices. Tied maxima share the gradient
+    equally; a slice whose maximum is nan sends nan to every one of its values."""
+    return _shared_extremum(reductions.Amax, input, dim, keepdim)
+
+
+def amin(input: Tensor, dim: int | Sequence[int] = (), keepdim: bool = False  # noqa: A002
+         ) -> Tensor:
+    """The minimum over ``dim``, as ``torch.amin`` (see ``amax``)."""
+    return _shared_extremum(reductions.Amin, input, dim, keepdim)
+
+
 @_one_tensor
 def var(a, dim=None, keepdim=False, *, correction=1, axis=None, keepdims=None,
         ddof=None) -> Tensor:
     """Variance over ``dim``, divided by n - correction (PyTorch's default correction=1;
     NumPy's ``ddof=`` is accepted too)."""
-    axes, keep = _reduce_args(a, dim, keepdim, axis, keepdims)
+    axes, keep = _reduce_args(a, dim, keepdim, axis, keepdims, "var")
     return reductions.Var.apply(a, axis=axes, keepdims=keep,
                                 correction=correction if ddof is None else ddof)
+
+
+# -- einsum (ops/einsum.py, which reads the equation) -------------------------------------
+def einsum(equation: str, *operands) -> Tensor:
+    """The contraction ``equation`` names, as ``torch.einsum``: each operand's dims get a
+    letter (a-z, A-Z), letters shared by operands are multiplied along and letters left
+    out of the output summed over. ``einsum("bij,bjk->bik", a, b)`` is a batched matmul,
+    ``einsum("ii", a)`` a trace, ``einsum("ii->i", a)`` a diagonal, ``einsum("i,j->ij",
+    u, v)`` an outer product. The operands may also come as one list, ``einsum(eq, [a, b])``.
+
+    Without ``->`` the output is, as in PyTorch and NumPy, the ``...`` dims and then the
+    letters used once, in alphabetical order (A-Z before a-z). ``...`` stands for the dims
+    an operand does not name; they broadcast like ``a + b``, and so does a dim of size 1
+    against the same letter's size in another operand. Operands are Tensors or NumPy
+    arrays; dtypes promote as NumPy's do.
+
+    The gradient of each operand is another einsum, of ``g`` with the other operands
+    (see ops/einsum.py), so the node saves only the other operands: operand k is kept
+    when some operand other than k requires grad, and a one-operand einsum saves nothing.
+    """
+    if len(operands) == 1 and isinstance(operands[0], list | tuple):
+        operands = tuple(operands[0])
+    if not operands:
+        raise errors.einsum_no_operands()
+    if not isinstance(equation, str):
+        raise errors.einsum_equation_type(equation)
+    for k, x in enumerate(operands):
+        if not isinstance(x, Tensor | np.ndarray):
+            raise errors.einsum_operand_type(k, x)
+    shapes = [x.shape for x in operands]
+    return es.Einsum.apply(*operands, equation=es.canonical_equation(equation, shapes))
 
 
 # -- shape ---------------------------------------------------------------------------------
@@ -336,6 +404,70 @@ def split(a, split_size_or_sections, dim: int = 0) -> tuple:
                  for s, n in zip(starts, sizes, strict=True))
 
 
+# -- masking, triangles, running sums, flips, gather and scatter_add (ops/masking.py,
+# ops/scatter.py, which also check their arguments) -------------------------------------
+def masked_fill(input: Tensor, mask: Tensor, value: float | Tensor) -> Tensor:  # noqa: A002
+    """``value`` where ``mask`` (a bool tensor, broadcast against input) is True, input
+    elsewhere. The gradient reaches input where the mask is False; a 0-d tensor ``value``
+    that requires grad gets the gradient summed over where the mask is True."""
+    a = input if input.__class__ is Tensor else _as_tensor("masked_fill", input)
+    mask = mk.check_mask(mask)
+    value = mk.check_fill_value("masked_fill", value, a.dtype)
+    mask_shape = np.shape(mask._data if isinstance(mask, Tensor) else mask)
+    try:
+        np.broadcast_shapes(a.shape, mask_shape)
+    except ValueError:
+        raise errors.broadcast("masked_fill", a.shape, mask_shape) from None
+    return mk.MaskedFill.apply(a, mask, value)
+
+
+def tril(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
+    """The lower triangle over the last two dims (batched): entries above the
+    ``diagonal``-th diagonal (0: the main one, > 0 above it, < 0 below) set to 0."""
+    a = input if input.__class__ is Tensor else _as_tensor("tril", input)
+    return mk.Tril.apply(a, diagonal=mk.check_triangle("tril", a, diagonal))
+
+
+def triu(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
+    """The upper triangle over the last two dims (batched): entries below the
+    ``diagonal``-th diagonal set to 0."""
+    a = input if input.__class__ is Tensor else _as_tensor("triu", input)
+    return mk.Triu.apply(a, diagonal=mk.check_triangle("triu", a, diagonal))
+
+
+def cumsum(input: Tensor, dim: int, *, dtype=None) -> Tensor:  # noqa: A002
+    """Running sums along ``dim``: out[j] = input[0] + ... + input[j]. ``dtype`` converts
+    the input first; integer and bool inputs sum as int64, as in PyTorch."""
+    a = input if input.__class__ is Tensor else _as_tensor("cumsum", input)
+    dim = normalize_dim(mk.check_int("cumsum", "dim", 2, dim), a.ndim)
+    if dtype is not None:
+        a = astype(a, dtype)
+    return mk.Cumsum.apply(a, dim=dim)
+
+
+def flip(input: Tensor, dims: Sequence[int]) -> Tensor:  # noqa: A002
+    """A copy with the order of the entries reversed along each dim in ``dims`` (a tuple
+    or list of ints)."""
+    a = input if input.__class__ is Tensor else _as_tensor("flip", input)
+    return mk.Flip.apply(a, dims=mk.check_flip_dims(dims, a.ndim))
+
+
+def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:  # noqa: A002
+    """Values read along ``dim`` at ``index`` (an int64/int32 tensor with as many dims as
+    input): out[i][j] = input[i][index[i][j]] for dim=1; out has the index's shape."""
+    a = input if input.__class__ is Tensor else _as_tensor("gather", input)
+    dim = sc.check_gather("gather", a, dim, index)
+    return sc.Gather.apply(a, index, dim=dim)
+
+
+def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:  # noqa: A002
+    """A copy of input with ``src`` added along ``dim`` at ``index``: for dim=1,
+    out[i][index[i][j]] += src[i][j]; repeated indices add up. src has input's dtype."""
+    a = input if input.__class__ is Tensor else _as_tensor("scatter_add", input)
+    dim = sc.check_gather("scatter_add", a, dim, index, src)
+    return sc.ScatterAdd.apply(a, index, src, dim=dim)
+
+
 # -- softmax family ------------------------------------------------------------------------
 def _softmax_dim(dim: int, ndim: int):
     """The axis as a non-negative int; for a 0-d input (dim 0 or -1, as in PyTorch) None,
@@ -358,9 +490,13 @@ def log_softmax(a, dim: int = -1) -> Tensor:
 
 @_one_tensor
 def logsumexp(a, dim: int | tuple[int, ...] = -1, keepdim: bool = False) -> Tensor:
-    """log(sum(exp(a))) along ``dim`` (an int or, as in PyTorch, a tuple of dims),
-    computed stably."""
+    """log(sum(exp(a))) along ``dim`` (an int or, as in PyTorch, a tuple of dims; unlike
+    sum's, an empty tuple is refused, as PyTorch does), computed stably."""
     if isinstance(dim, tuple | list):
-        axes = normalize_axes(tuple(dim), a.ndim)
+        if not dim and a.ndim:
+            raise errors.no_dims("logsumexp")
+        axes = normalize_axes(tuple(dim), a.ndim, "logsumexp")
         return sm.LogSumExp.apply(a, dim=axes if a.ndim else None, keepdims=keepdim)
+    if not isinstance(dim, int | np.integer) or isinstance(dim, bool | np.bool_):
+        raise errors.int_tuple_argument("logsumexp", "dim", 2, dim)
     return sm.LogSumExp.apply(a, dim=_softmax_dim(dim, a.ndim), keepdims=keepdim)

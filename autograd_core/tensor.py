@@ -354,6 +354,14 @@ class Tensor:
     def min(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         return F.min(self, dim, keepdim, axis=axis, keepdims=keepdims)
 
+    def amax(self, dim=(), keepdim: bool = False) -> Tensor:
+        """The maximum over ``dim`` (an int or a tuple; ``()``: every dim), ``torch.amax``."""
+        return F.amax(self, dim, keepdim)
+
+    def amin(self, dim=(), keepdim: bool = False) -> Tensor:
+        """The minimum over ``dim`` (an int or a tuple; ``()``: every dim), ``torch.amin``."""
+        return F.amin(self, dim, keepdim)
+
     def var(self, dim=None, keepdim=False, *, correction=1, axis=None, keepdims=None,
             ddof=None):
         return F.var(self, dim, keepdim, correction=correction, axis=axis, keepdims=keepdims,
@@ -404,6 +412,35 @@ class Tensor:
 
     def logsumexp(self, dim=-1, keepdim=False):
         return F.logsumexp(self, dim, keepdim)
+
+    def masked_fill(self, mask, value) -> Tensor:
+        """``value`` where the bool ``mask`` is True, these values elsewhere."""
+        return F.masked_fill(self, mask, value)
+
+    def tril(self, diagonal: int = 0) -> Tensor:
+        return F.tril(self, diagonal)
+
+    def triu(self, diagonal: int = 0) -> Tensor:
+        return F.triu(self, diagonal)
+
+    def cumsum(self, dim: int, *, dtype=None) -> Tensor:
+        return F.cumsum(self, dim, dtype=dtype)
+
+    def flip(self, *dims, **kwargs) -> Tensor:
+        """Reversed along ``dims``: ``x.flip(0)``, ``x.flip(0, 1)``, ``x.flip([0, 1])`` or
+        ``x.flip(dims=(0, 1))``, as PyTorch's method takes them."""
+        if "dims" in kwargs and not dims:
+            dims = (kwargs.pop("dims"),)
+        if kwargs or not dims:
+            raise errors.flip_no_dims()
+        one = len(dims) == 1 and isinstance(dims[0], tuple | list)
+        return F.flip(self, dims[0] if one else dims)
+
+    def gather(self, dim: int, index) -> Tensor:
+        return F.gather(self, dim, index)
+
+    def scatter_add(self, dim: int, index, src) -> Tensor:
+        return F.scatter_add(self, dim, index, src)
 
     def matmul(self, other):
         return F.matmul(self, other)

@@ -16,6 +16,11 @@ family          messages of
 ``shapes``      dims, reshape, permute, cat/stack/split
 ``functional``  nn.functional: convolution, pooling, normalisation, dropout,
                 embedding, linear, losses
+``activation``  gelu, silu, softplus, leaky_relu: their arguments and dtypes
+``attention``   scaled_dot_product_attention, MultiheadAttention
+``masking``     masked_fill, tril/triu, cumsum, flip, pad, gather, scatter_add
+``einsum``      einsum: its equation and operands
+``norms``       layer_norm, rms_norm: normalized_shape, weight and bias shapes, eps
 ``modules``     nn.Module, the layers' options, nn.init
 ``optim``       the optimizers
 ``transforms``  func (jvp, vjp, jacrev, jacfwd) and checkpointing
@@ -36,6 +41,41 @@ needs. Widget messages (drawing, stepping, reading a learner's answer) live in
 # ruff: noqa: F401
 
 from ._text import error
+from .activation import (
+    gelu_approximate,
+    gelu_approximate_type,
+    inplace_activation,
+    not_a_number,
+    not_floating,
+)
+from .attention import (
+    gqa_heads,
+    gqa_rank,
+    mha_attn_mask_shape,
+    mha_batch_sizes,
+    mha_causal_needs_mask,
+    mha_embed_dim,
+    mha_key_padding_mask_shape,
+    mha_key_value_shapes,
+    mha_mask_dtype,
+    mha_not_divisible,
+    mha_not_implemented,
+    mha_query_rank,
+    mha_rank,
+    mha_sizes,
+    mha_unbatched_attn_mask_shape,
+    sdpa_argument_type,
+    sdpa_dropout_probability,
+    sdpa_dtypes,
+    sdpa_feature_sizes,
+    sdpa_mask_and_causal,
+    sdpa_mask_dtype,
+    sdpa_mask_grows,
+    sdpa_not_floating,
+    sdpa_rank,
+    sdpa_sequence_sizes,
+    sequence_input_rank,
+)
 from .backward import (
     CycleError,
     create_graph_case,
@@ -57,6 +97,20 @@ from .backward import (
     second_backward,
 )
 from .checks import GradcheckError, anomaly, gradcheck_dtype, gradcheck_mismatch, gradcheck_nothing
+from .einsum import (
+    einsum_ellipsis,
+    einsum_ellipsis_size,
+    einsum_equation_type,
+    einsum_letters,
+    einsum_no_operands,
+    einsum_operand_count,
+    einsum_operand_type,
+    einsum_output_subscript,
+    einsum_repeated_size,
+    einsum_size,
+    einsum_subscript,
+    einsum_subscript_count,
+)
 from .functional import (
     bad_reduction,
     batch_norm_no_running_stats,
@@ -74,9 +128,11 @@ from .functional import (
     embedding_indices_dtype,
     embedding_weight_rank,
     kernel_too_large,
+    label_smoothing_range,
     layer_input_rank,
     layer_weight_length,
     linear_shapes,
+    loss_option_type,
     loss_target_shape,
     negative_padding,
     not_positive,
@@ -86,6 +142,28 @@ from .functional import (
     pool_padding,
     same_padding_strided,
     target_batch_size,
+)
+from .masking import (
+    fill_value_dims,
+    fill_value_overflow,
+    fill_value_type,
+    flip_no_dims,
+    gather_index_size,
+    index_dtype,
+    index_out_of_bounds,
+    index_rank,
+    int_argument,
+    int_tuple_argument,
+    mask_dtype,
+    not_a_tensor_argument,
+    pad_crops_too_much,
+    pad_mode,
+    pad_odd_length,
+    pad_too_long,
+    repeated_flip_dim,
+    scatter_index_size,
+    src_dtype,
+    triangle_rank,
 )
 from .modules import (
     bad_member_name,
@@ -105,17 +183,37 @@ from .modules import (
     training_mode,
     unknown_nonlinearity,
 )
+from .norms import (
+    norm_affine_shape,
+    norm_eps_type,
+    norm_module_shape,
+    normalized_shape_empty,
+    normalized_shape_mismatch,
+    normalized_shape_type,
+    rms_norm_rank,
+)
 from .operands import broadcast, clip_bounds, matmul_scalar, matmul_shapes, where_condition
 from .optim import (
     bad_optimizer_option,
+    cosine_T_max,
     duplicate_parameters,
     empty_parameters,
+    get_lr_outside_step,
+    linear_factor,
+    lr_lambda_count,
+    missing_initial_lr,
     nesterov_options,
     not_a_leaf_parameter,
     not_a_tensor_parameter,
+    not_an_optimizer,
+    not_callable,
     optimizer_state,
     parameter_in_two_groups,
     params_not_iterable,
+    scheduler_before_optimizer,
+    sequential_not_a_scheduler,
+    sequential_schedulers,
+    warmup_schedule,
 )
 from .shapes import (
     bad_reshape,
@@ -124,6 +222,7 @@ from .shapes import (
     empty_reduction,
     empty_sequence,
     new_dim_out_of_range,
+    no_dims,
     not_a_permutation,
     repeated_dim,
     split_sections,

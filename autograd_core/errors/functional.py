@@ -197,6 +197,22 @@ def class_target_dtype(op: str, dtype) -> RuntimeError:
                  "/ binary_cross_entropy_with_logits for real-valued targets).")
 
 
+def loss_option_type(op: str, name: str, expected: str, value) -> TypeError:
+    """A classification loss option of the wrong type (ignore_index, label_smoothing)."""
+    return error(TypeError, f"{op}(): argument '{name}' must be {expected}, not "
+                 f"{type(value).__name__}.", f"pass {name} as {expected}, e.g. "
+                 + ("ignore_index=-100 (the default)." if name == "ignore_index"
+                    else "label_smoothing=0.1."))
+
+
+def label_smoothing_range(value) -> RuntimeError:
+    """cross_entropy's label_smoothing outside [0, 1] (PyTorch refuses > 1; this also
+    refuses < 0 and nan, which PyTorch computes with)."""
+    return error(RuntimeError, f"label_smoothing must be between 0.0 and 1.0. Got: {value}",
+                 "label_smoothing=ε mixes the one-hot target with the uniform distribution "
+                 "as (1 - ε) · one_hot + ε / C: use 0 (off) to 1; 0.1 is usual.")
+
+
 def class_target_range(op: str, value: int, classes: int) -> IndexError:
     """A class index outside 0..C-1."""
     return error(IndexError, f"Target {value} is out of bounds. {op}: the input has {classes} "

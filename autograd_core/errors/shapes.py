@@ -22,9 +22,18 @@ def new_dim_out_of_range(dim: int, ndim: int) -> IndexError:
                  "of the result.")
 
 
-def repeated_dim(dims: tuple) -> RuntimeError:
-    """A reduction over a list of dims that names one twice (PyTorch's wording)."""
-    return RuntimeError(f"dim {dims} appears multiple times in the list of dims")
+def repeated_dim(dim: int | tuple) -> RuntimeError:
+    """A reduction over a list of dims that names one twice, ``dim`` (as a non-negative
+    dim, PyTorch's wording: ``(0, -2)`` of a 2-d input repeats dim 0)."""
+    return RuntimeError(f"dim {dim} appears multiple times in the list of dims")
+
+
+def no_dims(op: str) -> RuntimeError:
+    """logsumexp over ``dim=()``: PyTorch refuses it (where sum and amax read it as every
+    dim)."""
+    return error(RuntimeError, f"{op}(): dim=() names no dim to reduce over.",
+                 "pass the dims to reduce, e.g. dim=(0, 1); to reduce over every dim, name "
+                 "them all.")
 
 
 def empty_reduction(op: str, dim) -> RuntimeError:

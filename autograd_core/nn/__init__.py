@@ -1,5 +1,5 @@
 """Neural-network building blocks with PyTorch's names: ``Module``, ``Parameter``,
-the standard layers, two teaching blocks, ``init`` and ``functional``.
+the standard layers, attention, the teaching blocks, ``init`` and ``functional``.
 
 >>> import autograd_core as ag
 >>> from autograd_core import nn
@@ -13,8 +13,9 @@ Sequential(
 """
 
 from . import functional, init
-from .blocks import InceptionBlock, ResidualBlock
+from .blocks import InceptionBlock, ResidualBlock, SelfAttention, TransformerBlock
 from .layers import (
+    GELU,
     AvgPool2d,
     BatchNorm1d,
     BatchNorm2d,
@@ -22,18 +23,27 @@ from .layers import (
     Dropout,
     Embedding,
     Flatten,
+    LayerNorm,
+    LeakyReLU,
     Linear,
     MaxPool2d,
     ReLU,
+    RMSNorm,
     Sequential,
     Sigmoid,
+    SiLU,
+    Softplus,
     Tanh,
 )
 from .module import Module, RemovableHandle
+from .multihead_attention import MultiheadAttention
 from .parameter import Parameter
 
 __all__ = [
     "functional", "init", "Module", "Parameter", "RemovableHandle", "Linear", "Conv2d",
     "BatchNorm1d", "BatchNorm2d", "Dropout", "Embedding", "ReLU", "Tanh", "Sigmoid",
-    "MaxPool2d", "AvgPool2d", "Flatten", "Sequential", "ResidualBlock", "InceptionBlock",
+    "GELU", "SiLU", "Softplus", "LeakyReLU", "MaxPool2d", "AvgPool2d", "Flatten", "Sequential",
+    "ResidualBlock", "InceptionBlock",
+    "LayerNorm", "RMSNorm",
+    "MultiheadAttention", "SelfAttention", "TransformerBlock",
 ]

@@ -1,7 +1,8 @@
-"""Two teaching blocks: a residual block (merge by adding) and an Inception-style
-block (branch, then merge by concatenating).
+"""Teaching blocks: a residual block (merge by adding), an Inception-style block
+(branch, then merge by concatenating) and a pre-norm GPT block (self-attention and an
+MLP, each added to the residual stream).
 
-Both are small enough to read in full next to the graph they record.
+Each is small enough to read in full next to the graph it records.
 """
 
 from __future__ import annotations
@@ -13,10 +14,22 @@ import numpy as np
 from .. import creation, errors
 from .. import op_functions as ag
 from ..tensor import Tensor
-from .layers import BatchNorm1d, BatchNorm2d, Conv2d, Linear, MaxPool2d, ReLU, Sequential
+from . import functional as F
+from .layers import (
+    GELU,
+    BatchNorm1d,
+    BatchNorm2d,
+    Conv2d,
+    Dropout,
+    LayerNorm,
+    Linear,
+    MaxPool2d,
+    ReLU,
+    Sequential,
+)
 from .module import Module
 
-__all__ = ["ResidualBlock", "InceptionBlock"]
+__all__ = ["ResidualBlock", "InceptionBlock", "SelfAttention", "TransformerBlock"]
 
 
 class ResidualBlock(Module):
@@ -141,3 +154,104 @@ class InceptionBlock(Module):
 
     def extra_repr(self) -> str:
         return f"{self.in_channels} -> {self.out_channels}"
+
+
+class SelfAttention(Module):
+    """Multi-head self-attention over (batch, T, d_model) inputs, with its own four
+    Linear layers, so the graph shows each projection by name:
+
+    * ``q_proj``, ``k_proj``, ``v_proj`` (d_model -> d_model): three linear ops on the
+      same input, whose outputs are named ``q``, ``k`` and ``v``;
+    * heads: each (B, T, d_model) -> (B, n_heads, T, d_model / n_heads) (reshape,
+      transpose);
+    * ``F.scaled_dot_product_attention`` (causal when ``causal``): matmul, mul, add,
+      softmax [, dropout], matmul (nn/attention.py);
+    * heads merged back (transpose, reshape), then ``out_proj`` and ``resid_drop``.
+
+    ``dropout`` drops attention weights and the output (in training only), with masks
+    from ``generator``, which also seeds the initial weights (PyTorch's Linear ones).
+
+    >>> SelfAttention(8, 2)(ag.randn(3, 5, 8, dtype=ag.float32)).shape
+    (3, 5, 8)
+    """
+
+    def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, causal: bool = True,
+                 *, dtype=np.float32, generator: creation.Generator | None = None):
+        super().__init__()
+        if n_heads <= 0 or d_model % n_heads:
+            raise errors.bad_option("SelfAttention", "n_heads", n_heads,
+                                    f"a positive divisor of d_model={d_model}")
+        self.d_model, self.n_heads, self.causal = d_model, n_heads, causal
+        self.dropout, self.generator = dropout, generator
+        kw = {"dtype": dtype, "generator": generator}
+        self.q_proj = Linear(d_model, d_model, **kw)
+        self.k_proj = Linear(d_model, d_model, **kw)
+        self.v_proj = Linear(d_model, d_model, **kw)
+        self.out_proj = Linear(d_model, d_model, **kw)
+        self.resid_drop = Dropout(dropout, generator=generator)
+
+    def forward(self, x: Tensor) -> Tensor:
+        if x.ndim != 3:
+            raise errors.sequence_input_rank("SelfAttention", x.shape)
+        b, t, c = x.shape
+        q = self.q_proj(x).named("q")
+        k = self.k_proj(x).named("k")
+        v = self.v_proj(x).named("v")
+        q, k, v = (self._split_heads(h) for h in (q, k, v))
+        y = F.scaled_dot_product_attention(
+            q, k, v, dropout_p=self.dropout if self.training else 0.0, is_causal=self.causal,
+            generator=self.generator)
+        y = ag.reshape(ag.transpose(y, 1, 2), b, t, c)  # the heads side by side again
+        return self.resid_drop(self.out_proj(y))
+
+    def _split_heads(self, h: Tensor) -> Tensor:
+        b, t, c = h.shape
+        return ag.transpose(ag.reshape(h, b, t, self.n_heads, c // self.n_heads), 1, 2)
+
+    def extra_repr(self) -> str:
+        s = f"d_model={self.d_model}, n_heads={self.n_heads}, causal={self.causal}"
+        return s + (f", dropout={self.dropout}" if self.dropout else "")
+
+
+class TransformerBlock(Module):
+    """A pre-norm GPT block on (batch, T, d_model) inputs:
+
+        x = x + attn(ln1(x))      (SelfAttention, causal by default)
+        x = x + mlp(ln2(x))       (Linear d_model -> d_ff, GELU, Linear d_ff -> d_model,
+                                   Dropout)
+
+    The residual stream ``x`` is never normalised itself: each branch reads a
+    normalised copy and adds its correction, so the gradient reaches the input
+    through the two additions unchanged, as in ResidualBlock. ``d_ff`` defaults to
+    4 · d_model; ``dropout`` is used on the attention weights, after the attention's
+    out-projection and after the MLP (in training only). ``dtype`` defaults to
+    float32; ``generator`` seeds the initial weights and the dropout masks.
+
+    >>> block = TransformerBlock(8, 2)
+    >>> block(ag.randn(3, 5, 8, dtype=ag.float32)).shape
+    (3, 5, 8)
+    """
+
+    def __init__(self, d_model: int, n_heads: int, d_ff: int | None = None,
+                 dropout: float = 0.0, causal: bool = True, *, dtype=np.float32,
+                 generator: creation.Generator | None = None):
+        super().__init__()
+        d_ff = 4 * d_model if d_ff is None else d_ff
+        self.d_model, self.n_heads, self.d_ff = d_model, n_heads, d_ff
+        kw = {"dtype": dtype, "generator": generator}
+        self.ln1 = LayerNorm(d_model, dtype=dtype)
+        self.attn = SelfAttention(d_model, n_heads, dropout, causal, **kw)
+        self.ln2 = LayerNorm(d_model, dtype=dtype)
+        self.mlp = Sequential(OrderedDict([
+            ("fc", Linear(d_model, d_ff, **kw)),
+            ("gelu", GELU()),
+            ("proj", Linear(d_ff, d_model, **kw)),
+            ("drop", Dropout(dropout, generator=generator)),
+        ]))
+
+    def forward(self, x: Tensor) -> Tensor:
+        x = x + self.attn(self.ln1(x))
+        return x + self.mlp(self.ln2(x))
+
+    def extra_repr(self) -> str:
+        return f"d_model={self.d_model}, n_heads={self.n_heads}, d_ff={self.d_ff}"

@@ -2,15 +2,19 @@
 
 Each function checks its arguments (with an error that names the shapes and says
 how to fix them) and applies one op from ``autograd_core/ops``: ``conv2d``,
-``max_pool2d``, ``avg_pool2d``, ``batch_norm``, ``dropout``, ``embedding``,
-``linear``, and the losses ``nll_loss``, ``cross_entropy`` (= log_softmax then
-nll_loss, so the graph shows both), ``mse_loss`` and
-``binary_cross_entropy_with_logits``. ``relu``, ``tanh``, ``sigmoid``, ``softmax`` and
-``log_softmax`` are the engine's own, re-exported so that ``F.relu`` works.
+``max_pool2d``, ``avg_pool2d``, ``batch_norm``, ``layer_norm``, ``rms_norm``,
+``dropout``, ``embedding``, ``linear``, and the losses ``nll_loss``,
+``cross_entropy`` (= log_softmax then nll_loss, so the graph shows both), ``mse_loss`` and
+``binary_cross_entropy_with_logits``; the activations ``gelu``, ``silu``, ``softplus``
+and ``leaky_relu``. ``relu``, ``tanh``, ``sigmoid``, ``softmax`` and
+``log_softmax`` are the engine's own, re-exported so that ``F.relu`` works;
+``scaled_dot_product_attention`` (nn/attention.py) is not one op but matmul, mul, add,
+softmax (and dropout) composed, so the graph shows each step.
 
 The losses take ``reduction`` by keyword only ('mean', 'sum' or 'none'), as it is
-always passed in PyTorch programs; PyTorch's rarely used positional arguments
-before it (class weights, ignore_index...) are not supported.
+always passed in PyTorch programs, and so ``ignore_index`` (nll_loss, cross_entropy)
+and ``label_smoothing`` (cross_entropy); PyTorch's rarely used class weights are not
+supported.
 
 >>> import autograd_core as ag
 >>> from autograd_core.nn import functional as F
@@ -26,15 +30,24 @@ import numpy as np
 
 from .. import creation, errors
 from ..grad_mode import no_grad
+from ..op_functions import _as_tensor as _tensor_like
 from ..op_functions import log_softmax, relu, sigmoid, softmax, tanh
+from ..ops import activations as _act
 from ..ops import conv as _conv
+from ..ops import layer_norm as _layer_norm
+from ..ops import masking as _masking
 from ..ops import nn_ops, normalization, pooling
 from ..tensor import Tensor, tensor
+from .attention import scaled_dot_product_attention
 
 __all__ = [
     "conv2d", "max_pool2d", "avg_pool2d", "batch_norm", "dropout", "embedding", "linear",
+    "layer_norm", "rms_norm",
     "nll_loss", "cross_entropy", "mse_loss", "binary_cross_entropy_with_logits",
     "relu", "tanh", "sigmoid", "softmax", "log_softmax",
+    "gelu", "silu", "softplus", "leaky_relu",
+    "pad",
+    "scaled_dot_product_attention",
 ]
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -272,6 +285,95 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,
     return nn_ops.Dropout.apply(_as_tensor(input), p=float(p), generator=generator)
 
 
+# -- layer norm and RMS norm -----------------------------------------------------------------
+def _norm_args(op: str, input, normalized_shape, weight, bias, eps, eps_position: int):
+    """(input, normalized_shape, the op's axes, weight, bias, eps) checked in PyTorch's
+    order: normalized_shape's type and length, weight and bias shapes, then the input's
+    trailing dims. ``eps=None`` (rms_norm's default) is the input dtype's machine epsilon."""
+    input = _as_tensor(input)
+    ints = isinstance(normalized_shape, tuple | list) and all(
+        isinstance(d, int | np.integer) and not isinstance(d, bool) for d in normalized_shape)
+    if not ints:
+        raise errors.normalized_shape_type(op, normalized_shape)
+    shape = tuple(int(d) for d in normalized_shape)
+    if not shape:
+        raise errors.normalized_shape_empty()
+    weight, bias = (None if t is None else _as_tensor(t) for t in (weight, bias))
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and t.shape != shape:
+            raise errors.norm_affine_shape(name, t.shape, shape)
+    if op == "rms_norm" and len(shape) > input.ndim:
+        raise errors.rms_norm_rank(len(shape), input.ndim)
+    if input.shape[input.ndim - len(shape):] != shape or len(shape) > input.ndim:
+        raise errors.normalized_shape_mismatch(shape, input.shape)
+    if eps is None and op == "rms_norm":  # float16: float32's, which PyTorch computes in
+        eps = np.finfo(np.result_type(input.dtype, np.float32)).eps
+    if not isinstance(eps, int | float | np.floating) or isinstance(eps, bool):
+        raise errors.norm_eps_type(op, eps_position, eps, optional=op == "rms_norm")
+    return input, tuple(range(-len(shape), 0)), weight, bias, float(eps)
+
+
+def layer_norm(input: Tensor, normalized_shape: tuple[int, ...] | list[int],
+               weight: Tensor | None = None, bias: Tensor | None = None,
+               eps: float = 1e-5) -> Tensor:
+    """Normalise each row over its last dims ``normalized_shape`` (a tuple or list of
+    ints, as in PyTorch: ``(768,)``; an int is a TypeError, the module ``nn.LayerNorm``
+    takes one): subtract the row's mean, divide by sqrt(its biased variance + eps), then
+    scale by ``weight`` and shift by ``bias`` (both of shape ``normalized_shape``).
+
+    One op, ``layer_norm``, that saves x̂ (the input's size) and one 1/std per row
+    (``ops/layer_norm.py`` says why and how big).
+
+    >>> y = layer_norm(ag.tensor([[1.0, 2.0, 3.0]]), (3,))
+    >>> [round(v, 4) for v in y.tolist()[0]]
+    [-1.2247, 0.0, 1.2247]
+    """
+    input, axes, weight, bias, eps = _norm_args("layer_norm", input, normalized_shape,
+                                                weight, bias, eps, 5)
+    affine = []  # the op's inputs: (x), (x, weight) or (x, weight, bias)
+    if weight is not None or bias is not None:
+        affine.append(weight if weight is not None else 1.0)
+    if bias is not None:
+        affine.append(bias)
+    return _layer_norm.LayerNorm.apply(input, *affine, axes=axes, eps=eps)
+
+
+def rms_norm(input: Tensor, normalized_shape: tuple[int, ...] | list[int],
+             weight: Tensor | None = None, eps: float | None = None) -> Tensor:
+    """Divide each row by its root mean square over its last dims ``normalized_shape``
+    (a tuple or list of ints), sqrt(mean(x²) + eps), then scale by ``weight`` (of shape
+    ``normalized_shape``). No centring and no bias. ``eps=None``: the machine epsilon of
+    the input's dtype (``np.finfo(dtype).eps``; float16: float32's), as in PyTorch.
+
+    >>> rms_norm(ag.tensor([[3.0, 4.0]]), (2,), eps=0.0).tolist()[0][0] == 3 / 12.5 ** 0.5
+    True
+    """
+    input, axes, weight, _, eps = _norm_args("rms_norm", input, normalized_shape, weight,
+                                             None, eps, 4)
+    affine = () if weight is None else (weight,)
+    return _layer_norm.RMSNorm.apply(input, *affine, axes=axes, eps=eps)
+
+
+# -- padding -------------------------------------------------------------------------------------
+def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) -> Tensor:
+    """Put ``value`` (None: 0) around the last dims of ``input``. ``pad`` lists (before,
+    after) pairs from the last dim backwards, as in PyTorch: ``(left, right)`` pads the
+    last dim, ``(left, right, top, bottom)`` the last two, and so on; a negative pad crops.
+    Only ``mode='constant'`` is supported (others raise NotImplementedError).
+
+    >>> pad(ag.ones(2, 3), (1, 2)).shape
+    (2, 6)
+    """
+    input = _as_tensor(input)
+    pads = _masking.check_pad(pad, mode, input.shape)
+    if value is None:
+        value = 0.0
+    value = _masking.check_fill_value("pad", value, input.dtype)
+    if isinstance(value, Tensor | np.ndarray):
+        value = _values(value).item()
+    return _masking.Pad.apply(input, pad=pads, value=value)
+
+
 # -- embedding and linear ------------------------------------------------------------------------
 def embedding(input, weight: Tensor) -> Tensor:
     """Row ``input[i]`` of the table ``weight`` (num_embeddings, dim) for every index:
@@ -316,14 +418,111 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return nn_ops.Linear.apply(input, weight, bias)
 
 
+# -- activations -----------------------------------------------------------------------------
+def _activation_input(op: str, input) -> Tensor:
+    """The input as a Tensor (anything tensor-like); integer and boolean data are refused,
+    as PyTorch refuses them (NotImplementedError)."""
+    x = _tensor_like(op, input)
+    if x.dtype.kind != "f":
+        raise errors.not_floating(op, x.dtype)
+    return x
+
+
+def _number(op: str, name: str, value) -> float:
+    """A number argument as a float: a Python or NumPy number, or a 0-d tensor (which
+    PyTorch takes as a Number too); anything else is PyTorch's TypeError."""
+    if isinstance(value, Tensor) and value.ndim == 0:
+        return float(value.item())
+    if isinstance(value, int | float | np.integer | np.floating):
+        return float(value)
+    raise errors.not_a_number(op, name, value)
+
+
+def _check_approximate(approximate) -> str:
+    """gelu's ``approximate``: 'none' or 'tanh', else PyTorch's TypeError or RuntimeError."""
+    if not isinstance(approximate, str):
+        raise errors.gelu_approximate_type(approximate)
+    if approximate not in ("none", "tanh"):
+        raise errors.gelu_approximate(approximate)
+    return approximate
+
+
+def _no_inplace(op: str, inplace) -> None:
+    if inplace:
+        raise errors.inplace_activation(op)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """GELU(x) = x · Φ(x), Φ the standard normal CDF, elementwise (Φ from erf written in
+    NumPy, to float64 accuracy). ``approximate='tanh'``: PyTorch's approximation
+    x/2 · (1 + tanh(√(2/π) · (x + 0.044715 x³))). One op; it saves its input.
+
+    >>> round(gelu(ag.tensor(1.0)).item(), 6), round(gelu(ag.tensor(1.0), 'tanh').item(), 6)
+    (0.841345, 0.841192)
+    """
+    _check_approximate(approximate)
+    x = _activation_input("gelu", input)
+    return (_act.Gelu if approximate == "none" else _act.GeluTanh).apply(x)
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """SiLU(x) = x · sigmoid(x) (swish), elementwise. One op; it saves its input.
+    ``inplace=True`` is refused: this engine records no in-place op.
+
+    >>> round(silu(ag.tensor(1.0)).item(), 6)
+    0.731059
+    """
+    _no_inplace("silu", inplace)
+    return _act.Silu.apply(_activation_input("silu", input))
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """Softplus(x) = log(1 + exp(beta · x)) / beta, elementwise, and x itself where
+    beta · x > threshold (PyTorch's switch to the line it approaches). The gradient is
+    sigmoid(beta · x), and 1 where the output is x. One op; it saves its input.
+
+    >>> round(softplus(ag.tensor(0.0)).item(), 6), softplus(ag.tensor(30.0)).item()
+    (0.693147, 30.0)
+    """
+    beta = _number("softplus", "beta", beta)
+    threshold = _number("softplus", "threshold", threshold)
+    return _act.Softplus.apply(_activation_input("softplus", input), beta=beta,
+                               threshold=threshold)
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """x where x > 0, else negative_slope · x, elementwise; the gradient at 0 is
+    negative_slope, as in PyTorch. One op; it saves a 0/1 mask of x > 0.
+    ``inplace=True`` is refused: this engine records no in-place op.
+
+    >>> leaky_relu(ag.tensor([-2.0, 3.0]), 0.1).tolist()
+    [-0.2, 3.0]
+    """
+    negative_slope = _number("leaky_relu", "negative_slope", negative_slope)
+    _no_inplace("leaky_relu", inplace)
+    return _act.LeakyRelu.apply(_activation_input("leaky_relu", input),
+                                negative_slope=negative_slope)
+
+
 # -- losses ------------------------------------------------------------------------------------
 def _check_reduction(reduction) -> None:
     if reduction not in _REDUCTIONS:
         raise errors.bad_reduction(reduction)
 
 
-def _check_class_target(op: str, input: Tensor, target) -> None:
-    """Class indices: integers of the input's shape without dim 1, each in [0, C)."""
+def _check_class_options(op: str, ignore_index, label_smoothing=0.0) -> None:
+    """ignore_index an int; label_smoothing a number in [0, 1]."""
+    if isinstance(ignore_index, bool) or not isinstance(ignore_index, (int, np.integer)):
+        raise errors.loss_option_type(op, "ignore_index", "int", ignore_index)
+    if not isinstance(label_smoothing, (int, float, np.integer, np.floating)):
+        raise errors.loss_option_type(op, "label_smoothing", "float", label_smoothing)
+    if not 0.0 <= label_smoothing <= 1.0:  # also refuses nan
+        raise errors.label_smoothing_range(label_smoothing)
+
+
+def _check_class_target(op: str, input: Tensor, target, ignore_index: int = -100) -> None:
+    """Class indices: integers of the input's shape without dim 1, each in [0, C) or
+    equal to ``ignore_index``."""
     target = _values(target)
     if input.ndim < 2:
         raise errors.class_input_rank(op, input.shape)
@@ -335,38 +534,65 @@ def _check_class_target(op: str, input: Tensor, target) -> None:
     if target.shape != expected:
         raise errors.class_target_shape(op, input.shape, target.shape, expected)
     classes = input.shape[1]
-    bad = target[(target < 0) | (target >= classes)]
+    bad = target[((target < 0) | (target >= classes)) & (target != ignore_index)]
     if bad.size:
         raise errors.class_target_range(op, int(bad[0]), classes)
 
 
-def nll_loss(input: Tensor, target, *, reduction: str = "mean") -> Tensor:
+def _nll(log_probs: Tensor, target, reduction: str, ignore_index: int,
+         label_smoothing: float = 0.0) -> Tensor:
+    """The nll_loss op of both losses: NLLLoss when every target counts and there is no
+    smoothing (its rule is the plain one), else SmoothedNLLLoss (the same code, the rule
+    with q); both are shown as nll_loss."""
+    if label_smoothing or (_values(target) == ignore_index).any():
+        return nn_ops.SmoothedNLLLoss.apply(log_probs, _constant(target), reduction=reduction,
+                                            ignore_index=int(ignore_index),
+                                            label_smoothing=float(label_smoothing))
+    return nn_ops.NLLLoss.apply(log_probs, _constant(target), reduction=reduction)
+
+
+def nll_loss(input: Tensor, target, *, reduction: str = "mean",
+             ignore_index: int = -100) -> Tensor:
     """Negative log-likelihood of the target classes: -input[n, target[n]], where
-    ``input`` holds log-probabilities (N, C) (e.g. from ``log_softmax``) and ``target``
-    the class indices (N,).
+    ``input`` holds log-probabilities (N, C) or (N, C, d1, ...) (e.g. from
+    ``log_softmax``) and ``target`` the class indices (N,) or (N, d1, ...).
+
+    As in PyTorch, a sample whose target is ``ignore_index`` contributes 0 and is not
+    counted: 'mean' divides by the number of the other samples (nan if there are none).
 
     >>> logp = log_softmax(ag.tensor([[2.0, 0.0]]), dim=1)
     >>> round(nll_loss(logp, ag.tensor([0])).item(), 4)
     0.1269
     """
     _check_reduction(reduction)
+    _check_class_options("nll_loss", ignore_index)
     input = _as_tensor(input)
-    _check_class_target("nll_loss", input, target)
-    return nn_ops.NLLLoss.apply(input, _constant(target), reduction=reduction)
+    _check_class_target("nll_loss", input, target, ignore_index)
+    return _nll(input, target, reduction, ignore_index)
 
 
-def cross_entropy(input: Tensor, target, *, reduction: str = "mean") -> Tensor:
-    """Cross-entropy of logits (N, C) against class indices (N,): log_softmax along
-    the class axis (computed stably) followed by nll_loss.
+def cross_entropy(input: Tensor, target, *, reduction: str = "mean", ignore_index: int = -100,
+                  label_smoothing: float = 0.0) -> Tensor:
+    """Cross-entropy of logits (N, C) (or (N, C, d1, ...)) against class indices (N,)
+    (or (N, d1, ...)): log_softmax along the class axis (computed stably) followed by
+    nll_loss.
+
+    ``ignore_index``: as in ``nll_loss``. ``label_smoothing`` = ε in [0, 1] replaces
+    the one-hot target by (1 - ε) · one_hot + ε / C, PyTorch's formula: the loss of
+    sample n is (1 - ε) · nll[n] + ε / C · (-Σ_c log_softmax(input)[n, c]), 0 for an
+    ignored sample, and 'mean' divides by the number of samples not ignored.
 
     >>> round(cross_entropy(ag.tensor([[2.0, 0.0]]), ag.tensor([0])).item(), 4)
     0.1269
+    >>> round(cross_entropy(ag.tensor([[2.0, 0.0]]), ag.tensor([0]),
+    ...                     label_smoothing=0.2).item(), 4)
+    0.3269
     """
     _check_reduction(reduction)
+    _check_class_options("cross_entropy", ignore_index, label_smoothing)
     input = _as_tensor(input)
-    _check_class_target("cross_entropy", input, target)
-    return nn_ops.NLLLoss.apply(log_softmax(input, dim=1), _constant(target),
-                                reduction=reduction)
+    _check_class_target("cross_entropy", input, target, ignore_index)
+    return _nll(log_softmax(input, dim=1), target, reduction, ignore_index, label_smoothing)
 
 
 def _same_shape(op: str, input: Tensor, target) -> Tensor:

@@ -23,7 +23,7 @@ from ..grad_mode import no_grad
 from ..tensor import Tensor
 
 __all__ = ["calculate_fan_in_and_fan_out", "calculate_gain", "uniform_", "normal_",
-           "kaiming_uniform_", "zeros_", "ones_", "constant_"]
+           "kaiming_uniform_", "xavier_uniform_", "zeros_", "ones_", "constant_"]
 
 
 def calculate_fan_in_and_fan_out(shape: tuple) -> tuple[int, int]:
@@ -82,6 +82,14 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
     fan_in, fan_out = calculate_fan_in_and_fan_out(tensor.shape)
     fan = fan_in if mode == "fan_in" else fan_out
     bound = calculate_gain(nonlinearity, a) * math.sqrt(3.0 / fan)
+    return uniform_(tensor, -bound, bound, generator)
+
+
+def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
+    """Fill with U(-bound, bound), bound = gain * sqrt(6 / (fan_in + fan_out)) (Glorot &
+    Bengio, 2010). MultiheadAttention's in_proj_weight starts so, as in PyTorch."""
+    fan_in, fan_out = calculate_fan_in_and_fan_out(tensor.shape)
+    bound = gain * math.sqrt(6.0 / (fan_in + fan_out))
     return uniform_(tensor, -bound, bound, generator)
 
 

@@ -30,7 +30,9 @@ from .module import Module
 from .parameter import Parameter
 
 __all__ = ["Linear", "Conv2d", "BatchNorm1d", "BatchNorm2d", "Dropout", "Embedding", "ReLU",
-           "Tanh", "Sigmoid", "MaxPool2d", "AvgPool2d", "Flatten", "Sequential"]
+           "Tanh", "Sigmoid", "GELU", "SiLU", "Softplus", "LeakyReLU", "MaxPool2d", "AvgPool2d",
+           "Flatten", "Sequential",
+           "LayerNorm", "RMSNorm"]
 
 _DEFAULT_DTYPE = np.float32
 
@@ -179,6 +181,87 @@ class BatchNorm2d(_BatchNorm):
     _layout = "4D (N, C, H, W)"
 
 
+def _normalized_shape(module: str, normalized_shape) -> tuple[int, ...]:
+    """An int or a sequence of ints as a tuple, as PyTorch's norm modules take it."""
+    if isinstance(normalized_shape, int | np.integer) and not isinstance(normalized_shape, bool):
+        normalized_shape = (normalized_shape,)
+    if not (isinstance(normalized_shape, tuple | list) and all(
+            isinstance(d, int | np.integer) and not isinstance(d, bool)
+            for d in normalized_shape)):
+        raise errors.norm_module_shape(module, normalized_shape)
+    shape = tuple(int(d) for d in normalized_shape)
+    if any(d < 0 for d in shape):
+        raise errors.norm_module_shape(module, shape)
+    return shape
+
+
+class LayerNorm(Module):
+    """Layer normalisation of each row over its last dims ``normalized_shape`` (an int
+    or a tuple): (x - mean) / sqrt(var + eps) with the row's mean and biased variance,
+    then ``weight`` · x̂ + ``bias``. No running statistics: training and evaluation are
+    the same.
+
+    Parameters (PyTorch's): ``weight`` (ones) and ``bias`` (zeros), both of shape
+    ``normalized_shape``, when ``elementwise_affine``; ``bias=False`` drops the bias.
+    float32 by default.
+
+    >>> LayerNorm(4)
+    LayerNorm((4,), eps=1e-05, elementwise_affine=True, bias=True)
+    """
+
+    def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True,
+                 bias: bool = True, *, dtype=_DEFAULT_DTYPE):
+        super().__init__()
+        self.normalized_shape = _normalized_shape("LayerNorm", normalized_shape)
+        self.eps, self.elementwise_affine = eps, elementwise_affine
+        if elementwise_affine:
+            self.weight = init.ones_(_empty(*self.normalized_shape, dtype=dtype))
+            if bias:
+                self.bias = _empty(*self.normalized_shape, dtype=dtype)
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
+
+
+class RMSNorm(Module):
+    """RMS normalisation of each row over its last dims ``normalized_shape`` (an int or a
+    tuple): x / sqrt(mean(x²) + eps), then ``weight`` · x̂. No centring, no bias.
+    ``eps=None``: the machine epsilon of the input's dtype, as in PyTorch.
+
+    Parameter (PyTorch's): ``weight`` (ones, shape ``normalized_shape``) when
+    ``elementwise_affine``. float32 by default.
+
+    >>> RMSNorm((3, 4))
+    RMSNorm((3, 4), eps=None, elementwise_affine=True)
+    """
+
+    def __init__(self, normalized_shape, eps: float | None = None,
+                 elementwise_affine: bool = True, *, dtype=_DEFAULT_DTYPE):
+        super().__init__()
+        self.normalized_shape = _normalized_shape("RMSNorm", normalized_shape)
+        self.eps, self.elementwise_affine = eps, elementwise_affine
+        if elementwise_affine:
+            self.weight = init.ones_(_empty(*self.normalized_shape, dtype=dtype))
+        else:
+            self.register_parameter("weight", None)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}")
+
+
 class Dropout(Module):
     """In training, zero each element with probability ``p`` and scale the kept ones
     by 1 / (1 - p), so the expected value is unchanged; in evaluation, the identity.
@@ -239,6 +322,69 @@ class Sigmoid(Module):
 
     def forward(self, x: Tensor) -> Tensor:
         return F.sigmoid(x)
+
+
+class GELU(Module):
+    """x · Φ(x), elementwise, Φ the standard normal CDF; ``approximate='tanh'``: its tanh
+    approximation (see ``functional.gelu``). A bad ``approximate`` is refused here
+    already (PyTorch's module refuses it at its first call), with the same error."""
+
+    def __init__(self, approximate: str = "none"):
+        super().__init__()
+        self.approximate = F._check_approximate(approximate)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.gelu(x, approximate=self.approximate)
+
+    def extra_repr(self) -> str:
+        return f"approximate={self.approximate!r}"
+
+
+class SiLU(Module):
+    """x · sigmoid(x), elementwise (swish). ``inplace=True`` is refused: this engine
+    records no in-place op."""
+
+    def __init__(self, inplace: bool = False):
+        super().__init__()
+        F._no_inplace("SiLU", inplace)
+        self.inplace = inplace
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.silu(x)
+
+
+class Softplus(Module):
+    """log(1 + exp(beta · x)) / beta, elementwise, and x itself where beta · x >
+    threshold (see ``functional.softplus``)."""
+
+    def __init__(self, beta: float = 1.0, threshold: float = 20.0):
+        super().__init__()
+        F._number("Softplus", "beta", beta)
+        F._number("Softplus", "threshold", threshold)
+        self.beta, self.threshold = beta, threshold
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.softplus(x, self.beta, self.threshold)
+
+    def extra_repr(self) -> str:
+        return f"beta={self.beta}, threshold={self.threshold}"
+
+
+class LeakyReLU(Module):
+    """x where x > 0, else negative_slope · x, elementwise (the gradient at 0 is
+    negative_slope). ``inplace=True`` is refused: this engine records no in-place op."""
+
+    def __init__(self, negative_slope: float = 0.01, inplace: bool = False):
+        super().__init__()
+        F._number("LeakyReLU", "negative_slope", negative_slope)
+        F._no_inplace("LeakyReLU", inplace)
+        self.negative_slope, self.inplace = negative_slope, inplace
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.leaky_relu(x, self.negative_slope)
+
+    def extra_repr(self) -> str:
+        return f"negative_slope={self.negative_slope}"
 
 
 class _Pool2d(Module):

@@ -22,17 +22,31 @@ def normalize_new_dim(dim: int, ndim: int) -> int:
     return dim % (ndim + 1)
 
 
-def normalize_axes(dim, ndim: int):
-    """``None`` (all axes) or a sorted tuple of non-negative axes. A 0-D input has
-    no axis to reduce; like PyTorch it accepts dim 0 or -1, reducing nothing: ``()``."""
+def _is_int(d) -> bool:
+    return isinstance(d, int | np.integer) and not isinstance(d, bool | np.bool_)
+
+
+def normalize_axes(dim, ndim: int, op: str = "sum"):
+    """``None`` (all axes) or a sorted tuple of non-negative axes, from an int, a tuple
+    or list of ints, or ``None``. As in PyTorch, an empty tuple or list means all axes,
+    a dim named twice (``(0, -2)`` of a 2-D input) is refused, and so is a dim that is
+    not an int (PyTorch's TypeError, naming ``op``). A 0-D input has no axis to reduce;
+    like PyTorch it accepts dim 0 or -1, reducing nothing: ``()``."""
     if dim is None:
         return None
-    if isinstance(dim, int | np.integer):
+    if _is_int(dim):
         dim = (dim,)
-    axes = tuple(sorted(normalize_dim(int(d), ndim) for d in dim))
-    if len(set(axes)) != len(axes):
-        raise errors.repeated_dim(tuple(dim))
-    return axes if ndim else ()
+    elif not isinstance(dim, tuple | list) or not all(_is_int(d) for d in dim):
+        raise errors.int_tuple_argument(op, "dim", 2, dim)
+    if not dim:
+        return None
+    axes: list[int] = []
+    for d in dim:
+        axis = normalize_dim(int(d), ndim)
+        if axis in axes:
+            raise errors.repeated_dim(axis)
+        axes.append(axis)
+    return tuple(sorted(axes)) if ndim else ()
 
 
 def keepdims_shape(shape: tuple, axes) -> tuple:

@@ -131,32 +131,108 @@ def _at_target(target: np.ndarray) -> tuple:
     return (grid[0], target, *grid[1:])
 
 
+def counted(target: np.ndarray, ignore_index: int) -> int:
+    """How many targets count: those that are not ``ignore_index`` ('mean' divides by it)."""
+    return int(np.count_nonzero(target != ignore_index))
+
+
+def target_distribution(target: np.ndarray, shape: tuple, dtype, ignore_index: int = -100,
+                        label_smoothing: float = 0.0) -> np.ndarray:
+    """q, of the shape of log_probs (N, C, d1, ...): each sample's loss is
+    -Σ_c q[n, c] · log_probs[n, c], so the loss is linear in log_probs and its gradient
+    is -q (times each sample's share of g). q is the one-hot of the target, mixed with
+    the uniform distribution as (1 - ε) · one_hot + ε / C, and 0 where the target is
+    ``ignore_index``."""
+    classes = shape[1]
+    along_classes = np.arange(classes).reshape(classes, *[1] * (len(shape) - 2))
+    target = np.expand_dims(target, 1)
+    q = (target == along_classes).astype(dtype)
+    if label_smoothing:
+        q = (1 - label_smoothing) * q + label_smoothing / classes
+    return q * (target != ignore_index)
+
+
+def sample_losses(log_probs: np.ndarray, target: np.ndarray, ignore_index: int = -100,
+                  label_smoothing: float = 0.0) -> np.ndarray:
+    """Each sample's -Σ_c q[n, c] · log_probs[n, c], as PyTorch computes it:
+    (1 - ε) · (-log_probs[n, target[n]]) + ε / C · (-Σ_c log_probs[n, c]), and 0 for an
+    ignored sample (whatever its scores: no 0 · inf)."""
+    kept = target != ignore_index
+    loss = np.where(kept, -log_probs[_at_target(np.where(kept, target, 0))], 0)
+    if label_smoothing:
+        smooth = np.where(kept, -log_probs.sum(axis=1), 0)
+        with np.errstate(invalid="ignore"):  # ε = 1 and an infinite nll: 0 · inf, nan as PyTorch
+            loss = (1 - label_smoothing) * loss + label_smoothing / log_probs.shape[1] * smooth
+    return loss
+
+
+def _reduce_counted(loss: np.ndarray, target: np.ndarray, reduction: str,
+                    ignore_index: int) -> np.ndarray:
+    """``reduce``, with 'mean' over the samples not ignored (nan when there are none)."""
+    if reduction != "mean":
+        return reduce(loss, reduction)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.asarray(loss.sum() / loss.dtype.type(counted(target, ignore_index)))
+
+
+def _options(ctx) -> tuple:
+    p = ctx.params
+    return p.get("reduction", "mean"), p.get("ignore_index", -100), p.get("label_smoothing", 0.0)
+
+
 class NLLLoss(Function):
-    """loss = -log_probs[n, target[n]], reduced; class axis 1."""
+    """loss = -log_probs[n, target[n]], reduced; class axis 1.
+
+    This class holds the general code (``SmoothedNLLLoss`` below only changes the rule
+    text): with ``ignore_index`` and ``label_smoothing`` the loss of sample n is
+    -Σ_c q[n, c] · log_probs[n, c] (see ``target_distribution``), and 'mean' divides by
+    the number of samples not ignored (0 / 0 = nan when all are, as in PyTorch).
+    ``F.nll_loss`` and ``F.cross_entropy`` use this op when no target is ignored and
+    ``label_smoothing`` is 0, so that its rule is the one shown.
+    """
 
     name = "nll_loss"
     rule = ("dlog_probs = zeros_like(log_probs)\n"
             "dlog_probs[arange(len(target)), target] = -g   (g per sample: / N for 'mean')")
 
     @staticmethod
-    def forward(ctx, log_probs, target, reduction="mean"):
+    def forward(ctx, log_probs, target, reduction="mean", ignore_index=-100,
+                label_smoothing=0.0):
         ctx.save(target=target)
-        return reduce(-log_probs[_at_target(target)], reduction)
+        return _reduce_counted(sample_losses(log_probs, target, ignore_index, label_smoothing),
+                               target, reduction, ignore_index)
 
     @staticmethod
     def backward(ctx, g):
         target = ctx.load("target")
-        reduction = ctx.params["reduction"]
+        reduction, ignore_index, label_smoothing = _options(ctx)
         # each sample's share of g: one value for all of them unless nothing was reduced
-        share = g / target.size if reduction == "mean" else g
-        dlog_probs = np.zeros(ctx.input_shapes[0], dtype=share.dtype)
-        dlog_probs[_at_target(target)] = -share
-        return dlog_probs, None
+        share = g / max(counted(target, ignore_index), 1) if reduction == "mean" else g
+        if reduction == "none":
+            share = np.expand_dims(share, 1)
+        q = target_distribution(target, ctx.input_shapes[0], share.dtype, ignore_index,
+                                label_smoothing)
+        return 0.0 - q * share, None  # 0 - (q · share): +0, never -0, off the target
 
     @staticmethod
     def jvp(ctx, tlog_probs, ttarget):
-        """dloss = -tlog_probs[n, target[n]], reduced"""
-        return reduce(-tlog_probs[_at_target(ctx.load("target"))], ctx.params["reduction"])
+        """dloss = -Σ_c q[n, c] · tlog_probs[n, c], reduced (the loss is linear)"""
+        target = ctx.load("target")
+        reduction, ignore_index, label_smoothing = _options(ctx)
+        return _reduce_counted(sample_losses(tlog_probs, target, ignore_index, label_smoothing),
+                               target, reduction, ignore_index)
+
+
+class SmoothedNLLLoss(NLLLoss):
+    """nll_loss with ignored targets or label smoothing (PyTorch's ``ignore_index`` and
+    cross_entropy's ``label_smoothing``): NLLLoss's code, with the rule that covers them
+    (written for (N, C) scores)."""
+
+    rule = ("C = log_probs.shape[1]\n"
+            "q = (1 - label_smoothing) * (target[:, None] == arange(C)) + label_smoothing / C"
+            "   (one-hot target mixed with uniform)\n"
+            "q[target == ignore_index] = 0   (ignored samples count for nothing)\n"
+            "dlog_probs = -q * g[:, None]   (g per sample: / the number not ignored for 'mean')")
 
 
 class MSELoss(Function):

@@ -1,10 +1,12 @@
-"""Reductions: sum, mean, max, min, var over ``axis`` (None = all axes).
+"""Reductions: sum, mean, max, min, amax, amin, var over ``axis`` (None = all axes, or
+a tuple of axes).
 
 The backward of a reduction is a copy, scaled: the upstream gradient, which has the
 reduced shape, is broadcast back over the axes that were summed away and multiplied
 by each value's local slope (1 for sum, 1/n for mean). ``max`` and ``min`` send it
 only to the elements that won; when several elements tie for the maximum they share
-it equally (the same convention as ``torch.amax``).
+it equally (the same convention as ``torch.amax``). ``amax`` and ``amin`` are the same
+reductions under PyTorch's other name, and differ only at a nan, as PyTorch's do.
 """
 
 from __future__ import annotations
@@ -105,6 +107,36 @@ class Min(Max):
     """f(a) = min of a over axis; the winners share the gradient."""
 
     name = "min"
+    _reduce = staticmethod(np.min)
+
+
+class Amax(Max):
+    """f(a) = max of a over axis (``torch.amax``); the winners share the gradient. Where
+    the max is nan, nothing equals it and every value of that slice gets nan (PyTorch's
+    rule for amax: g / 0 * 0), where ``max()`` sends g to the nan values."""
+
+    name = "amax"
+    rule = ("da = g * (a == out) / sum(a == out, axis)   (tied winners share g; a slice "
+            "whose max is nan: nan for all of it)")
+
+    @classmethod
+    def forward(cls, ctx, a, axis=None, keepdims=False):
+        out = cls._reduce(a, axis=axis, keepdims=True)
+        ctx.save(mask=a == out)
+        return out if keepdims else np.squeeze(out, axis=axis)
+
+    @staticmethod
+    def slope(ctx):
+        """1 / (number of ties) for the winners, 0 for the rest; nan in a nan slice"""
+        mask = ctx.load("mask")
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return mask / mask.sum(axis=ctx.params["axis"], keepdims=True)
+
+
+class Amin(Amax):
+    """f(a) = min of a over axis (``torch.amin``); the winners share the gradient."""
+
+    name = "amin"
     _reduce = staticmethod(np.min)
 
 

@@ -8,8 +8,10 @@
 >>> opt.zero_grad(); loss.backward(); opt.step()
 """
 
+from . import lr_scheduler
 from .adam import Adam
+from .adamw import AdamW
 from .optimizer import Optimizer
 from .sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "lr_scheduler"]

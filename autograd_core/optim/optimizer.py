@@ -98,6 +98,7 @@ class Optimizer:
 
     def step(self) -> None:
         """Update every parameter that has a gradient, in place, without recording."""
+        self._opt_called = True  # read by the lr schedulers' call-order warning
         with no_grad():
             for group in self.param_groups:
                 for p in group["params"]:

@@ -30,11 +30,17 @@ import autograd_core as ag
 import autograd_core.ops
 from autograd_core.engine import sum_to
 from autograd_core.function import _UNRECORDED, Function
+from autograd_core.ops import activations as act
 from autograd_core.ops import conv, indexing, joining, matmul, nn_ops, normalization, pooling
+from autograd_core.ops import einsum as es
 from autograd_core.ops import elementwise as ew
+from autograd_core.ops import layer_norm as ln
+from autograd_core.ops import masking as mk
 from autograd_core.ops import reductions as red
+from autograd_core.ops import scatter as sc
 from autograd_core.ops import shape as sh
 from autograd_core.ops import softmax as sm
+from autograd_core.ops.special import erf
 from widgets.live import input_names
 
 
@@ -66,6 +72,7 @@ def _keeping_dims(reduce):
 
 RULE_FUNCTIONS = {name: getattr(np, name) for name in dir(np) if not name.startswith("_")}
 RULE_FUNCTIONS.update(sum=_keeping_dims(np.sum), mean=_keeping_dims(np.mean))
+RULE_FUNCTIONS.update(erf=erf)  # not NumPy's: gelu's rule reads Φ through erf
 
 
 def run_rule(rule: str, names: dict) -> dict:
@@ -133,6 +140,17 @@ def batch_norm_training(rng):
     return [Example((x, real(rng, 3), real(rng, 3)), dict(mean=mean, var=var, eps=1e-5))]
 
 
+def norm_rows(rng, affine: int, eps: float):
+    """layer_norm / rms_norm over the last one and the last two dims, with ``affine``
+    leaves (weight, bias) of those dims."""
+    examples = []
+    for shape, axes in (((4, 3), (-1,)), ((2, 3, 4), (-2, -1))):
+        trailing = shape[len(shape) - len(axes):]
+        leaves = (real(rng, *shape), *(real(rng, *trailing) for _ in range(affine)))
+        examples.append(Example(leaves, dict(axes=axes, eps=eps)))
+    return examples
+
+
 def batch_norm_eval(rng):
     x = real(rng, 4, 3, 2, 2)
     stats = dict(mean=real(rng, 3, 1, 1), var=positive(rng, 3, 1, 1), eps=1e-5)
@@ -180,6 +198,10 @@ EXAMPLES: dict[type[Function], Callable] = {
     red.Mean: reduction(real),
     red.Max: reduction(small_ints),
     red.Min: reduction(small_ints),
+    red.Amax: reduction(small_ints),
+    red.Amin: reduction(small_ints),
+    es.Einsum: lambda rng: [Example(tuple(real(rng, *s) for s in shapes), dict(equation=e))
+                            for e, shapes in EINSUM_EQUATIONS],
     red.Var: reduction(real, extra=({"correction": 1}, {"correction": 0})),
     sm.Softmax: along_dim(),
     sm.LogSoftmax: along_dim(),
@@ -189,6 +211,12 @@ EXAMPLES: dict[type[Function], Callable] = {
                                          dict(p=0.3, generator=ag.Generator(0)))],
     nn_ops.Embedding: lambda rng: [Example((np.array([[0, 2], [0, 0]]), real(rng, 3, 4)))],
     nn_ops.NLLLoss: loss(lambda rng: rng.integers(0, 3, 4)),
+    nn_ops.SmoothedNLLLoss: lambda rng: [  # ignored targets off 'mean' (whose g here is g / N)
+        Example((real(rng, 4, 3), np.array(t)), dict(reduction=r, ignore_index=i,
+                                                     label_smoothing=e))
+        for t, r, i, e in (([0, 2, 1, 1], "mean", -100, 0.1), ([2, 0, 0, 1], "mean", -100, 1.0),
+                           ([0, -100, 1, -100], "sum", -100, 0.0),
+                           ([0, -100, 1, 2], "none", -100, 0.2), ([0, 1, 1, 2], "sum", 1, 0.3))],
     nn_ops.MSELoss: loss(lambda rng: real(rng, 4, 3)),
     nn_ops.BCEWithLogits: loss(lambda rng: rng.random((4, 3))),
     conv.Conv2d: lambda rng: [
@@ -201,6 +229,33 @@ EXAMPLES: dict[type[Function], Callable] = {
                                     for p in POOLING_PARAMS],
     normalization.BatchNorm: batch_norm_training,
     normalization.BatchNormEval: batch_norm_eval,
+    ln.LayerNorm: lambda rng: norm_rows(rng, affine=2, eps=1e-5),
+    ln.RMSNorm: lambda rng: norm_rows(rng, affine=1, eps=1e-6),
+    mk.MaskedFill: lambda rng: [Example((real(rng, 3, 4), rng.random(shape) > 0.5,
+                                         np.asarray(real(rng))))  # a 0-d value leaf
+                                for shape in ((3, 4), (4,), (2, 3, 4))],
+    mk.Tril: lambda rng: [Example((real(rng, 2, 3, 4),), dict(diagonal=d)) for d in (0, 1, -2)],
+    mk.Triu: lambda rng: [Example((real(rng, 2, 3, 4),), dict(diagonal=d)) for d in (0, 1, -2)],
+    mk.Cumsum: along_dim(),
+    mk.Flip: lambda rng: [Example((real(rng, 2, 3, 4),), dict(dims=d))
+                          for d in ((0,), (2, 0), ())],
+    mk.Pad: lambda rng: [Example((real(rng, 2, 3, 4),), dict(pad=p, value=0.5))
+                         for p in ((1, 2), (-1, 2, 0, -2), (1, 1, -1, 0, 2, -1))],
+    sc.Gather: lambda rng: [Example((real(rng, 3, 4), rng.integers(0, 4, (3, 5))), dict(dim=1)),
+                            Example((real(rng, 3, 4), rng.integers(0, 3, (2, 4))), dict(dim=0)),
+                            Example((real(rng, 3, 4), rng.integers(0, 4, (2, 2))), dict(dim=1))],
+    sc.ScatterAdd: lambda rng: [
+        Example((real(rng, 3, 4), rng.integers(0, 4, (3, 5)), real(rng, 3, 5)), dict(dim=1)),
+        Example((real(rng, 3, 4), rng.integers(0, 3, (2, 4)), real(rng, 3, 4)), dict(dim=0)),
+        Example((real(rng, 3, 4), rng.integers(0, 4, (2, 2)), real(rng, 3, 3)), dict(dim=1))],
+    act.Gelu: unary(real),
+    act.GeluTanh: unary(real),
+    act.Silu: unary(real),
+    act.Softplus: lambda rng: [Example((real(rng, 3, 4),), dict(beta=b, threshold=t))
+                               for b, t in ((1.0, 20.0), (2.0, 0.5), (-1.0, 0.0))],
+    act.LeakyRelu: lambda rng: [Example((small_ints(rng, 3, 4),), dict(negative_slope=s))
+                                for s in (0.01, 0.2, -0.5)],
+    act.NormalCdf: unary(real),
 }
 
 
@@ -358,7 +413,87 @@ def _batch_norm_reference(training: bool) -> Callable:
     return reference
 
 
+def _scatter_add_loops(out: np.ndarray, dim: int, index: np.ndarray, values) -> np.ndarray:
+    """out[pos, with index[pos] on dim] += values[pos], for every position of the index."""
+    for pos in np.ndindex(index.shape):
+        target = list(pos)
+        target[dim] = index[pos]
+        out[tuple(target)] += values[pos]
+    return out
+
+
+def _gather_loops(x: np.ndarray, dim: int, index: np.ndarray) -> np.ndarray:
+    """out[pos] = x[pos, with index[pos] on dim], for every position of the index."""
+    out = np.zeros(index.shape)
+    for pos in np.ndindex(index.shape):
+        source = list(pos)
+        source[dim] = index[pos]
+        out[pos] = x[tuple(source)]
+    return out
+
+
+def _gather_reference(run: Run) -> list:
+    # da = scatter_add(zeros_like(a), dim, index, g)
+    a, index = run.inputs
+    return [_scatter_add_loops(np.zeros_like(a), run.params["dim"], index, run.g), None]
+
+
+def _scatter_add_reference(run: Run) -> list:
+    # da = g;  dsrc = gather(g, dim, index), 0 for the entries of src outside the index
+    _, index, src = run.inputs
+    dsrc = np.zeros_like(src)
+    dsrc[tuple(slice(0, n) for n in index.shape)] = _gather_loops(run.g, run.params["dim"],
+                                                                  index)
+    return [run.g, None, dsrc]
+
+
+def _pad_reference(run: Run) -> list:
+    # da = pad(g, [-p for p in pad]): a[pos] went to out[pos + before]; if that is
+    # outside out (a cropped element), its gradient is 0
+    (a,), g, pad = run.inputs, run.g, run.params["pad"]
+    before = [0] * a.ndim
+    for i in range(len(pad) // 2):
+        before[a.ndim - 1 - i] = pad[2 * i]
+    da = np.zeros_like(a)
+    for pos in np.ndindex(a.shape):
+        landed = tuple(p + b for p, b in zip(pos, before))
+        if all(0 <= k < n for k, n in zip(landed, g.shape)):
+            da[pos] = g[landed]
+    return [da]
+
+
+# einsum's examples: canonical equations (as op_functions.einsum passes them), with a
+# size-1 dim that broadcasts, diagonals and an index summed inside one operand
+EINSUM_EQUATIONS = [
+    ("ij,jk->ik", [(3, 4), (4, 2)]), ("bhqd,bhkd->bhqk", [(2, 2, 3, 4), (2, 2, 5, 4)]),
+    ("ii->", [(3, 3)]), ("ii->i", [(3, 3)]), ("ij->", [(2, 3)]),
+    ("Aij,jk->Aik", [(2, 3, 4), (4, 2)]), ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 2)]),
+    ("ij,jk->ik", [(3, 1), (4, 2)]), ("iij,i->j", [(3, 3, 2), (1,)])]
+
+
+def _einsum_reference(run: Run) -> list:
+    # da_i = einsum(...): out is linear in a_i, so da_i[idx] = sum(g * the einsum with a_i
+    # replaced by the one-hot array of idx), for every idx
+    grads = []
+    for i, a in enumerate(run.inputs):
+        da = np.zeros(a.shape)
+        for idx in np.ndindex(a.shape):
+            one_hot = np.zeros(a.shape)
+            one_hot[idx] = 1.0
+            operands = [one_hot if k == i else x for k, x in enumerate(run.inputs)]
+            da[idx] = np.sum(run.g * np.einsum(run.params["equation"], *operands))
+        grads.append(da)
+    return grads
+
+
 EXEMPT: dict[type[Function], Exemption] = {
+    es.Einsum: Exemption(
+        "the gradient's equation is built from the forward's subscripts: a sentence, and an "
+        "example, rather than one formula",
+        "da_i = einsum(out's subscripts and the others' -> a_i's, g, *the other operands)   "
+        "(e.g. for 'ij,jk->ik': da_0 = einsum('ik,jk->ij', g, a_1); where only a_i has an "
+        "index, g is broadcast along it; where a_i repeats one, only the diagonal gets g)",
+        _einsum_reference),
     joining.Cat: Exemption(
         "the rows of a_i start after those of a_0 .. a_(i-1): a sentence, not a formula",
         "da_i = g[the rows of a_i along dim]", _cat_reference),
@@ -388,6 +523,18 @@ EXEMPT: dict[type[Function], Exemption] = {
         "dx = g · weight · inv_std\n"
         "dweight = Σ g·x̂\n"
         "dbias = Σ g", _batch_norm_reference(training=False)),
+    mk.Pad: Exemption(
+        "pad names a whole operation (NumPy's pad takes no negative pads, which crop)",
+        "da = pad(g, [-p for p in pad])   (the pads negated: padding is cropped off, and where "
+        "a was cropped, zeros)", _pad_reference),
+    sc.Gather: Exemption(
+        "scatter_add names a whole operation (NumPy has no add along an axis)",
+        "da = scatter_add(zeros_like(a), dim, index, g)   (g goes back where it was read; "
+        "repeated indices add up)", _gather_reference),
+    sc.ScatterAdd: Exemption(
+        "gather names a whole operation (NumPy's take_along_axis, without src's zeros)",
+        "da = g\ndsrc = gather(g, dim, index)   (0 for entries of src outside the index's "
+        "shape)", _scatter_add_reference),
 }
 
 

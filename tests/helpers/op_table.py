@@ -16,7 +16,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+from attention_strategies import attention_inputs
+from class_loss_strategies import class_targets
+from einsum_strategies import einsum_equations, einsum_operands, reduce_dims
 from hypothesis import strategies as st
+from masking_strategies import causal_scores, flips, gathers, masked, pads, triangles
 from strategies import (
     CLIP_BOUNDS,
     Layout,
@@ -225,6 +229,29 @@ def splitting(draw, sections=False):
     return Example((draw(arrays(shape)),), {"how": how, "dim": dim})
 
 
+@st.composite
+def normalized(draw, affine=0, domain="distinct", eps=False):
+    """layer_norm / rms_norm: an input whose last 1-3 dims (``shape``, PyTorch's
+    normalized_shape) are normalised, ``affine`` leaves of those dims (weight, bias),
+    and with ``eps`` an eps. "distinct" values keep every row's spread >= 0.01, so
+    that float32 and finite differences stay accurate; rms_norm's rows are nonzero."""
+    shape = draw(shapes(min_dims=1))
+    trailing = shape[len(shape) - draw(st.integers(1, min(len(shape), 3))):]
+    if domain == "distinct":
+        x, *extra = draw(distinct_arrays(shape, *[trailing] * affine))
+    else:
+        x, extra = draw(arrays(shape, domain)), [draw(arrays(trailing)) for _ in range(affine)]
+    params = {"shape": trailing}
+    if eps:
+        params["eps"] = draw(st.sampled_from([1e-5, 0.1]))
+    return Example((x, *extra), params)
+
+
+def _drawn(pairs: st.SearchStrategy) -> st.SearchStrategy:
+    """Examples from a strategy of (inputs, params) pairs (masking_strategies.py)."""
+    return pairs.map(lambda pair: Example(*pair))
+
+
 def values(result):
     """The values of a max/min: ours and PyTorch's ``max(x, dim=int)`` return a
     (values, indices) pair; with a tuple of dims or None, the values alone."""
@@ -272,6 +299,19 @@ CASES: list[Case] = [
     Case("matmul_function", lambda lib, a, b: lib.matmul(a, b), matmul_operands()),
     Case("matmul_array", lambda lib, a, c: a @ c, matmul_operands(constant="b")),
     Case("rmatmul_array", lambda lib, b, c: c @ b, matmul_operands(constant="a")),
+    # einsum: the contractions attention uses, then equations drawn at random
+    *[Case(f"einsum_{name}", lambda lib, *xs, equation: lib.einsum(equation, *xs),
+           _drawn(einsum_operands(equation, broadcast)))
+      for name, equation, broadcast in (
+          ("matmul", "ij,jk->ik", False), ("attention_scores", "bhqd,bhkd->bhqk", False),
+          ("outer", "i,j->ij", False), ("trace", "ii", False), ("diagonal", "ii->i", False),
+          ("ellipsis", "...ij,...jk->...ik", False), ("sum", "ij->", False),
+          ("chain", "ij,jk,kl->il", False), ("size_1_broadcast", "ij,jk->ik", True),
+          ("implicit_batched", "bij,bjk", True))],
+    Case("einsum_list_form", lambda lib, a, b, equation: lib.einsum(equation, [a, b]),
+         _drawn(einsum_operands("bqd,bkd->bqk"))),
+    Case("einsum_random", lambda lib, *xs, equation: lib.einsum(equation, *xs),
+         _drawn(einsum_equations())),
     # elementwise functions
     Case("exp", lambda lib, a: lib.exp(a), unary()),
     Case("log", lambda lib, a: lib.log(a), unary(P)),
@@ -305,6 +345,20 @@ CASES: list[Case] = [
          reduction(D)),
     Case("min", lambda lib, a, dim, keepdim: values(lib.min(a, dim=dim, keepdim=keepdim)),
          reduction(D)),
+    # torch.amax/amin, and dims as an int, a tuple or a list (() is every dim)
+    Case("amax", lambda lib, a, dim, keepdim: lib.amax(a, dim, keepdim), _drawn(reduce_dims(D))),
+    Case("amin_method", lambda lib, a, dim, keepdim: a.amin(dim=dim, keepdim=keepdim),
+         _drawn(reduce_dims(D))),
+    Case("amax_all", lambda lib, a: lib.amax(a), unary(D)),
+    Case("sum_dims", lambda lib, a, dim, keepdim: lib.sum(a, dim, keepdim),
+         _drawn(reduce_dims())),
+    Case("mean_dims", lambda lib, a, dim, keepdim: a.mean(dim=dim, keepdim=keepdim),
+         _drawn(reduce_dims())),
+    Case("var_dims", lambda lib, a, dim, keepdim, correction: lib.var(
+        a, dim=dim, keepdim=keepdim, correction=correction),
+         _drawn(reduce_dims(empty=False, correction=True))),  # (): test_amax_tuple_dims.py
+    Case("logsumexp_dims", lambda lib, a, dim, keepdim: lib.logsumexp(a, dim, keepdim),
+         _drawn(reduce_dims(empty=False))),
     # shape
     Case("reshape", lambda lib, a, shape: lib.reshape(a, shape), reshaped()),
     Case("view", lambda lib, a, shape: a.view(shape), reshaped()),
@@ -336,6 +390,69 @@ CASES: list[Case] = [
     Case("log_softmax", lambda lib, a, dim: lib.log_softmax(a, dim), along_dim()),
     Case("logsumexp", lambda lib, a, dim, keepdim: lib.logsumexp(a, dim, keepdim),
          along_dim(keepdim=True)),
+    # masking, triangles, running sums, flips, padding, gather and scatter_add
+    Case("masked_fill", lambda lib, a, mask: lib.masked_fill(a, mask, -1.5),
+         _drawn(masked())),
+    Case("masked_fill_value_tensor", lambda lib, a, v, mask: a.masked_fill(mask, v),
+         _drawn(masked(value_tensor=True))),
+    Case("masked_fill_causal_softmax", lambda lib, a, mask: lib.softmax(
+        a.masked_fill(mask, float("-inf")), -1), _drawn(causal_scores())),
+    Case("tril", lambda lib, a, diagonal: lib.tril(a, diagonal), _drawn(triangles())),
+    Case("triu_method", lambda lib, a, diagonal: a.triu(diagonal), _drawn(triangles())),
+    Case("cumsum", lambda lib, a, dim: lib.cumsum(a, dim), along_dim()),
+    Case("cumsum_method", lambda lib, a, dim: a.cumsum(dim=dim), along_dim()),
+    Case("flip", lambda lib, a, dims: lib.flip(a, dims), _drawn(flips())),
+    Case("flip_method", lambda lib, a, dims: a.flip(*dims), _drawn(flips(min_size=1))),
+    Case("pad", lambda lib, a, pad, value: lib.nn.functional.pad(a, pad, value=value),
+         _drawn(pads())),
+    Case("gather", lambda lib, a, dim, index: lib.gather(a, dim, index), _drawn(gathers())),
+    Case("gather_method", lambda lib, a, dim, index: a.gather(dim, index), _drawn(gathers())),
+    Case("scatter_add", lambda lib, a, src, dim, index: lib.scatter_add(a, dim, index, src),
+         _drawn(gathers(scatter=True))),
+    Case("scatter_add_method", lambda lib, a, src, dim, index: a.scatter_add(dim, index, src),
+         _drawn(gathers(scatter=True))),
+    # activations (nn.functional only: torch has no torch.gelu, ...); softplus and
+    # leaky_relu off their kinks at 0
+    Case("gelu", lambda lib, a: lib.nn.functional.gelu(a), unary()),
+    Case("gelu_tanh", lambda lib, a: lib.nn.functional.gelu(a, approximate="tanh"), unary()),
+    Case("silu", lambda lib, a: lib.nn.functional.silu(a), unary()),
+    Case("softplus", lambda lib, a: lib.nn.functional.softplus(a), unary()),
+    Case("softplus_beta_threshold",
+         lambda lib, a: lib.nn.functional.softplus(a, beta=2.0, threshold=0.0), unary(NZ)),
+    Case("leaky_relu", lambda lib, a: lib.nn.functional.leaky_relu(a), unary(NZ)),
+    Case("leaky_relu_slope", lambda lib, a: lib.nn.functional.leaky_relu(a, 0.2), unary(NZ)),
+    # layer norm and RMS norm over the last 1-3 dims (PyTorch's double backward of
+    # layer_norm with a bias and no weight fails: that case is in test_layer_norm.py)
+    Case("layer_norm", lambda lib, x, shape, eps: lib.nn.functional.layer_norm(
+        x, shape, eps=eps), normalized(eps=True)),
+    Case("layer_norm_affine", lambda lib, x, w, b, shape: lib.nn.functional.layer_norm(
+        x, shape, w, b), normalized(affine=2)),
+    Case("layer_norm_weight", lambda lib, x, w, shape: lib.nn.functional.layer_norm(
+        x, shape, w), normalized(affine=1)),
+    Case("rms_norm", lambda lib, x, shape: lib.nn.functional.rms_norm(x, shape),
+         normalized(domain=NZ)),
+    Case("rms_norm_weight_eps", lambda lib, x, w, shape, eps: lib.nn.functional.rms_norm(
+        x, shape, w, eps=eps), normalized(affine=1, domain=NZ, eps=True)),
+    # classification losses with ignored targets and label smoothing, (N, C, d1, ...) too
+    Case("cross_entropy_options", lambda lib, a, **options: lib.nn.functional.cross_entropy(
+        a, **options), _drawn(class_targets())),
+    Case("nll_loss_ignore_index", lambda lib, a, **options: lib.nn.functional.nll_loss(
+        a, **options), _drawn(class_targets(smoothing=False))),
+    # attention: not an op but matmul, mul, add, softmax, matmul composed (nn/attention.py);
+    # bool masks that mask whole rows, float masks that get a gradient, causal (GQA: in
+    # test_attention.py, as PyTorch's GQA path has no forward mode or double backward)
+    Case("scaled_dot_product_attention", lambda lib, q, k, v, **kw:
+         lib.nn.functional.scaled_dot_product_attention(q, k, v, **kw),
+         _drawn(attention_inputs())),
+    Case("sdpa_bool_mask", lambda lib, q, k, v, **kw:
+         lib.nn.functional.scaled_dot_product_attention(q, k, v, **kw),
+         _drawn(attention_inputs("bool"))),
+    Case("sdpa_float_mask", lambda lib, q, k, v, m, **kw:
+         lib.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=m, **kw),
+         _drawn(attention_inputs("float"))),
+    Case("sdpa_causal", lambda lib, q, k, v, **kw:
+         lib.nn.functional.scaled_dot_product_attention(q, k, v, **kw),
+         _drawn(attention_inputs("causal"))),
 ]
 
 
