@@ -18,6 +18,7 @@ graded in the kernel: that question keeps the kernel's score, and its feedback s
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shutil
@@ -52,27 +53,37 @@ class RegradeAnswers(AbstractOtterPlugin):
         super().__init__(submission_path, submission_metadata, plugin_config)
         self.questions = {q: (str(spec["exercise"]), float(spec["points"]))
                           for q, spec in plugin_config.get("questions", {}).items()}
+        self.folder = self.checks = None  # made by before_grading (otter builds plugins
+        # in other places too, which never grade)
+
+    def before_grading(self, config) -> None:
+        """Copy the checks as they are now, before the submission runs (the regrade
+        imports this copy, not files the submission's code could change on disk), and
+        point the submission's kernel at a fresh answers folder."""
         self.folder = Path(tempfile.mkdtemp(prefix="autograd-answers-"))
-        # The checks as they are now, before the submission runs: the regrade imports
-        # this copy, not files the submission's code could have changed on disk.
         self.checks = Path(tempfile.mkdtemp(prefix="autograd-checks-"))
+        atexit.register(self._remove_folders)  # also when otter stops before grading
         for package in PACKAGES:
             source = Path(package.__file__).resolve().parent
             shutil.copytree(source, self.checks / source.name,
                             ignore=shutil.ignore_patterns("__pycache__", "labextension"))
-
-    def before_grading(self, config) -> None:
-        """Point the submission's kernel at a fresh answers folder."""
         os.environ[ANSWERS_ENV] = str(self.folder)
+
+    def _remove_folders(self) -> None:
+        for folder in (self.folder, self.checks):
+            if folder is not None:
+                shutil.rmtree(folder, ignore_errors=True)
 
     def after_grading(self, results) -> None:
         """Replace every question's result by its verdict from outside the kernel."""
         os.environ.pop(ANSWERS_ENV, None)
+        if self.folder is None:
+            raise RuntimeError("The autograder's plugin graded without preparing: "
+                               "before_grading did not run.")
         try:
             verdicts = self._regrade()
         finally:
-            shutil.rmtree(self.folder, ignore_errors=True)
-            shutil.rmtree(self.checks, ignore_errors=True)
+            self._remove_folders()
         kernel = dict(results.results)
         results.results = {q: self._test_file(q, points, verdicts.get(q), kernel.get(q))
                            for q, (_, points) in self.questions.items()}
