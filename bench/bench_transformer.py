@@ -14,9 +14,9 @@ backward, and ``AdamW`` (lr 1e-3, weight decay 0.01, PyTorch's defaults), for
 
 The block's MLP uses the exact GELU (``nn.GELU()``, erf), which the engine computes
 with its own NumPy erf in float64 (ops/special.py), the block's whole forward in one
-op but many array passes. ``TransformerBlock`` has no option for the tanh form, so
-each size is also timed with the instance's ``mlp.gelu`` replaced by
-``nn.GELU('tanh')`` (and ``nn.GELU(approximate='tanh')`` on the PyTorch side).
+op but many array passes. Each size is also timed with the tanh form
+(``TransformerBlock(..., gelu_approximate="tanh")``, and
+``nn.GELU(approximate='tanh')`` on the PyTorch side).
 
 PyTorch runs the same block written with torch modules, with the engine model's
 initial weights (a temporary .npz file), ``torch.optim.AdamW`` (its CPU default, the
@@ -108,9 +108,7 @@ def engine_block(index: int, data: dict, gelu: str) -> nn.TransformerBlock:
     """Case ``index``'s block with the state in ``data`` and ``gelu`` ('none' or 'tanh')
     in its MLP."""
     _, _, d_model, n_heads, d_ff = CASES[index]
-    block = nn.TransformerBlock(d_model, n_heads, d_ff)
-    if gelu != block.mlp.gelu.approximate:
-        block.mlp.gelu = nn.GELU(gelu)  # the block has no option for it (blocks.py)
+    block = nn.TransformerBlock(d_model, n_heads, d_ff, gelu_approximate=gelu)
     block.load_state_dict({k: v for k, v in data.items() if k not in ("x", "y")})
     return block
 

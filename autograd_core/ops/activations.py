@@ -41,6 +41,26 @@ def _work(a) -> np.ndarray:
     return a.astype(np.float32) if a.dtype == np.float16 else a
 
 
+_CHUNK = 8192  # elements per piece: a piece's temporaries stay in the CPU's cache
+
+
+def _by_chunks(formula, x) -> np.ndarray:
+    """``formula(x)`` for an elementwise formula, evaluated over cache-sized pieces of
+    x's flat view. Each element's arithmetic is unchanged (the same numbers, bit for
+    bit); a formula of many steps (erfc's has dozens) then reads and writes each
+    temporary in cache rather than in memory, several times faster on large arrays."""
+    x = np.asarray(x)
+    if x.size <= _CHUNK:
+        return np.asarray(formula(x))
+    flat = x.reshape(-1)
+    first = np.asarray(formula(flat[:_CHUNK]))
+    out = np.empty(flat.shape, dtype=first.dtype)
+    out[:_CHUNK] = first
+    for start in range(_CHUNK, flat.size, _CHUNK):
+        out[start:start + _CHUNK] = formula(flat[start:start + _CHUNK])
+    return out.reshape(x.shape)
+
+
 def _back(x, like) -> np.ndarray:
     """``x`` (computed in a wider dtype) in the dtype of ``like``."""
     dtype = np.asarray(like).dtype
@@ -86,14 +106,15 @@ class Gelu(_BySlope):
         ctx.save(a=a)
         x = np.asarray(a, dtype=np.float64)
         with np.errstate(invalid="ignore"):  # -inf · Φ(-inf) = -inf · 0: nan, as PyTorch
-            return _back(np.asarray(x * special.normal_cdf(x)), a)
+            return _back(_by_chunks(lambda x: x * special.normal_cdf(x), x), a)
 
     @classmethod
     def slope(cls, ctx):
         a = ctx.load("a")
         x = np.asarray(a, dtype=np.float64)
         with np.errstate(invalid="ignore"):  # ±inf · φ(±inf) = inf · 0: nan, as PyTorch
-            return _back(np.asarray(special.normal_cdf(x) + x * special.normal_pdf(x)), a)
+            return _back(_by_chunks(
+                lambda x: special.normal_cdf(x) + x * special.normal_pdf(x), x), a)
 
 
 class GeluTanh(_BySlope):
@@ -109,22 +130,27 @@ class GeluTanh(_BySlope):
     @staticmethod
     def forward(ctx, a):
         ctx.save(a=a)
-        x = _work(a)
         with np.errstate(over="ignore", invalid="ignore"):
-            inner = _SQRT_2_OVER_PI * (x + _KAPPA * (x * x * x))
-            return _back(np.asarray(0.5 * x * (1 + np.tanh(inner))), a)
+            return _back(_by_chunks(_gelu_tanh, _work(a)), a)
 
     @classmethod
     def slope(cls, ctx):
         a = ctx.load("a")
-        x = _work(a)
-        # PyTorch's kernel term by term (so huge |a| gives its nan: 0 · inf)
         with np.errstate(over="ignore", invalid="ignore"):
-            x_sq = x * x
-            t = np.tanh(_SQRT_2_OVER_PI * (x + _KAPPA * (x_sq * x)))
-            left, right = 0.5 * x, 1 + t
-            slope = 0.5 * right + left * (1 - t * t) * _SQRT_2_OVER_PI * (1 + 3 * _KAPPA * x_sq)
-        return _back(np.asarray(slope), a)
+            return _back(_by_chunks(_gelu_tanh_slope, _work(a)), a)
+
+
+def _gelu_tanh(x) -> np.ndarray:
+    inner = _SQRT_2_OVER_PI * (x + _KAPPA * (x * x * x))
+    return 0.5 * x * (1 + np.tanh(inner))
+
+
+def _gelu_tanh_slope(x) -> np.ndarray:
+    """PyTorch's kernel term by term (so huge |a| gives its nan: 0 · inf)."""
+    x_sq = x * x
+    t = np.tanh(_SQRT_2_OVER_PI * (x + _KAPPA * (x_sq * x)))
+    left, right = 0.5 * x, 1 + t
+    return 0.5 * right + left * (1 - t * t) * _SQRT_2_OVER_PI * (1 + 3 * _KAPPA * x_sq)
 
 
 def _sigmoid(z) -> np.ndarray:
