@@ -39,11 +39,37 @@ torch = pytest.importorskip(
 pytestmark = pytest.mark.torch
 
 
+class _TorchFunctional:
+    """torch.nn.functional, with scaled_dot_product_attention on PyTorch's math kernel:
+    the fused CPU kernels it picks by shape have no forward mode (torch.func.jvp raises
+    NotImplementedError on them), and the math kernel computes the same function."""
+
+    def __getattr__(self, name):
+        return getattr(torch.nn.functional, name)
+
+    @staticmethod
+    def scaled_dot_product_attention(*args, **kwargs):
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+
+        with sdpa_kernel(SDPBackend.MATH):
+            return torch.nn.functional.scaled_dot_product_attention(*args, **kwargs)
+
+
+class _TorchNN:
+    """torch.nn, with :class:`_TorchFunctional` as its ``functional``."""
+
+    functional = _TorchFunctional()
+
+    def __getattr__(self, name):
+        return getattr(torch.nn, name)
+
+
 class TorchLib:
     """PyTorch under this engine's function names (only the differences are spelled
     out; everything else is ``torch.<same name>``)."""
 
     clip = staticmethod(torch.clamp)
+    nn = _TorchNN()
 
     def __getattr__(self, name):
         return getattr(torch, name)
