@@ -20,6 +20,7 @@ import base64
 import json
 import math
 import os
+import sys
 import types
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,16 @@ ANSWERS, CELLS, GRADED = "answers.jsonl", "cells.jsonl", "graded.jsonl"
 
 class Unencodable(Exception):
     """A value that is not plain data (an op class, a Tensor, an experiment's report)."""
+
+
+def python_running(root: Path, call: str, *args: str) -> list[str]:
+    """The command of a fresh Python that imports this project only from ``root`` (not
+    the working folder, not PYTHON* variables, not the user's site) and runs ``call``,
+    e.g. ``"from widgets.course.sandbox import serve; serve()"``, with ``args`` in
+    ``sys.argv[2:]``."""
+    boot = ("import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]; "
+            f"sys.path.insert(0, sys.argv[1]); {call}")
+    return [sys.executable, "-E", "-s", "-c", boot, str(root), *args]
 
 
 # -- the codec ---------------------------------------------------------------------------

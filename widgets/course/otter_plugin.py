@@ -23,7 +23,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -34,16 +33,12 @@ from otter.test_files.exception_test import ExceptionTestFile
 import autograd_core
 import widgets
 
-from .answers import ANSWERS_ENV
+from .answers import ANSWERS_ENV, python_running
 
 PACKAGES = (autograd_core, widgets)  # this copy of the engine and the checks
 REGRADE_SECONDS = 1800
 KERNEL_ONLY = ("(Graded in the notebook's kernel: {why}, which the autograder cannot run "
                "outside it.)")
-BOOT = ("import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]; "
-        "sys.path.insert(0, sys.argv[1]); from widgets.course.regrade import main; "
-        "sys.exit(main(sys.argv[2:]))")
-
 
 class RegradeAnswers(AbstractOtterPlugin):
     """Grade every question again from the recorded answers (see the module docstring).
@@ -97,8 +92,9 @@ class RegradeAnswers(AbstractOtterPlugin):
             out = work / "verdicts.json"
             env = {k: v for k, v in os.environ.items() if k != ANSWERS_ENV}
             done = subprocess.run(
-                [sys.executable, "-E", "-s", "-c", BOOT, str(self.checks), str(self.folder),
-                 str(questions), str(out)], cwd=work, env=env, capture_output=True,
+                python_running(self.checks, "from widgets.course.regrade import main; "
+                               "sys.exit(main(sys.argv[2:]))", str(self.folder),
+                               str(questions), str(out)), cwd=work, env=env, capture_output=True,
                 text=True, timeout=REGRADE_SECONDS)
             if done.returncode != 0 or not out.is_file():
                 raise RuntimeError("The autograder could not grade the answers again:\n"

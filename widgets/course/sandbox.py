@@ -26,7 +26,7 @@ from pathlib import Path
 
 from widgets.exercises.learner import RaisedElsewhere
 
-from .answers import ANSWERS_ENV, Unencodable, decode, encode
+from .answers import ANSWERS_ENV, Unencodable, decode, encode, python_running
 
 CALL_SECONDS = 60.0  # one call of a learner's function
 REPLAY_SECONDS = 600.0  # running the submission's cells again
@@ -90,9 +90,6 @@ def serve() -> None:  # pragma: no cover - runs in the sandbox process (tests dr
         replies.flush()
 
 
-BOOT = ("import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]; "
-        "sys.path.insert(0, sys.argv[1]); from widgets.course.sandbox import serve; serve()")
-
 
 # -- the autograder's side ---------------------------------------------------------------
 
@@ -105,7 +102,8 @@ class Sandbox:
         env["AUTOGRAD_LESSONS_PROGRESS"] = str(workdir / "progress")
         env["MPLBACKEND"] = "Agg"
         self.process = subprocess.Popen(
-            [sys.executable, "-E", "-s", "-c", BOOT, str(root)], cwd=workdir, env=env,
+            python_running(root, "from widgets.course.sandbox import serve; serve()"),
+            cwd=workdir, env=env,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             text=True)
         reply = self._ask({"op": "replay", "cells": cells, "captures": captures},
