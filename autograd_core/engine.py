@@ -199,12 +199,15 @@ def replace_grad_values(grad: Tensor, values: np.ndarray) -> None:
 
 def _own(grad: np.ndarray, upstream, others) -> np.ndarray:
     """A gradient about to be stored in ``.grad``, copied if it may alias another array
-    (a view, the step's upstream gradient, or the array sent along another edge)."""
+    (a view, the step's upstream gradient, or the array sent along another edge). The
+    copy keeps the array's memory layout: the sums later ops take over it then run in the
+    same order as over the original, so a checkpoint, which reads its inputs' gradients
+    from ``.grad``, passes on the very bits a plain run would."""
     if grad is upstream or grad.base is not None:
-        return grad.copy()
+        return grad.copy(order="K")
     for other in others:
         if other is grad:
-            return grad.copy()
+            return grad.copy(order="K")
     return grad
 
 

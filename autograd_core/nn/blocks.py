@@ -171,17 +171,24 @@ class SelfAttention(Module):
     ``dropout`` drops attention weights and the output (in training only), with masks
     from ``generator``, which also seeds the initial weights (PyTorch's Linear ones).
 
+    ``checkpoint_core=True`` is *selective recomputation* (Korthikanti et al. 2023):
+    the attention core, from q, k, v to the weighted values, runs inside one
+    ``checkpoint`` op, which keeps only q, k and v; the (batch, heads, T, T) scores and
+    weights are recomputed in backward instead of kept. The projections are not re-run.
+
     >>> SelfAttention(8, 2)(ag.randn(3, 5, 8, dtype=ag.float32)).shape
     (3, 5, 8)
     """
 
     def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, causal: bool = True,
-                 *, dtype=np.float32, generator: creation.Generator | None = None):
+                 *, dtype=np.float32, generator: creation.Generator | None = None,
+                 checkpoint_core: bool = False):
         super().__init__()
         if n_heads <= 0 or d_model % n_heads:
             raise errors.bad_option("SelfAttention", "n_heads", n_heads,
                                     f"a positive divisor of d_model={d_model}")
         self.d_model, self.n_heads, self.causal = d_model, n_heads, causal
+        self.checkpoint_core = checkpoint_core
         self.dropout, self.generator = dropout, generator
         kw = {"dtype": dtype, "generator": generator}
         self.q_proj = Linear(d_model, d_model, **kw)
@@ -198,11 +205,22 @@ class SelfAttention(Module):
         k = self.k_proj(x).named("k")
         v = self.v_proj(x).named("v")
         q, k, v = (self._split_heads(h) for h in (q, k, v))
-        y = F.scaled_dot_product_attention(
-            q, k, v, dropout_p=self.dropout if self.training else 0.0, is_causal=self.causal,
-            generator=self.generator)
+        if self.checkpoint_core:
+            from ..utils.checkpoint import checkpoint  # (utils imports nn: import here)
+
+            y = checkpoint(self.core, q, k, v, parameters=(),
+                           generators=() if self.generator is None else (self.generator,))
+        else:
+            y = self.core(q, k, v)
         y = ag.reshape(ag.transpose(y, 1, 2), b, t, c)  # the heads side by side again
         return self.resid_drop(self.out_proj(y))
+
+    def core(self, q: Tensor, k: Tensor, v: Tensor) -> Tensor:
+        """The attention core on (batch, heads, T, head size) q, k, v: scaled scores,
+        the causal mask, softmax [, dropout], the weighted sum of the values."""
+        return F.scaled_dot_product_attention(
+            q, k, v, dropout_p=self.dropout if self.training else 0.0, is_causal=self.causal,
+            generator=self.generator)
 
     def _split_heads(self, h: Tensor) -> Tensor:
         b, t, c = h.shape
@@ -210,7 +228,8 @@ class SelfAttention(Module):
 
     def extra_repr(self) -> str:
         s = f"d_model={self.d_model}, n_heads={self.n_heads}, causal={self.causal}"
-        return s + (f", dropout={self.dropout}" if self.dropout else "")
+        s += f", dropout={self.dropout}" if self.dropout else ""
+        return s + (", checkpoint_core=True" if self.checkpoint_core else "")
 
 
 class TransformerBlock(Module):
