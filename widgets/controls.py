@@ -180,9 +180,12 @@ class StepControls(w.HBox):
 
 def module_picker(graph, collapse=()) -> w.SelectMultiple:
     """A list of the module paths of ``graph``'s ops to pick the ones drawn as one box
-    (``collapse`` picked at first); hidden when the graph has no modules. A huge
-    model lists its outer levels only (at most ``PICKER_MODULES`` paths)."""
-    modules = sorted({op.module for op in graph.ops if op.module})
+    (``collapse`` picked at first), with every module around them (a ``Sequential`` that
+    runs no op of its own, such as a block's ``mlp``, can be folded too); hidden when the
+    graph has no modules. A huge model lists its outer levels only (at most
+    ``PICKER_MODULES`` paths)."""
+    modules = sorted({".".join(parts[:depth]) for op in graph.ops if op.module
+                      for parts in [op.module.split(".")] for depth in range(1, len(parts) + 1)})
     if len(modules) > PICKER_MODULES:
         depth = 1
         while len({".".join(m.split(".")[:depth + 1]) for m in modules}) <= PICKER_MODULES:

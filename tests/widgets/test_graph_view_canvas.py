@@ -103,3 +103,18 @@ def test_close_closes_the_canvas_and_the_picker(model_view):
     assert view.picture.model_id in made and view.module_picker.model_id in made
     view.close()
     assert not made & set(_instances)
+
+
+def test_a_module_that_runs_no_op_of_its_own_can_be_folded():
+    """A transformer block's ``mlp`` is a Sequential: every op in it runs in one of its
+    children, yet the picker lists it, and folding it draws one box for its three ops."""
+    block = nn.TransformerBlock(8, 2, generator=ag.Generator(0))
+    view = GraphView(block(ag.randn(1, 4, 8, dtype=ag.float32)))
+    paths = [path for _, path in view.module_picker.options]
+    assert {"mlp", "mlp.fc", "mlp.gelu", "mlp.proj", "attn", "attn.q_proj"} <= set(paths)
+    assert dict(view.module_picker.options).get("mlp · Sequential (3 ops)") == "mlp"
+    unfolded = view.picture.svg
+    view.module_picker.value = ("mlp",)
+    folded = view.picture.svg
+    assert folded != unfolded and "mlp" in folded
+    assert ">gelu<" in unfolded and ">gelu<" not in folded
