@@ -31,6 +31,7 @@ LESSONS = {
     "01": ("01_start_here.ipynb", "button:has-text('next ▶')"),
     "12": ("12_capstone.ipynb", ".jupyter-widgets img"),
     "14": ("14_higher_order.ipynb", "button:has-text('next ▶')"),
+    "15": ("15_transformer_memory.ipynb", ".jupyter-widgets select"),
 }
 
 # Mark the outputs axe checks (see the module's docstring), each with its number;

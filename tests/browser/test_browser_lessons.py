@@ -37,10 +37,12 @@ def stored_pictures(path: Path) -> int:
                for cell in nb["cells"] for out in cell.get("outputs", ()))
 
 
-@pytest.mark.parametrize("lesson", ["02_forward_graph", "04_memory", "14_higher_order"])
+@pytest.mark.parametrize("lesson", ["02_forward_graph", "04_memory", "14_higher_order",
+                                    "15_transformer_memory"])
 def test_a_fresh_lesson_shows_its_pictures_and_stays_unmodified(tmp_path, lesson):
     """02 has the most graph pictures and a stored ForwardTracer; 04 a MemoryView; 14 a
-    gradient's graph, a stepper on it and a matplotlib figure."""
+    gradient's graph, a stepper on it and a matplotlib figure; 15 a GraphView with folded
+    modules and matplotlib figures with their text alternatives."""
     path = ROOT / "notebooks" / f"{lesson}.ipynb"
     expected = stored_pictures(path)
     assert expected >= 2

@@ -846,6 +846,32 @@ def d4() -> list[Forbidden]:
                                                    "H⁻¹g"] + solution_lines("D4"))
 
 
+def a1() -> list[Forbidden]:
+    from widgets.exercises.attention.backward import engine_gradients
+
+    p = ex.A1.problem()
+    grads = engine_gradients(p.q, p.k, p.v, p.d_out)
+    return ([text for g in grads for text in printed(g)]
+            + ["(dw * w).sum(axis=1", "w.T @ d_out", "ds.T @ q"] + solution_lines("A1"))
+
+
+def a2() -> list[Forbidden]:
+    from widgets.exercises.attention import measured_bytes
+
+    # The lesson's own sizes are the table the learner derives from; the check's other
+    # sizes, and the formula, are the answer.
+    others = [measured_bytes(*sizes) for sizes in ((2, 48, 32, 4), (2, 16, 32, 8),
+                                                   (3, 24, 48, 2))]
+    return ([f"{n:,}" for n in others] + [str(n) for n in others]
+            + ["64 * b * s * h", "64bsh", "64 sbh", "64·s·b·h", "16bsh", "16·b·s·h",
+               "4 * a * s * s * b", "3·a·s²·b of"] + solution_lines("A2"))
+
+
+def a3() -> list[Forbidden]:
+    return ['[["attention_core"], ["attention_core"]]', "[['attention_core'], ['attention_core']]",
+            "recompute only the core", "only the attention core"] + solution_lines("A3")
+
+
 TABLE: list[tuple[str, str, Callable[[], list[Forbidden]]]] = [
     ("05_matmul_mlp", "G6", g6),
     ("05_matmul_mlp", "G5", g5),
@@ -915,6 +941,9 @@ TABLE: list[tuple[str, str, Callable[[], list[Forbidden]]]] = [
     ("14_higher_order", "D2", d2),
     ("14_higher_order", "D3", d3),
     ("14_higher_order", "D4", d4),
+    ("15_transformer_memory", "A1", a1),
+    ("15_transformer_memory", "A2", a2),
+    ("15_transformer_memory", "A3", a3),
 ]
 
 # -- where a learner could read them -------------------------------------------------------------

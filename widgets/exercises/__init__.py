@@ -1,7 +1,7 @@
 """Exercises that answer back: every question-bank item as a check against the engine.
 
 Each item (G1..G14, T1..T10, S1..S6, W1..W6, E1..E6, L1..L9 of the question bank, and the
-course's own B1..B6, C1..C2, H1..H4 and D1..D4) is an :class:`Exercise`. Call it with
+course's own B1..B6, C1..C2, H1..H4, D1..D4 and A1..A3) is an :class:`Exercise`. Call it with
 your answer; the :class:`Result` it returns prints the feedback, naming the mistake where
 the evidence allows:
 

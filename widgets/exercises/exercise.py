@@ -44,7 +44,7 @@ KINDS = ("derivation", "true_false", "spot_error", "prediction", "write_backward
 _ITEM_MODULES = (
     "graph_items", "derivations", "layer_items", "spot_error", "backprop_bugs", "true_false",
     "why_items", "edge_items", "forward_items", "backward_check", "own_gradcheck", "by_hand",
-    "capstone_tasks", "second_order",
+    "capstone_tasks", "second_order", "attention",
 )
 
 _REGISTRY: dict[str, Exercise] = {}

@@ -4,7 +4,8 @@
 The question bank's items (G, T, S, W, E, L, in the bank's order) come first, then the
 course's own (``COURSE_IDS``): B1 a finite-difference gradient check of your own (lesson
 06), B2–B6 a layer's backward written as an op (07, 08), C1–C2 the capstone's tasks (12),
-H1–H4 backprop by hand (13), D1–D4 second derivatives (14, taken after 09). The
+H1–H4 backprop by hand (13), D1–D4 second derivatives (14, taken after 09), A1–A3
+a transformer's training memory (15, taken after 10). The
 question bank (``shared/question-bank.md`` beside the repository) is the source of the
 first group; a test parses it and fails if the items here and the bank disagree, or if an
 ID has no registered exercise.
@@ -26,7 +27,7 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 BANK_LETTERS = "GTSWEL"  # the question bank's tables, in its order
-COURSE_LETTERS = "BCHD"  # the course's own, in lesson order
+COURSE_LETTERS = "BCHDA"  # the course's own, in lesson order
 
 
 @cache

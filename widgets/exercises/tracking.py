@@ -51,6 +51,7 @@ LESSONS: Mapping[str, tuple[str, tuple[str, ...]]] = {
     "12": ("Capstone", ("C1", "C2")),
     "13": ("Backprop by hand", ("H1", "H2", "H3", "H4")),
     "14": ("The backward pass is a graph too", ("D1", "D2", "D3", "D4")),
+    "15": ("A transformer's training memory", ("A1", "A2", "A3")),
 }
 
 

@@ -142,6 +142,33 @@ def _or_zeros(a: np.ndarray | None, like: np.ndarray | None) -> np.ndarray:
     return np.zeros_like(like) if like is not None else np.zeros(())
 
 
+@dataclass(frozen=True)
+class MeasuredPlan:
+    """One measured step of a checkpointing plan, beside the plain step it is judged
+    against: what a plan exercise measures, for a learner exploring plans."""
+
+    plan: object
+    step: CheckpointedStep
+    plain: CheckpointedStep
+
+    @property
+    def peak(self) -> int:
+        return self.step.peak
+
+    @property
+    def extra_forward_work(self) -> float:
+        return self.step.extra_forward_work
+
+    @property
+    def grads(self) -> tuple:
+        return self.step.grads
+
+    def same_gradients(self, other: CheckpointedStep | MeasuredPlan | None = None) -> bool:
+        """True if every gradient equals ``other``'s (default: the plain run's) bit for bit."""
+        other = self.plain if other is None else other
+        return self.step.same_gradients(getattr(other, "step", other))
+
+
 def _sum(out: Tensor) -> Tensor:
     return out.sum()
 

@@ -28,7 +28,13 @@ from autograd_core.nn import functional as F
 
 from ...feedback import words
 from ...feedback.result import Result
-from ...lessons.checkpointing import CheckpointedStep, measure_step, plan_forward, plan_problem
+from ...lessons.checkpointing import (
+    CheckpointedStep,
+    MeasuredPlan,
+    measure_step,
+    plan_forward,
+    plan_problem,
+)
 from ...lessons.digits import make_cnn
 from .. import learner
 from ..exercise import Exercise, register
@@ -99,29 +105,8 @@ def _modules(names) -> str:
 
 
 @dataclass(frozen=True)
-class PlanRun:
+class PlanRun(MeasuredPlan):
     """One measured training step of a plan: what C1 measures, for exploring."""
-
-    plan: object
-    step: CheckpointedStep
-    plain: CheckpointedStep
-
-    @property
-    def peak(self) -> int:
-        return self.step.peak
-
-    @property
-    def extra_forward_work(self) -> float:
-        return self.step.extra_forward_work
-
-    @property
-    def grads(self) -> tuple:
-        return self.step.grads
-
-    def same_gradients(self, other: CheckpointedStep | PlanRun | None = None) -> bool:
-        """True if every gradient equals ``other``'s (default: the plain run's) bit for bit."""
-        other = self.plain if other is None else other
-        return self.step.same_gradients(getattr(other, "step", other))
 
     def __repr__(self) -> str:
         rerun = _modules(self.step.recomputed) if self.step.recomputed else "nothing"

@@ -1,0 +1,22 @@
+"""Lesson 15, a transformer's training memory (A1–A3): attention's backward written by
+the learner, the bytes a block saves predicted as a formula, and a recomputation plan
+chosen within a byte budget.
+
+* :mod:`.backward`: A1, dq, dk and dv of causal attention, in NumPy;
+* :mod:`.saved_bytes`: A2, the bytes one block keeps for backward as a function of batch,
+  context, width and heads;
+* :mod:`.recompute_plan`: A3, which parts of each block to recompute.
+
+Every expected value is the engine's: its gradient of ``scaled_dot_product_attention``,
+the bytes its saved tensors hold, the peak and the recomputed multiply-adds it measures.
+
+>>> from widgets import exercises
+>>> exercises.A1(attention_backward)                       # doctest: +SKIP
+"""
+
+from .backward import attention_mistakes, check_a1, with_slip
+from .recompute_plan import RecomputeTask, check_a3
+from .saved_bytes import byte_mistakes, check_a2, measured_bytes
+
+__all__ = ["check_a1", "attention_mistakes", "with_slip", "check_a2", "byte_mistakes",
+           "measured_bytes", "check_a3", "RecomputeTask"]
