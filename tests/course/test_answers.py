@@ -129,7 +129,9 @@ def test_regrade_grades_each_question_from_its_graded_record(tmp_path, monkeypat
 # -- the sandbox ---------------------------------------------------------------------------
 
 CELLS_RUN = [
-    {"cell": 1, "source": "import numpy as np\nprint('to stdout, not the replies')"},
+    # (the lessons' set-up cells start with a magic that needs a kernel's GUI hook)
+    {"cell": 1, "source": "%matplotlib inline\nimport numpy as np\n"
+                          "print('to stdout, not the replies')"},
     {"cell": 2, "source": "SCALE = 3\ndef helper(x):\n    return SCALE * x"},
     {"cell": 3, "source": "def mine(x):\n    return helper(np.asarray(x)) + 1\n"
                           "def broken(x):\n    return x.nope\n"

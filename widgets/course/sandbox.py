@@ -59,7 +59,12 @@ def serve() -> None:  # pragma: no cover - runs in the sandbox process (tests dr
     from autograd_core.counting import count_ops
     from widgets.exercises.learner import describe, where_it_failed
 
-    shell = InteractiveShell.instance()
+    class Shell(InteractiveShell):
+        def enable_gui(self, gui=None):
+            """No event loop to hook here: ``%matplotlib inline`` (the lessons' set-up
+            cells start with it) only selects matplotlib's inline backend."""
+
+    shell = Shell.instance()
     kept: dict[tuple[int, str], object] = {}
     for line in sys.stdin:
         request = json.loads(line)
