@@ -43,8 +43,10 @@ ANSWERS = Path(__file__).resolve().parents[1] / "data" / "course"
 GRADED_LESSON = ROOT / "notebooks" / "05_matmul_mlp.ipynb"
 # Graded by otter for real: lesson 05 (derivations, shapes, a function to fix, an item with
 # two checks) and lesson 07 (one item, two exercise cells, a demonstration between them).
-GRADED_LESSONS = [GRADED_LESSON, ROOT / "notebooks" / "07_convolution.ipynb"]
-POINTS = {"05_matmul_mlp": {"G5": 3, "G12": 2}, "07_convolution": {"G7": 4}}
+GRADED_LESSONS = [GRADED_LESSON, ROOT / "notebooks" / "07_convolution.ipynb",
+                  ROOT / "notebooks" / "15_transformer_memory.ipynb"]
+POINTS = {"05_matmul_mlp": {"G5": 3, "G12": 2}, "07_convolution": {"G7": 4},
+          "15_transformer_memory": {"A1": 3, "A2": 2}}
 
 
 def normalised(text: str) -> str:
