@@ -16,8 +16,25 @@ exp(-(y - r)(y + r)), r = y cut down to a multiple of 1/16, so that r² is exact
 rounding of y² does not cost relative accuracy (Cody's device).
 ``tests/engine/test_activations.py`` checks all of it against ``math.erf``/``math.erfc``.
 
-Every function computes in float64 and returns an array of its input's floating dtype
-(float64 for integers); nan gives nan, erf(±inf) = ±1, erfc(+inf) = 0, erfc(-inf) = 2.
+Every function above computes in float64 and returns an array of its input's floating
+dtype (float64 for integers); nan gives nan, erf(±inf) = ±1, erfc(+inf) = 0,
+erfc(-inf) = 2.
+
+For float32 (what gelu runs on in a float32 network) ``normal_cdf_f32`` and
+``normal_cdf_and_pdf_f32`` compute Φ (and φ) in float32 arithmetic, several times
+faster, through the upper tail written with Mills' ratio:
+
+    1 - Φ(y) = exp(-y²/2) · R(y),   y = |x|,   R(y) = P(y) / Q(y),
+
+P and Q of degrees 4 and 5 with positive coefficients, fitted for this module (minimax
+relative error 6.3e-9 on [0, 15]; 1.4e-8 as stored, with Φ(0) = 0.5 made exact, and
+once rounded to float32). Φ(x) is 1 - (1 - Φ(|x|)) for x >= 0 and the tail itself for
+x < 0: no cancellation far left, where Φ is tiny, and one exp shared with φ(x) =
+exp(-x²/2) / √(2π). For |x| > 4 (rare in activations) the tail is
+computed again in float64, where the rounding of x² in exp's argument would cost up to
+x²/2 ulps in float32. Against ``math.erfc`` every float32 Φ is within 10 ulps (within 3
+for x >= 0, within 1 for |x| > 4), far left too, down to float32's subnormals; φ within
+8 ulps (NumPy's float32 exp is good to 2.3); the test measures both.
 """
 
 from __future__ import annotations
@@ -26,7 +43,8 @@ import math
 
 import numpy as np
 
-__all__ = ["erf", "erfc", "normal_cdf", "normal_pdf"]
+__all__ = ["erf", "erfc", "normal_cdf", "normal_pdf", "normal_cdf_f32",
+           "normal_cdf_and_pdf_f32"]
 
 # Cody's coefficients, lowest interval first; each list is in the order his nested
 # evaluation (``_ratio``) uses them.
@@ -184,3 +202,94 @@ def normal_pdf(x) -> np.ndarray:
     x64 = x.astype(np.float64, copy=False)
     with np.errstate(over="ignore", under="ignore"):
         return (np.exp(-0.5 * x64 * x64) * _ONE_OVER_SQRT_2PI).astype(dtype, copy=False)
+
+
+# -- float32: Φ through Mills' ratio ----------------------------------------------------------
+# R(y) = (1 - Φ(y)) / exp(-y²/2) = P(y) / Q(y) on [0, 15], highest power first; Q's
+# leading coefficient is 1 (its y⁵ is not listed). P's constant term is half of Q's as
+# float32 rounds it, so that Φ(0) is exactly 0.5 in float32 and float64.
+_R_P = (0.3989465585260943, 3.9268979453351456, 17.67135069567724, 42.195663575221914,
+        48.02755355834961)
+_R_Q = (9.843860846098362, 45.28167340119951, 115.79981406928745, 161.03225844027457,
+        96.05510711669922)
+_F32_TAIL_UP_TO = 4.0  # beyond: the tail again in float64 (x²'s rounding, see above)
+_R_TOP = 15.0  # exp(-15²/2) = 1.4e-49: the tail is 0 in float32 from here on
+
+
+def _polynomial(coefficients, y, monic: bool = False) -> np.ndarray:
+    """Horner's Σ c_i·y^(n-i) (highest power first) in y's dtype, in place on one new
+    array; ``monic``: with a leading 1·y^(n+1) in front of the coefficients."""
+    if monic:
+        out, rest = y + coefficients[0], coefficients[1:]
+    else:
+        out, rest = y * coefficients[0], coefficients[1:]
+        out += rest[0]
+        rest = rest[1:]
+    for c in rest:
+        out *= y
+        out += c
+    return out
+
+
+def _mills(y) -> np.ndarray:
+    """R(y) = (1 - Φ(y)) / exp(-y²/2) for 0 <= y <= 15, in y's dtype."""
+    out = _polynomial(_R_P, y)
+    out /= _polynomial(_R_Q, y, monic=True)
+    return out
+
+
+def _upper_tail_f32(y) -> tuple[np.ndarray, np.ndarray]:
+    """(1 - Φ(y), exp(-y²/2)) for float32 y = |x| (nan and inf included), in float32
+    arithmetic where y <= 4 and in float64, rounded to float32, beyond."""
+    e = y * y
+    e *= -0.5
+    np.exp(e, out=e)
+    tail = _mills(y)
+    tail *= e
+    far = np.flatnonzero(~(y <= _F32_TAIL_UP_TO))  # nan too: it stays nan either way
+    if far.size:
+        y64 = y[far].astype(np.float64)
+        e64 = np.exp(-0.5 * y64 * y64)
+        e[far] = e64
+        tail[far] = e64 * _mills(np.minimum(y64, _R_TOP))
+    return tail, e
+
+
+def _cdf_f32(x) -> tuple[np.ndarray, np.ndarray]:
+    """(Φ(x), exp(-x²/2)) for x as a float32 array, in float32 (and in x's shape): Φ is
+    the tail t where x < 0 and 1 - t elsewhere, picked by arithmetic (t + [x >= 0]·(1 -
+    2t), exact where x < 0) rather than by a mask, which is several times slower on
+    mixed signs."""
+    x = np.asarray(x, dtype=np.float32)
+    if x.ndim != 1:  # 0-d too: NumPy's scalars take no out=
+        cdf, e = _cdf_f32(x.reshape(-1))
+        return cdf.reshape(x.shape), e.reshape(x.shape)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        tail, e = _upper_tail_f32(np.abs(x))
+        cdf = tail * np.float32(-2.0)
+        cdf += np.float32(1.0)
+        cdf *= x >= 0
+        cdf += tail
+    return cdf, e
+
+
+def normal_cdf_f32(x) -> np.ndarray:
+    """Φ(x) for a float32 array, computed in float32 (within 10 ulps of the exact value,
+    far left too; see the module's docstring); nan gives nan, Φ(-inf) = 0, Φ(inf) = 1.
+
+    >>> normal_cdf_f32([-10.0])[0] == np.float32(7.619853024160527e-24)   # the nearest
+    np.True_
+    """
+    return _cdf_f32(x)[0]
+
+
+def normal_cdf_and_pdf_f32(x) -> tuple[np.ndarray, np.ndarray]:
+    """(Φ(x), φ(x)) for a float32 array, computed in float32, sharing one exp (gelu's
+    slope Φ(x) + x·φ(x) needs both).
+
+    >>> [round(float(v[0]), 6) for v in normal_cdf_and_pdf_f32(np.float32([0.0]))]
+    [0.5, 0.398942]
+    """
+    cdf, pdf = _cdf_f32(x)
+    pdf *= np.float32(_ONE_OVER_SQRT_2PI)
+    return cdf, pdf
