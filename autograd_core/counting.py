@@ -17,8 +17,11 @@ op                             forward cost
 matmul  (m×k) @ (k×n)          m·n·k (times the batch size for batched operands)
 linear  x (m×k), W (n×k)       m·n·k (+ m·n for the bias)
 conv2d                         output elements × (in channels / groups) × kH × kW
-reductions, softmax family,    input elements (each input element is visited once)
-pooling, losses, batch norm
+einsum                         the product of the sizes of its distinct letters
+                               (output elements × the extent summed over)
+reductions (amax, amin too),   input elements (each input element is visited once)
+softmax family, pooling,
+losses, batch norm
 layout ops (reshape, permute,  0 (they move or view values; no arithmetic)
 expand, getitem, split, cat,
 stack, cast, embedding,
@@ -30,10 +33,16 @@ A backward rule costs, *per input that receives a gradient*, what that input's
 share of the forward cost is: the whole product for each operand of matmul,
 linear and conv2d (dA = G Bᵀ and dB = Aᵀ G are each an m·n·k product), output
 elements for a bias, the forward cost for everything else (an elementwise rule is
-one product per element per input). A ``jvp`` rule costs the same per input that
-carries a tangent. This is the textbook accounting under which one reverse pass, or one
-forward-mode pass, costs a small constant times the plain forward pass; it ignores
-memory traffic and the constant factors of transcendental functions.
+one product per element per input). einsum's rule for operand i is itself an einsum
+(``ops/einsum.gradient_plan``: g with the other operands, and an identity matrix for
+a repeated letter, a vector of ones for a letter only operand i has), priced as any
+einsum: for ``"ij,jk->ik"`` that is m·n·k per operand, as matmul's; for a diagonal
+``"ii->i"`` of an n×n input it is n·n (the identity's contraction), where the forward
+is n. A ``jvp`` rule costs the same per input that carries a tangent, but for einsum:
+its jvp contracts each tangent in the forward's own equation, the forward's cost. This
+is the textbook accounting under which one reverse pass, or one forward-mode pass,
+costs a small constant times the plain forward pass; it ignores memory traffic and the
+constant factors of transcendental functions.
 
 >>> import autograd_core as ag
 >>> a, b = ag.ones(2, 3, requires_grad=True), ag.ones(3, 4)
@@ -53,30 +62,37 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .function import Observer, observing
+from .ops.einsum import gradient_plan, letter_sizes
 
-__all__ = ["count_ops", "OpCounter", "PhaseCount", "forward_cost", "input_cost", "recomputing",
-           "PHASES"]
+__all__ = ["count_ops", "OpCounter", "PhaseCount", "forward_cost", "input_cost",
+           "tangent_cost", "recomputing", "PHASES"]
 
 PHASES = ("forward", "recompute", "backward", "jvp")
 
 LAYOUT_OPS = frozenset({"reshape", "permute", "expand", "getitem", "split", "cat", "stack",
                         "cast", "embedding", "checkpoint"})
-REDUCING_OPS = frozenset({"sum", "mean", "max", "min", "var", "softmax", "log_softmax",
+REDUCING_OPS = frozenset({"sum", "mean", "max", "min", "amax", "amin", "var", "softmax",
+                          "log_softmax",
                           "logsumexp", "max_pool2d", "avg_pool2d", "batch_norm",
                           "batch_norm_eval", "nll_loss", "mse_loss",
                           "binary_cross_entropy_with_logits"})
 PRODUCT_OPS = frozenset({"matmul", "linear", "conv2d"})  # input 2, if any, is a bias
 
 
-def forward_cost(op: str, input_shapes, output_shape) -> int:
-    """Multiply-adds of one forward application of ``op`` (see the module's table).
+def forward_cost(op: str, input_shapes, output_shape, params=None) -> int:
+    """Multiply-adds of one forward application of ``op`` (see the module's table);
+    ``params``: the op's keyword parameters (einsum's ``equation``).
 
     >>> forward_cost("matmul", [(8, 3), (3, 5)], (8, 5))
+    120
+    >>> forward_cost("einsum", [(8, 3), (3, 5)], (8, 5), {"equation": "ij,jk->ik"})
     120
     """
     out = math.prod(output_shape)
     if op in LAYOUT_OPS:
         return 0
+    if op == "einsum":
+        return _einsum_cost(params["equation"], input_shapes)
     if op in PRODUCT_OPS:
         return _product(op, input_shapes, out) + (out if _has_bias(input_shapes) else 0)
     if op in REDUCING_OPS:
@@ -84,16 +100,43 @@ def forward_cost(op: str, input_shapes, output_shape) -> int:
     return out
 
 
-def input_cost(op: str, input_shapes, output_shape, index: int) -> int:
-    """Multiply-adds of the derivative product for input ``index`` (backward or jvp).
+def input_cost(op: str, input_shapes, output_shape, index: int, params=None) -> int:
+    """Multiply-adds of the backward rule's product for input ``index``.
 
     >>> input_cost("linear", [(8, 3), (5, 3), (5,)], (8, 5), 2)     # the bias: 8·5
     40
+    >>> input_cost("einsum", [(3, 3)], (3,), 0, {"equation": "ii->i"})   # 'i,iA->iA'
+    9
     """
+    if op == "einsum":
+        plan, constants = gradient_plan(params["equation"], index, input_shapes)
+        others = [s for k, s in enumerate(input_shapes) if k != index]
+        constant_shapes = [(n, n) if kind == "eye" else (n,) for kind, n in constants]
+        return _einsum_cost(plan, [output_shape, *others, *constant_shapes])
     if op not in PRODUCT_OPS:
-        return forward_cost(op, input_shapes, output_shape)
+        return forward_cost(op, input_shapes, output_shape, params)
     out = math.prod(output_shape)
     return out if index == 2 else _product(op, input_shapes, out)
+
+
+def tangent_cost(op: str, input_shapes, output_shape, index: int, params=None) -> int:
+    """Multiply-adds of the jvp rule's product for the tangent of input ``index``: the
+    backward's (:func:`input_cost`), but einsum's, which contracts the tangent in the
+    forward's own equation and so costs the forward's.
+
+    >>> tangent_cost("einsum", [(3, 3)], (3,), 0, {"equation": "ii->i"})
+    3
+    """
+    if op == "einsum":
+        return forward_cost(op, input_shapes, output_shape, params)
+    return input_cost(op, input_shapes, output_shape, index, params)
+
+
+def _einsum_cost(equation: str, shapes) -> int:
+    """The product of the sizes of a canonical equation's distinct letters (size-1 dims
+    broadcast): output elements times the extent summed over, one multiply-add each."""
+    subscripts = equation.split("->")[0].split(",")
+    return math.prod(letter_sizes(subscripts, shapes).values())
 
 
 def _product(op: str, input_shapes, out: int) -> int:
@@ -156,17 +199,18 @@ class OpCounter(Observer):
 
     def on_forward(self, op, node, arrays, out, params) -> None:
         phase = self.recompute if _phase.recomputing else self.forward
-        phase.add(op.name, forward_cost(op.name, [np.shape(a) for a in arrays], np.shape(out)))
+        phase.add(op.name, forward_cost(op.name, [np.shape(a) for a in arrays], np.shape(out),
+                                        params))
 
     def on_backward(self, node, grad_output, grads) -> None:
         name, shapes, out = node.op.name, node.input_shapes, node.output_shape
-        self.backward.add(name, sum(input_cost(name, shapes, out, i)
+        self.backward.add(name, sum(input_cost(name, shapes, out, i, node.params)
                                     for i, (e, g) in enumerate(zip(node.edges, grads))
                                     if e is not None and g is not None))
 
     def on_jvp(self, op, node, tangents, out_tangent) -> None:
         name, shapes, out = op.name, node.input_shapes, node.output_shape
-        self.jvp.add(name, sum(input_cost(name, shapes, out, i)
+        self.jvp.add(name, sum(tangent_cost(name, shapes, out, i, node.params)
                                for i, t in enumerate(tangents) if t is not None))
 
     @property

@@ -1,6 +1,7 @@
 """Counted work (counting.py): ops and multiply-adds per phase, and what they show.
 
-* the cost model, op by op, against multiply-adds counted by hand;
+* the cost model, op by op, against multiply-adds counted by hand (einsum: the product
+  of its letters' sizes, forward, backward and jvp; amax and amin as reductions);
 * phases: forward (recording or not), backward (one rule per node, per input that
   gets a gradient), jvp;
 * T2/W2: for many inputs -> one output reverse mode wins by a factor n, for one
@@ -43,6 +44,8 @@ def _counted(program, *shapes, requires_grad=True):
     ("broadcast add", lambda a, b: a + b, [(4, 1), (3,)], 4 * 3),
     ("tanh", lambda a: ag.tanh(a), [(2, 5)], 10),
     ("sum", lambda a: a.sum(dim=1), [(4, 5)], 20),
+    ("amax", lambda a: a.amax(dim=1), [(4, 5)], 20),  # reductions: input elements
+    ("amin", lambda a: a.amin(dim=(0, 1)), [(4, 5)], 20),
     ("softmax", lambda a: ag.softmax(a, dim=0), [(3, 2)], 6),
     ("reshape", lambda a: a.reshape(6), [(2, 3)], 0),
     ("getitem", lambda a: a[0], [(2, 3)], 0),
@@ -59,6 +62,8 @@ def test_forward_cost_model(name, program, shapes, macs):
      2 * (8 * 5 * 3) + 8 * 5),
     ("mul", lambda a, b: a * b, [(3, 4), (3, 4)], 2 * 12),
     ("exp", lambda a: a.exp(), [(3, 4)], 12),
+    ("amax", lambda a: a.amax(dim=0), [(3, 4)], 12),
+    ("amin", lambda a: a.amin(), [(3, 4)], 12),
 ])
 def test_backward_costs_one_product_per_input_that_gets_a_gradient(name, program, shapes,
                                                                    backward_macs):
@@ -66,6 +71,74 @@ def test_backward_costs_one_product_per_input_that_gets_a_gradient(name, program
     with counting.count_ops() as back:
         out.backward(np.ones(out.shape))
     assert (back.backward.ops, back.backward.macs) == (1, backward_macs)
+
+
+# -- einsum: the product of its letters' sizes --------------------------------------------------
+# (equation, shapes, forward, backward with a gradient for every operand, jvp with a tangent
+# for every operand), each counted by hand: letter by letter, b·h·q·k·d and so on.
+EINSUM_COSTS = [
+    # matmul's pricing: m·n·k, then m·n·k per operand (g·bᵀ and aᵀ·g)
+    ("ij,jk->ik", [(2, 3), (3, 4)], 2 * 3 * 4, 2 * (2 * 3 * 4), 2 * (2 * 3 * 4)),
+    # attention's scores: output elements (b·h·q·k) times the summed extent d
+    ("bhqd,bhkd->bhqk", [(2, 3, 4, 5), (2, 3, 6, 5)], 2 * 3 * 4 * 6 * 5,
+     2 * (2 * 3 * 4 * 6 * 5), 2 * (2 * 3 * 4 * 6 * 5)),
+    # attention's weighted values: b·h·q·d outputs, each a sum over k
+    ("bhqk,bhkd->bhqd", [(2, 3, 4, 6), (2, 3, 6, 5)], 2 * 3 * 4 * 6 * 5,
+     2 * (2 * 3 * 4 * 6 * 5), 2 * (2 * 3 * 4 * 6 * 5)),
+    # a row sum: the input's elements; its gradient broadcasts g along j (by ones(5))
+    ("ij->i", [(4, 5)], 4 * 5, 4 * 5, 4 * 5),
+    # a transpose: one product per element
+    ("ij->ji", [(4, 5)], 4 * 5, 4 * 5, 4 * 5),
+    # an outer product: one product per output element, for each operand's gradient too
+    ("i,j->ij", [(3,), (4,)], 3 * 4, 2 * (3 * 4), 2 * (3 * 4)),
+    # a diagonal reads 3 elements; its gradient contracts g with a 3×3 identity (9)
+    ("ii->i", [(3, 3)], 3, 3 * 3, 3),
+    # a trace: the same, its output a scalar
+    ("ii->", [(3, 3)], 3, 3 * 3, 3),
+    # a size-1 dim broadcasts against the same letter's size: j is 4 for both operands
+    ("ij,ij->i", [(3, 1), (3, 4)], 3 * 4, 2 * (3 * 4), 2 * (3 * 4)),
+    # '...' and an implicit output: 'Aij,jk->Aik', A of size 5
+    ("...ij,jk", [(5, 2, 3), (3, 4)], 5 * 2 * 3 * 4, 2 * (5 * 2 * 3 * 4), 2 * (5 * 2 * 3 * 4)),
+    # three operands: every letter once, i·j·k·l, for each operand's gradient too
+    ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)], 2 * 3 * 4 * 5, 3 * (2 * 3 * 4 * 5),
+     3 * (2 * 3 * 4 * 5)),
+]
+
+
+@pytest.mark.parametrize("equation, shapes, forward, backward, tangents", EINSUM_COSTS,
+                         ids=[c[0] for c in EINSUM_COSTS])
+def test_einsum_costs_the_product_of_its_letters_sizes(equation, shapes, forward, backward,
+                                                       tangents):
+    c, out = _counted(lambda *xs: ag.einsum(equation, *xs), *shapes)
+    assert (c.forward.ops, c.forward.macs) == (1, forward)
+    with counting.count_ops() as back:
+        out.backward(np.ones(out.shape))
+    assert back.backward.by_op == {"einsum": (1, backward)}
+    primals = tuple(ag.randn(*s, generator=ag.Generator(i)) for i, s in enumerate(shapes))
+    with counting.count_ops() as forward_mode:
+        jvp(lambda *xs: ag.einsum(equation, *xs), primals,
+            tuple(ag.ones(*s) for s in shapes))
+    assert forward_mode.jvp.by_op == {"einsum": (1, tangents)}
+
+
+def test_einsum_is_priced_as_the_matmul_it_computes():
+    """The same product written both ways: the same forward and backward counts."""
+    counts = []
+    for program in (lambda a, b: a @ b, lambda a, b: ag.einsum("bij,bjk->bik", a, b)):
+        c, out = _counted(program, (5, 2, 3), (5, 3, 4))
+        with counting.count_ops() as back:
+            out.backward(np.ones(out.shape))
+        counts.append((c.forward.macs, back.backward.macs))
+    assert counts[0] == counts[1] == (5 * 2 * 3 * 4, 2 * (5 * 2 * 3 * 4))
+
+
+def test_einsum_backward_counts_only_the_operands_that_get_a_gradient():
+    q = ag.randn(2, 4, 5, requires_grad=True)
+    k = ag.randn(2, 6, 5)  # no gradient wanted
+    out = ag.einsum("bqd,bkd->bqk", q, k)
+    with counting.count_ops() as back:
+        out.backward(np.ones(out.shape))
+    assert back.backward.macs == 2 * 4 * 6 * 5
 
 
 def test_an_input_that_needs_no_gradient_costs_nothing_in_backward():
