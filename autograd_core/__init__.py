@@ -11,6 +11,7 @@ carry over: ``tensor``, ``requires_grad``, ``backward``, ``no_grad``, ``nn``, ``
 tensor([2., 4.])
 """
 
+from .allocator import keep_freed_memory as _keep_freed_memory
 from .creation import (
     Generator,
     arange,
@@ -97,3 +98,5 @@ __all__ = [
 ]
 
 from . import nn, optim  # noqa: E402 - layers and optimizers build on everything above
+
+_keep_freed_memory()  # fewer page faults per training step (glibc only): allocator.py

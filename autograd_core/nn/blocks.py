@@ -245,8 +245,7 @@ class TransformerBlock(Module):
     4 · d_model; ``dropout`` is used on the attention weights, after the attention's
     out-projection and after the MLP (in training only). ``dtype`` defaults to
     float32; ``generator`` seeds the initial weights and the dropout masks;
-    ``gelu_approximate="tanh"`` uses GELU's tanh form (GPT-2's, and several times
-    cheaper here than the exact erf).
+    ``gelu_approximate="tanh"`` uses GELU's tanh form (GPT-2's).
 
     >>> block = TransformerBlock(8, 2)
     >>> block(ag.randn(3, 5, 8, dtype=ag.float32)).shape

@@ -1,0 +1,69 @@
+"""glibc asked to keep freed memory (autograd_core/allocator.py): training steps stop
+page-faulting, the opt-out and the environment's own thresholds are respected."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import subprocess
+import sys
+
+import pytest
+
+from autograd_core import allocator
+
+
+def _glibc() -> bool:
+    try:
+        ctypes.CDLL(None).gnu_get_libc_version  # noqa: B018
+    except (OSError, AttributeError):
+        return False
+    return sys.platform.startswith("linux")
+
+
+STEPS = r"""
+import resource
+import autograd_core as ag
+from autograd_core import nn, optim
+block = nn.TransformerBlock(64, 2, generator=ag.Generator(0))
+x = ag.randn(8, 64, 64, generator=ag.Generator(1), dtype=ag.float32)
+opt = optim.AdamW(block.parameters(), lr=1e-3)
+def step():
+    loss = (block(x) ** 2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+for _ in range(3):
+    step()
+before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+for _ in range(10):
+    step()
+print((resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / 10)
+"""
+
+
+def _faults_per_step(**env) -> float:
+    clean = {k: v for k, v in os.environ.items()
+             if k not in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_",
+                          allocator.OPT_OUT)}
+    done = subprocess.run([sys.executable, "-c", STEPS], env={**clean, **env},
+                          capture_output=True, text=True, timeout=300, check=True)
+    return float(done.stdout.split()[-1])
+
+
+@pytest.mark.skipif(not _glibc(), reason="the allocator setting is glibc's (Linux) only")
+def test_a_training_step_stops_page_faulting():
+    kept = _faults_per_step()
+    default = _faults_per_step(**{allocator.OPT_OUT: "default"})
+    assert default > 500, default     # glibc's own thresholds: fresh pages at every step
+    assert kept < 0.05 * default, (kept, default)
+
+
+def test_the_opt_out_and_the_environments_thresholds_are_respected(monkeypatch):
+    monkeypatch.setenv(allocator.OPT_OUT, "Default")
+    assert allocator.keep_freed_memory() is False
+    monkeypatch.delenv(allocator.OPT_OUT)
+    monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", "1000000")
+    assert allocator.keep_freed_memory() is False
+    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_")
+    assert allocator.keep_freed_memory() is _glibc()
