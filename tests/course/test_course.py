@@ -21,6 +21,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from otter_runs import otter_results
 
 try:
     import tomllib
@@ -163,14 +164,6 @@ def answered(student_notebook: Path, answers: dict[str, str], target: Path) -> P
     return path
 
 
-def otter_run(autograder: Path, submission: Path) -> subprocess.Popen:
-    """``otter run``, as an instructor grades one submission (results.json beside it)."""
-    return subprocess.Popen(
-        [sys.executable, "-m", "otter", "run", "-a", str(autograder), "-o",
-         str(submission.parent), "--no-logo", str(submission)],
-        cwd=submission.parent, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-
-
 def test_otter_grades_the_lessons_checks(tmp_path):
     """For each graded lesson, a solved and a mistaken notebook, all four graded at once."""
     runs, expected = {}, {}
@@ -184,13 +177,9 @@ def test_otter_grades_the_lessons_checks(tmp_path):
         expected[lesson.stem] = questions, data["mistakes"]
         for kind, answers in (("solved", right), ("mistakes", {**right, **mistakes})):
             submission = answered(done.student_notebook, answers, tmp_path / lesson.stem / kind)
-            runs[lesson.stem, kind] = submission.parent, otter_run(done.autograder_zip,
-                                                                     submission)
+            runs[lesson.stem, kind] = done.autograder_zip, submission
     results = {}
-    for key, (folder, process) in runs.items():
-        log, _ = process.communicate(timeout=900)
-        assert process.returncode == 0, log[-3000:]
-        tests = json.loads((folder / "results.json").read_text())["tests"]
+    for key, tests in otter_results(runs).items():
         results[key] = {t["name"]: t for t in tests if "score" in t}
         results[key]["report"] = "\n".join(t.get("output", "") for t in tests)
 

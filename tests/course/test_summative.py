@@ -18,12 +18,11 @@ Each ``otter run`` executes the small lesson (~10 s); they run two at a time.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from otter_runs import otter_results
 
 try:
     import tomllib
@@ -160,34 +159,11 @@ def without_plugin(autograder_zip: Path, target: Path) -> Path:
     return target
 
 
-# What otter says when the kernel it launched died at once: two kernels started at the
-# same moment can be handed the same port (jupyter_client picks free ports, then binds).
-KERNEL_START_RACE = "Kernel died before replying to kernel_info"
-
-
 def otter_scores(runs: dict[str, tuple[Path, Path]]) -> dict[str, dict[str, dict]]:
     """``otter run`` on each (autograder, submission), two at a time: name -> question ->
     its entry in results.json."""
-    pending, running, scores = list(runs.items()), [], {}
-    retried = set()
-    while pending or running:
-        while pending and len(running) < 2:
-            name, (autograder, notebook) = pending.pop(0)
-            process = subprocess.Popen(
-                [sys.executable, "-m", "otter", "run", "-a", str(autograder), "-o",
-                 str(notebook.parent), "--no-logo", str(notebook)], cwd=notebook.parent,
-                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-            running.append((name, notebook, process))
-        name, notebook, process = running.pop(0)
-        log, _ = process.communicate(timeout=600)
-        if process.returncode and KERNEL_START_RACE in log and name not in retried:
-            retried.add(name)  # two kernels launched at once took the same port: once more
-            pending.append((name, runs[name]))
-            continue
-        assert process.returncode == 0, (name, log[-3000:])
-        tests = json.loads((notebook.parent / "results.json").read_text())["tests"]
-        scores[name] = {t["name"]: t for t in tests if "score" in t}
-    return scores
+    return {name: {t["name"]: t for t in tests if "score" in t}
+            for name, tests in otter_results(runs).items()}
 
 
 def expected_mistakes() -> dict[str, list[str]]:
