@@ -18,6 +18,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -365,17 +366,18 @@ def _measure(plan) -> CheckpointedStep:
     return measure_step(_memory_gpt(plan), tokens, loss=_next_token_loss(targets))
 
 
-_PLAIN: dict[str, CheckpointedStep] = {}
+@cache
+def plain_step() -> CheckpointedStep:
+    """The step without recomputation, measured once: every plan is judged against it."""
+    return _measure(None)
 
 
 def recompute_step(plan: Sequence[Iterable[str]]) -> RecomputeRun:
     """One training step (forward, loss, backward) of the memory lesson's GPT
     (MEMORY_SHAPE) with ``plan``, one collection of PARTS names per block, measured:
     peak bytes held for backward, recomputed multiply-adds, gradients."""
-    if "plain" not in _PLAIN:
-        _PLAIN["plain"] = _measure(None)
     frozen = tuple(frozenset(p) for p in plan)
-    return RecomputeRun(frozen, _measure(frozen), _PLAIN["plain"])
+    return RecomputeRun(frozen, _measure(frozen), plain_step())
 
 
 # Korthikanti et al.'s terms for one layer, in units of s·b·h bytes (sbh) or a·s²·b bytes

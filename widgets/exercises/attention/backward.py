@@ -50,6 +50,11 @@ def _forward(q, k, v, masked=True):
     return w / w.sum(axis=1, keepdims=True), scale
 
 
+# Each slip a mistake builder makes, as the switch of _backward that makes it.
+SLIPS = {"elementwise": {"elementwise": True}, "unscaled": {"scaled": False},
+         "transposed": {"transposed": True}, "unmasked": {"masked": False}}
+
+
 def _backward(q, k, v, d_out, *, elementwise=False, scaled=True, masked=True,
               transposed=False):
     """dq, dk, dv with one slip switched on (a mistake builder, not the reference)."""
@@ -79,10 +84,8 @@ def attention_mistakes(q, k, v, d_out) -> dict[str, list[Mistake]]:
         "unmasked": ("lets queries read future keys: the causal mask was not applied.",
                      "Masked scores have weight 0, so they pass no gradient."),
     }
-    builds = {"elementwise": {"elementwise": True}, "unscaled": {"scaled": False},
-              "transposed": {"transposed": True}, "unmasked": {"masked": False}}
     out: dict[str, list[Mistake]] = {n: [] for n in NAMES}
-    for code, options in builds.items():
+    for code, options in SLIPS.items():
         says, hint = slips[code]
         for name, candidate in zip(NAMES, _backward(q, k, v, d_out, **options)):
             out[name].append(Mistake(candidate, f"Your {name} {says}", hint, code))
@@ -93,8 +96,7 @@ def with_slip(code: str) -> Callable:
     """An ``attention_backward`` that makes one of :func:`attention_mistakes`' slips
     (``"elementwise"``, ``"unscaled"``, ``"transposed"``, ``"unmasked"``): what a
     lesson's demonstration passes, without showing the rest of the answer."""
-    options = {"elementwise": {"elementwise": True}, "unscaled": {"scaled": False},
-               "transposed": {"transposed": True}, "unmasked": {"masked": False}}[code]
+    options = SLIPS[code]
 
     def attention_backward(q, k, v, d_out):
         return _backward(q, k, v, d_out, **options)

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ...feedback.result import Result
-from ...lessons.transformer import MEMORY_SHAPE, PARTS, RecomputeRun, recompute_step
+from ...lessons.transformer import MEMORY_SHAPE, PARTS, RecomputeRun, plain_step, recompute_step
 from ..exercise import Exercise, register
 from ..parts import answers
 
@@ -79,7 +79,7 @@ class RecomputeTask:
 
     def __repr__(self) -> str:
         m = MEMORY_SHAPE
-        plain = recompute_step([()] * N_BLOCKS).plain
+        plain = plain_step()
         return (f"Recomputation plan for the memory GPT ({m['layers']} blocks, batch "
                 f"{m['batch']}, context {m['seq']}, width {m['hidden']}, {m['heads']} heads, "
                 f"float32): at most {self.max_peak:.0%} of the plain step's peak "
@@ -140,7 +140,7 @@ def check_a3(plan=None) -> Result:
                            f"part one of {', '.join(map(repr, PARTS))}.")
     parts = _normalised(plan)
     if not any(parts):
-        plain = recompute_step([()] * N_BLOCKS).plain
+        plain = plain_step()
         return Result(False, f"Your plan recomputes nothing: that is the plain step, peak "
                              f"{plain.peak:,} bytes held for backward.", diagnosis="no_plan",
                       hint="Name at least one part of one block, and measure what it changes.")
