@@ -51,7 +51,7 @@ from .graph_ids import (
     saved_edge_id,
     saved_node_id,
 )
-from .summary import describe_tensor, format_bytes, shape_text, summarize
+from .summary import ValueScales, describe_tensor, format_bytes, shape_text, summarize
 
 # Above these sizes the layout trades a little polish for time (see _layout_limits);
 # measured with graphviz-pure in bench/bench_widgets.py.
@@ -201,6 +201,7 @@ class _DotWriter:
         graph = graph if self.kept is None else _part(graph, self.kept)
         self.g = graph
         self.values, self.grads, self.show_values = values, grads, show_values
+        self.scales = ValueScales(self.full, values)
         self.input_names = input_names
         self.legend, self.rankdir = legend, rankdir
         self.ops = {o.id: o for o in graph.ops}
@@ -470,7 +471,7 @@ class _DotWriter:
         if t.label is None:
             rows.append(_h(f"{shape_text(t.shape)} {t.dtype}"))
         if self.show_values and t.id in self.values and t.label is None:
-            rows.append(_h(summarize(self.values[t.id])))
+            rows.append(_h(self._value_text(t.id)))
         if self.show_values and t.id in self.grads:
             rows.append(_h(f"grad {summarize(self.grads[t.id])}"))
         penwidth = 2 if t.kind == "output" else 1
@@ -499,6 +500,10 @@ class _DotWriter:
                 f'style="{styles}", fillcolor="{fill}", color="{border}", penwidth={penwidth}, '
                 f"label={label}, tooltip={_q(tip)}];")
 
+    def _value_text(self, tensor_id: str) -> str:
+        """A tensor's values in one line, rounding noise at its op's scale shown as 0."""
+        return summarize(self.values[tensor_id], scale=self.scales.of_tensor(tensor_id))
+
     def _title(self, t: TensorInfo) -> str:
         ident = f'<font point-size="8" color="{theme.MUTED}">{t.id}</font>'
         if t.label is not None:
@@ -514,7 +519,7 @@ class _DotWriter:
         tip = [f"{s.name}: made and saved by {s.op} ({self.ops[s.op].op}) for its backward",
                f"shape {shape_text(s.shape)}, {s.dtype}, {_saved_size(s)}"]
         if node in self.values:
-            tip.append(f"value: {summarize(self.values[node])}")
+            tip.append(f"value: {summarize(self.values[node], scale=self.scales.of_op(s.op))}")
         return (f'  {node} [id="{node}", class="saved_own", shape=note, style=filled, '
                 f'fillcolor="{theme.SAVED_FILL}", color="{theme.SAVED}", height=0.2, '
                 f"label={label}, tooltip={_q(chr(10).join(tip))}];")
@@ -610,7 +615,7 @@ class _DotWriter:
         if len(savers) > MANY:
             lines.append(f"... and saved by {len(savers) - MANY:,} more ops")
         if t.id in self.values:
-            lines.append(f"value: {summarize(self.values[t.id])}")
+            lines.append(f"value: {self._value_text(t.id)}")
         if t.id in self.grads:
             lines.append(f"grad: {summarize(self.grads[t.id])}")
         return "\n".join(lines)

@@ -54,7 +54,7 @@ from .layout import picture_beside, side_layout
 from .live import live
 from .panels import leaves_panel, step_panel, step_sentence
 from .replay import record
-from .summary import describe_tensor, summarize
+from .summary import ValueScales, describe_tensor, summarize
 
 __all__ = ["BackwardStepper"]
 
@@ -100,7 +100,9 @@ class BackwardStepper(w.VBox):
         self.svg = self.pages.first(self.pages.page_of(None))
         # What the inspector shows of each tensor's values: summarised now, before the
         # sweep releases them (skipped on huge graphs, where it would cost seconds).
-        self._values = ({tid: summarize(a) for tid, a in view.values.items()}
+        scales = ValueScales(view.graph, view.values)
+        self._values = ({tid: summarize(a, scale=scales.of_tensor(tid))
+                         for tid, a in view.values.items()}
                         if len(view.values) <= INSPECT_VALUES else {})
         self.replay = record(output, gradient, retain_graph, view=view)
         del view  # drop the references to values the sweep has released

@@ -3,10 +3,18 @@
 Small arrays are written out in full; large ones are summarised by shape and a
 few statistics, so a label stays one line whatever the tensor's size.
 
+A number that is zero up to rounding shows as 0. Which of a value's last bits come out
+depends on the machine (NumPy and OpenBLAS pick their SIMD kernels when they start), so
+the mean of a normalised tensor reads -1.3e-08 on one CPU and -1.6e-08 on another; below
+:func:`noise_floor`, a few units in the last place of the magnitudes the value was
+computed from, every machine shows 0, and a learner's screen matches a classmate's.
+
 >>> summarize(np.array([1.0, -2.0]))
 '[ 1. -2.]'
 >>> summarize(np.arange(100.0))
 '(100,) min 0 max 99 mean 49.5 norm 573'
+>>> summarize(np.array([1.0, -1.0, 2.0, -2.0] * 4) + 1e-17)  # its mean is rounding noise
+'(16,) min -2 max 2 mean 0 norm 6.325'
 >>> format_bytes(1536)
 '1.5 KiB'
 """
@@ -17,19 +25,53 @@ from collections.abc import Iterator, Mapping
 
 import numpy as np
 
-from autograd_core.graph import TensorInfo
+from autograd_core.graph import Graph, TensorInfo
 
 FULL_MAX = 8  # arrays with at most this many elements are written out in full
+# How many units in the last place of its scale a number may be and still be rounding
+# noise: an op rounds once (half a unit), a chain of ops and a reduction's changed
+# summation order add a few more.
+NOISE_ULPS = 16
 
 
-def summarize(array, full_max: int = FULL_MAX, precision: int = 4) -> str:
-    """One line describing ``array``: its values if small, else shape/min/max/mean/norm."""
+def noise_floor(dtype, scale: float) -> float:
+    """The size below which a number computed from magnitudes up to ``scale`` in ``dtype``
+    is rounding noise (``NOISE_ULPS`` units in the last place of ``scale``); 0 for a dtype
+    that does not round (integers, bool).
+
+    >>> noise_floor(np.float64, 1.0)  # 16 units of float64's 2.2e-16
+    3.552713678800501e-15
+    """
+    dtype = np.dtype(dtype)
+    if dtype.kind not in "fc" or not np.isfinite(scale):
+        return 0.0
+    return NOISE_ULPS * float(np.finfo(dtype).eps) * float(scale)
+
+
+def magnitude(array) -> float:
+    """The largest finite ``|value|`` of ``array`` (0 if it has none)."""
+    a = np.asarray(array)
+    if a.dtype.kind not in "fciub" or a.size == 0:
+        return 0.0
+    a = np.abs(a[np.isfinite(a)] if a.dtype.kind in "fc" else a)
+    return float(a.max()) if a.size else 0.0
+
+
+def summarize(array, full_max: int = FULL_MAX, precision: int = 4,
+              scale: float = 0.0) -> str:
+    """One line describing ``array``: its values if small, else shape/min/max/mean/norm.
+    A number below the :func:`noise_floor` of the array's dtype shows as 0; its scale is
+    the array's own largest magnitude or ``scale`` (the magnitude of what it was computed
+    from, say an op's inputs), whichever is larger."""
     if array is None:
         return "None"
     a = _tidy(np.asarray(array))
+    floor = noise_floor(a.dtype, max(magnitude(a), scale))
     if a.size <= full_max:
         if a.ndim == 0:
-            return _number(a.item(), precision)
+            return _number(_zeroed(a.item(), floor), precision)
+        if floor:
+            a = np.where(np.abs(a) <= floor, 0.0, a).astype(a.dtype)
         text = np.array2string(_rounded(a, precision), precision=precision, suppress_small=True,
                                separator=" ", max_line_width=10_000)
         return " ".join(text.split())
@@ -39,20 +81,65 @@ def summarize(array, full_max: int = FULL_MAX, precision: int = 4) -> str:
     if finite.size == 0:
         return f"{_shape(a.shape)} no finite values"
     f = finite.astype(np.float64)
-    stats = " ".join([_shape(a.shape)] + [
-        f"{name} {_number(value, precision)}" for name, value in
-        (("min", f.min()), ("max", f.max()), ("mean", f.mean()), ("norm", np.linalg.norm(f)))])
+    numbers = {"min": f.min(), "max": f.max(), "mean": f.mean(), "norm": np.linalg.norm(f)}
+    stats = " ".join([_shape(a.shape)] + [f"{name} {_number(_zeroed(x, floor), precision)}"
+                                          for name, x in numbers.items()])
     if finite.size < a.size:
         stats += f" ({a.size - finite.size} non-finite)"
     return stats
 
 
-def full(array, precision: int = 4, max_elements: int = 64) -> str:
+class ValueScales:
+    """The scale each value of a recorded graph was computed at, for :func:`summarize`:
+    the largest magnitude among the inputs of the op that made it. ``loss`` summed from
+    terms near 3 that cancel reads -1.3e-15 on one machine and 2.2e-16 on another; at
+    that scale both are rounding noise and show as 0.
+
+    ``values`` maps tensor ids to arrays. An input whose values the program dropped
+    counts at the scale it was itself computed at; a leaf without values counts as 0.
+    """
+
+    def __init__(self, graph: Graph, values: Mapping[str, object]):
+        self._graph, self._values = graph, values
+        self._op_scale: dict[str, float] | None = None  # worked out when first asked
+        self._producer: dict[str, str] = {}  # tensor id -> the op that made it
+
+    def of_op(self, op_id: str) -> float:
+        """The largest magnitude among the inputs of op ``op_id``."""
+        return self._scales().get(op_id, 0.0)
+
+    def of_tensor(self, tensor_id: str) -> float:
+        """The scale of the tensor ``tensor_id``: that of the op that made it (0 for a leaf)."""
+        self._scales()
+        producer = self._producer.get(tensor_id)
+        return self.of_op(producer) if producer is not None else 0.0
+
+    def _scales(self) -> dict[str, float]:
+        if self._op_scale is None:
+            size: dict[str, float] = {}  # tensor id -> its magnitude, or its scale if dropped
+
+            def size_of(tensor_id: str) -> float:
+                if tensor_id not in size:
+                    value = self._values.get(tensor_id)
+                    size[tensor_id] = 0.0 if value is None else magnitude(value)
+                return size[tensor_id]
+
+            self._op_scale, self._producer = {}, {}
+            for op in self._graph.ops:  # execution order: inputs before the ops that read them
+                scale = max((size_of(t) for t in op.inputs), default=0.0)
+                self._op_scale[op.id] = scale
+                self._producer[op.output] = op.id
+                value = self._values.get(op.output)
+                size[op.output] = scale if value is None else magnitude(value)
+        return self._op_scale
+
+
+def full(array, precision: int = 4, max_elements: int = 64, scale: float = 0.0) -> str:
     """The values as a NumPy-style block (several lines for a matrix), or a summary
-    when there are more than ``max_elements``."""
+    when there are more than ``max_elements`` (``scale`` as for :func:`summarize`)."""
     a = _tidy(np.asarray(array))
     if a.size > max_elements:
-        return summarize(a)
+        return summarize(a, scale=scale)
     a = _rounded(a, precision)
     squeezed = a.squeeze()
     if a.ndim >= 3 and squeezed.ndim < a.ndim:  # (1, 16, 1, 1): one line, not sixteen
@@ -62,12 +149,12 @@ def full(array, precision: int = 4, max_elements: int = 64) -> str:
     return np.array2string(a, precision=precision, suppress_small=True, max_line_width=72)
 
 
-def for_later(array, max_elements: int = 64):
+def for_later(array, max_elements: int = 64, scale: float = 0.0):
     """What ``full(array)`` needs, kept cheaply for later: a copy of a small array
     (formatting it is what costs, so it waits until shown), or the summary text of
-    a large one (so the array itself can be freed)."""
+    a large one (so the array itself can be freed; ``scale`` as for :func:`summarize`)."""
     a = np.asarray(array)
-    return np.array(a) if a.size <= max_elements else summarize(a)
+    return np.array(a) if a.size <= max_elements else summarize(a, scale=scale)
 
 
 def later_text(kept) -> str:
@@ -93,6 +180,11 @@ class Texts(Mapping):
 
     def __len__(self) -> int:
         return len(self._kept)
+
+
+def _zeroed(x, floor: float):
+    """``x``, or 0 where it is rounding noise (``|x|`` at most ``floor``)."""
+    return 0.0 if floor and abs(x) <= floor else x
 
 
 def _tidy(a: np.ndarray) -> np.ndarray:

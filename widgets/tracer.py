@@ -47,7 +47,14 @@ from .highlight import TRACE_STATES, step_legend
 from .layout import picture_beside, side_layout
 from .live import Live, live
 from .panels import module_note
-from .summary import describe_tensor, for_later, format_bytes, later_text, summarize
+from .summary import (
+    ValueScales,
+    describe_tensor,
+    for_later,
+    format_bytes,
+    later_text,
+    summarize,
+)
 from .timeline import forward_held
 
 __all__ = ["ForwardTracer", "TraceRow", "forward_trace", "compare_runs"]
@@ -78,6 +85,7 @@ def forward_trace(view: Live) -> list[TraceRow]:
     graph = view.graph
     tensors = {t.id: t for t in graph.tensors}
     holders = saved_targets(graph)
+    scales = ValueScales(graph, view.values)
     rows = []
     for op, held in zip(graph.ops, forward_held(graph)):
         names = view.input_names.get(op.id) or tuple(map(str, range(len(op.inputs))))
@@ -86,7 +94,7 @@ def forward_trace(view: Live) -> list[TraceRow]:
             op.order + 1, op.id, op.op, op.module,
             tuple(f"{n} = {describe_tensor(tensors[t])}" for n, t in zip(names, op.inputs)),
             describe_tensor(tensors[op.output]),
-            for_later(value) if value is not None else
+            for_later(value, scale=scales.of_op(op.id)) if value is not None else
             "(not kept: the program dropped it and no op saved it)",
             tuple((s.name, holders[op.id, s.name], s.nbytes) for s in op.saved), held))
     return rows

@@ -295,6 +295,42 @@ def test_a_value_too_small_to_show_prints_as_zero_never_minus_zero(values):
         assert "0." in text and ("nan" in text) == bool(np.isnan(a).any()), text
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_statistic_that_is_rounding_noise_shows_as_zero(dtype):
+    """A layer-normalised row's mean is zero up to rounding; its last bits depend on the
+    CPU's kernels. Nudged by a few units in the last place (as another kernel rounds),
+    the summary reads the same, with mean 0; a real mean of the same tensor still shows."""
+    from widgets.summary import noise_floor
+
+    rows = np.random.default_rng(0).standard_normal((4, 8)).astype(dtype)
+    normed = (rows - rows.mean(1, keepdims=True)) / rows.std(1, keepdims=True)
+    eps = np.finfo(dtype).eps
+    texts = {summarize(normed + np.asarray(k * eps, dtype=dtype)) for k in (-3, 0, 2, 5)}
+    assert len(texts) == 1 and " mean 0 " in texts.pop()
+    assert " mean 0 " not in summarize(normed + dtype(1e-2))  # a real offset shows
+    # The floor is the dtype's resolution at the tensor's scale: 16 units in the last place.
+    assert noise_floor(dtype, 2.0) == pytest.approx(16 * 2.0 * eps)
+    assert noise_floor(np.int64, 2.0) == 0
+
+
+def test_a_sum_of_terms_that_cancel_shows_as_zero_at_its_inputs_scale():
+    """``(xhat * c).sum()`` cancels to about 1e-15: the scalar alone has no scale, so the
+    graph measures it against what its op read; the product the program dropped counts
+    at the scale of the values it was made from."""
+    x = ag.randn(4, 2, generator=ag.Generator(13), requires_grad=True)
+    xhat = (x - x.mean(dim=0)) / ag.sqrt(x.var(dim=0))
+    loss = (xhat * ag.tensor([[1.0, -2.0]])).sum()
+    noise = float(loss.numpy())
+    assert noise != 0 and abs(noise) < 1e-14  # what the program computed: not 0 exactly
+    view = live(loss)
+    dot = to_dot(view.graph, values=view.values)
+    assert 'value: 0"' in dot  # the output's tooltip ends with its value
+    assert f"{noise:.4g}" not in dot
+    # A sum that is not zero keeps its digits.
+    view = live((xhat * ag.tensor([[1.0, -2.0]])).abs().sum())
+    assert "value: 0" not in to_dot(view.graph, values=view.values)
+
+
 @pytest.mark.parametrize("n, text", [(0, "0 B"), (16, "16 B"), (1536, "1.5 KiB"),
                                      (3 * 1024 ** 2, "3.0 MiB")])
 def test_format_bytes(n, text):
