@@ -11,6 +11,10 @@ the lessons in ``notebooks/`` (so it also applies to ``pytest notebooks/05_*.ipy
   one unit of work, so they run in order in one worker and one kernel; the browser tests
   are another, so one worker serves one JupyterLab and one Chromium for all of them;
   every other test goes wherever a core is free (:func:`scope_of`).
+* BLAS runs on one thread in every test process and in every kernel and subprocess they
+  start (``OPENBLAS_NUM_THREADS=1`` and its kin, unless already set): the workers already
+  fill every core, and OpenBLAS's default of a thread per core in each of them made the
+  attention tests and lesson 15's training two to ten times slower on 2 cores.
 * Collected objects are frozen out of the garbage collector's passes (``gc.freeze``).
 * The second run of every lesson (``tests/lessons/test_lessons_rerun.py``, marked
   ``rerun``) and the controls of the grading attacks (``tests/course/test_summative.py``,
@@ -24,6 +28,18 @@ import sys
 from pathlib import Path
 
 import pytest
+
+# One BLAS thread per process (see the docstring). The variables reach every kernel and
+# subprocess; threadpoolctl limits a BLAS this process loaded before reading them.
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+for variable in BLAS_THREADS:
+    os.environ.setdefault(variable, "1")
+try:
+    from threadpoolctl import threadpool_limits
+except ImportError:  # not a test install: the variables above still reach subprocesses
+    pass
+else:
+    threadpool_limits(int(os.environ["OPENBLAS_NUM_THREADS"]), user_api="blas")
 
 os.environ["AUTOGRAD_LESSONS_PROGRESS"] = ":memory:"
 os.environ.pop("AUTOGRAD_LESSONS_LEARNER", None)  # stored lessons use the shared problems
