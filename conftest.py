@@ -16,10 +16,15 @@ the lessons in ``notebooks/`` (so it also applies to ``pytest notebooks/05_*.ipy
   fill every core, and OpenBLAS's default of a thread per core in each of them made the
   attention tests and lesson 15's training two to ten times slower on 2 cores.
 * Collected objects are frozen out of the garbage collector's passes (``gc.freeze``).
-* The second run of every lesson (``tests/lessons/test_lessons_rerun.py``, marked
-  ``rerun``) and the controls of the grading attacks (``tests/course/test_summative.py``,
-  marked ``controls``) are phases of CI of their own: they run only when asked,
-  ``pytest -m rerun`` and ``pytest -m controls``.
+* Two phases of CI run only when asked: the second run of every lesson, on other CPU
+  kernels (``tests/lessons/test_lessons_rerun.py``, marked ``rerun``: ``pytest -m
+  rerun``), and the course end to end (``pytest -m "course or hub"``): ``otter run``
+  grading exported lessons, the grading attacks and their controls (marked ``course``),
+  and a real JupyterHub (``tests/hub/``, marked ``hub``). Each ``otter run`` starts otter,
+  a kernel that runs the lesson and a process that grades again, about 13 s of a core;
+  the 22 of them would double the everyday run's time.
+* Tests of one file under ``tests/course/`` or ``tests/hub/`` share a worker, so the
+  exports and grading their module fixtures make happen once, not once per worker.
 """
 
 import gc
@@ -49,14 +54,17 @@ if HELPERS not in sys.path:
     sys.path.insert(0, HELPERS)
 
 BROWSER = "tests/browser/"
+# Folders whose files each share a worker: their module fixtures export and grade once.
+BY_FILE = ("tests/course/", "tests/hub/")
 
 
 def scope_of(nodeid: str) -> str:
     """The work unit a test belongs to under pytest-xdist: a notebook (its cells in
     order, in one kernel), all the browser tests (one served JupyterLab and one Chromium
-    for them all), or else the test alone, so the cores share the rest evenly."""
+    for them all), a file of the course or hub tests (its module fixtures run once), or
+    else the test alone, so the cores share the rest evenly."""
     path = nodeid.split("::", 1)[0]
-    if path.endswith(".ipynb"):
+    if path.endswith(".ipynb") or path.startswith(BY_FILE):
         return path
     if path.startswith(BROWSER):
         return BROWSER
@@ -89,12 +97,12 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 # Markers of CI phases of their own: their tests run only when ``-m`` names them.
-CI_PHASES = ("rerun", "controls")
+CI_PHASES = ("rerun", "course", "hub")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Leave out the tests of a CI phase (the lessons' second run, the grading attacks'
-    controls) unless ``-m`` asks for that phase."""
+    """Leave out the tests of a CI phase (the lessons' second run, the course end to end)
+    unless ``-m`` asks for that phase."""
     markexpr = config.getoption("markexpr", "") or ""
     phases = [m for m in CI_PHASES if m not in markexpr]
     later = [item for item in items if any(item.get_closest_marker(m) for m in phases)]

@@ -5,8 +5,9 @@
 * No solution text of the question bank reaches the student version.
 * otter's own grading (``otter run``, as an instructor runs it) gives full marks to
   lesson 05 solved with the engine's answers, and partial marks to lesson 05 with
-  typical mistakes, with the mistake the lesson's check names in the feedback.
-  (Grading executes the lesson twice, ~15 s each; the two run side by side.)
+  typical mistakes, with the mistake the lesson's check names in the feedback, and so
+  do lessons 07 and 15. (Six ``otter run``s, 12-20 s of a core each, two at a time:
+  marked ``course``, a CI phase of its own, ``pytest -m "course or hub"``.)
 * Bad input gets one sentence, not a traceback.
 """
 
@@ -164,6 +165,7 @@ def answered(student_notebook: Path, answers: dict[str, str], target: Path) -> P
     return path
 
 
+@pytest.mark.course
 def test_otter_grades_the_lessons_checks(tmp_path):
     """For each graded lesson, a solved and a mistaken notebook, all four graded at once."""
     runs, expected = {}, {}

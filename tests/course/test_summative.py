@@ -9,10 +9,12 @@ instructor grades it:
 * six attacks, each giving wrong answers plus one way of fooling the grading in the
   student's kernel (patching the Result, the registry, the checks' machinery, NumPy;
   storing a fake Result; editing the grader's test files): each earns zero. The control
-  (marked ``controls``, a CI phase of its own) shows that each one earns full marks from
-  the tests otter runs in the kernel, the autograder without the regrade plugin.
+  shows that each one earns full marks from the tests otter runs in the kernel, the
+  autograder without the regrade plugin.
 
-Each ``otter run`` executes the small lesson (~10 s); they run two at a time.
+Each ``otter run`` executes the small lesson (~13 s of a core); they run two at a time.
+Fourteen of them are a CI phase of their own, with the other end-to-end course tests
+(marked ``course``: ``pytest -m "course or hub"``).
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ pytest.importorskip(
 
 from widgets import exercises  # noqa: E402
 from widgets.course.otter_export import export_otter  # noqa: E402
+
+pytestmark = pytest.mark.course
 
 ROOT = Path(__file__).resolve().parents[2]
 G12_ANSWERS = tomllib.loads((ROOT / "tests/data/course/05_matmul_mlp.toml").read_text())
@@ -233,11 +237,9 @@ def test_an_attack_in_the_kernel_earns_nothing(graded, attack):
     assert total(scores[attack]) == 0, scores[attack]
 
 
-@pytest.mark.controls
 def test_each_attack_fools_the_tests_that_run_in_the_kernel(export):
     """The control: without the plugin, otter's tests (run in the student's kernel) give
-    every attack full marks, so the test above proves something. A CI phase of its own
-    (``pytest -m controls``): six more runs of otter."""
+    every attack full marks, so the test above proves something: six more runs of otter."""
     base, done, control = export
     runs = {name: (control, submission(done.student_notebook, answers,
                                        base / f"{name}_control", code))
