@@ -114,3 +114,9 @@ def test_the_command_reports_and_names_bad_input_in_a_sentence(submissions, tmp_
     (tmp_path / "empty").mkdir()
     assert course_cli.main(["report", str(tmp_path / "empty"), str(tmp_path / "o")]) == 2
     assert "holds no exported progress file" in capsys.readouterr().err
+    (tmp_path / "one").mkdir()
+    first = sorted(submissions.iterdir())[0]
+    (tmp_path / "one" / first.name).write_bytes(first.read_bytes())
+    assert course_cli.main(["report", str(tmp_path / "one"), str(tmp_path / "o1")]) == 0
+    assert "Report on 1 learner: " in capsys.readouterr().out
+    assert "The work of 1 learner; " in (tmp_path / "o1" / "report.html").read_text()

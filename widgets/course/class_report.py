@@ -185,6 +185,15 @@ def plot_lesson(summaries: list[ItemSummary], path: Path) -> str:
                      f"{s.after_solution} after the solution" for s in summaries)
 
 
+def learners_text(n: int) -> str:
+    """``1 learner`` or ``12 learners``.
+
+    >>> learners_text(1), learners_text(3)
+    ('1 learner', '3 learners')
+    """
+    return f"{n:,} learner" + ("" if n == 1 else "s")
+
+
 def write_report(learners: list[Learner], out: Path, *, names: bool = False,
                  skipped: list[str] = ()) -> Path:
     """Write ``report.html``, ``report.csv`` and a chart per lesson into ``out``; returns
@@ -192,7 +201,7 @@ def write_report(learners: list[Learner], out: Path, *, names: bool = False,
     out.mkdir(parents=True, exist_ok=True)
     summaries = summarise(learners)
     write_csv(summaries, out / "report.csv")
-    body = [f"<h1>What the class got wrong</h1><p>{len(learners)} learners' progress; "
+    body = [f"<h1>What the class got wrong</h1><p>The work of {learners_text(len(learners))}; "
             f"{len(summaries)} items tried by at least one of them.</p>"]
     graded = sum(learner.graded for learner in learners)
     if graded:
