@@ -16,13 +16,16 @@ the lessons in ``notebooks/`` (so it also applies to ``pytest notebooks/05_*.ipy
   fill every core, and OpenBLAS's default of a thread per core in each of them made the
   attention tests and lesson 15's training two to ten times slower on 2 cores.
 * Collected objects are frozen out of the garbage collector's passes (``gc.freeze``).
-* Two phases of CI run only when asked: the second run of every lesson, on other CPU
-  kernels (``tests/lessons/test_lessons_rerun.py``, marked ``rerun``: ``pytest -m
-  rerun``), and the course end to end (``pytest -m "course or hub"``): ``otter run``
-  grading exported lessons, the grading attacks and their controls (marked ``course``),
-  and a real JupyterHub (``tests/hub/``, marked ``hub``). Each ``otter run`` starts otter,
-  a kernel that runs the lesson and a process that grades again, about 13 s of a core;
-  the 22 of them would double the everyday run's time.
+* Three phases of CI run only when asked, each several minutes of one core's work that
+  would more than double the everyday run's time on 2 cores:
+  - the second run of every lesson, on other CPU kernels
+    (``tests/lessons/test_lessons_rerun.py``, marked ``rerun``): ``pytest -m rerun``;
+  - the course end to end: ``otter run`` grading exported lessons, the grading attacks and
+    their controls (marked ``course``; each ``otter run`` starts otter, a kernel that runs
+    the lesson and a process that grades again, about 13 s of a core, 22 of them), and a
+    real JupyterHub (``tests/hub/``, marked ``hub``): ``pytest -m "course or hub"``;
+  - JupyterLab in Chromium (``tests/browser/``, marked ``browser`` here, about 3.5
+    minutes on the one worker that serves them): ``pytest -m browser``.
 * Tests of one file under ``tests/course/`` or ``tests/hub/`` share a worker, so the
   exports and grading their module fixtures make happen once, not once per worker.
 """
@@ -97,7 +100,13 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 # Markers of CI phases of their own: their tests run only when ``-m`` names them.
-CI_PHASES = ("rerun", "course", "hub")
+CI_PHASES = ("rerun", "course", "hub", "browser")
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Every test under ``tests/browser/`` is marked ``browser`` (before ``-m`` selects)."""
+    if item.nodeid.startswith(BROWSER):
+        item.add_marker(pytest.mark.browser)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
