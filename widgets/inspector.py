@@ -117,6 +117,7 @@ def _gradient(replay: Replay, tensor: TensorInfo, k: int, revealed: bool) -> str
     if tensor.kind in ("constant", "frozen parameter"):
         return "none: it does not require grad"
     received = replay.contributions(tid, k)
+    scale = received[-1][2].total_scale if received else 0.0
     if tid in replay.leaves:
         grad = replay.leaf_grad(tid, k)
     else:
@@ -126,7 +127,7 @@ def _gradient(replay: Replay, tensor: TensorInfo, k: int, revealed: bool) -> str
     if grad is None:
         return "nothing yet (no step has sent it a gradient)"
     parts = f" (the sum of {len(received)} contributions)" if len(received) > 1 else ""
-    return f"after step {k}{parts}:" + _pre(full(grad))
+    return f"after step {k}{parts}:" + _pre(full(grad, scale=scale))
 
 
 def _tensor(replay: Replay, tensor: TensorInfo, k: int, values: Mapping[str, str],

@@ -77,8 +77,9 @@ def module_note(path: str | None) -> str:
     return f" <span style='color:var(--jp-content-font-color2,#495057)'>in {_h(path)}</span>"
 
 
-def _arr(array) -> str:
-    return _pre(full(array))
+def _arr(array, scale: float = 0.0) -> str:
+    """``array`` in full (``scale``: what it was computed at, see ``summary.summarize``)."""
+    return _pre(full(array, scale=scale))
 
 
 def _h(text: str) -> str:
@@ -101,12 +102,12 @@ def step_panel(replay: Replay, k: int, revealed: bool = True) -> str:
     step = replay.step(k)
     if step.op is None:  # the output is itself a leaf: the seed goes to its .grad
         return (f"<b>Step {k} of {n}</b>: the output is a leaf, so the seed gradient goes "
-                f"straight into its .grad:{_arr(step.sent[0].total)}")
+                f"straight into its .grad:{_arr(step.sent[0].total, step.sent[0].total_scale)}")
     op = replay.ops[step.op]
     parts = [f"<b>Step {k} of {n}: {step.op} {_h(op.op)}</b>{module_note(op.module)}"]
     parts.append(f"<div><span style='color:{theme.UPSTREAM}'>■</span> upstream gradient "
                  f"<b>g</b> = dL/d{_h(describe_tensor(replay.tensors[step.receiver]))}"
-                 f"{_arr(step.grad_output)}</div>")
+                 f"{_arr(step.grad_output, step.grad_output_scale)}</div>")
     parts.append(f"<div>rule of <b>{_h(op.op)}</b> (from its definition):"
                  f"{_pre(op.rule)}</div>")
     parts.append(_reads(replay, step, op))
@@ -141,7 +142,7 @@ def _sends(replay: Replay, step: StepRecord, revealed: bool) -> str:
         if not revealed:
             rows.append(f"<div>{head}: <b>?</b> <i>(predict it, then check)</i></div>")
             continue
-        rows.append(f"<div>{head}:{_arr(s.grad)}{_unbroadcast(s)}"
+        rows.append(f"<div>{head}:{_arr(s.grad, s.scale)}{_unbroadcast(s)}"
                     f"{_accumulation(replay, step, s)}</div>")
     return "<div>sends:" + "".join(rows) + "</div>"
 
@@ -169,11 +170,11 @@ def _accumulation(replay: Replay, step: StepRecord, s: SentRecord) -> str:
         items.append(f"<i>{len(earlier) - CONTRIBUTIONS:,} earlier contributions, then:</i>"
                      "<br/>")
     for number, op, c in earlier[-CONTRIBUTIONS:]:
-        items.append(f"step {number} from {op} ({_h(c.input_name)}):{_arr(c.grad)}")
-    items.append(f"this step ({_h(s.input_name)}):{_arr(s.grad)}")
+        items.append(f"step {number} from {op} ({_h(c.input_name)}):{_arr(c.grad, c.scale)}")
+    items.append(f"this step ({_h(s.input_name)}):{_arr(s.grad, s.scale)}")
     return (f"<div style='margin-left:12px'>accumulated: {s.tensor} feeds several inputs, "
             "so its gradient is the <b>sum</b> of every contribution:<br/>"
-            + "".join(items) + f"running sum:{_arr(s.total)}</div>")
+            + "".join(items) + f"running sum:{_arr(s.total, s.total_scale)}</div>")
 
 
 def _released(replay: Replay, step: StepRecord, op) -> str:

@@ -23,7 +23,7 @@ from autograd_core.tensor import Tensor
 
 from .graph_ids import saved_targets
 from .live import Live, live
-from .summary import Texts, for_later, full
+from .summary import Texts, ValueScales, for_later, full, sent_scale
 
 __all__ = ["SentRecord", "StepRecord", "Replay", "record"]
 
@@ -45,6 +45,10 @@ class SentRecord:
     unbroadcast_from: tuple | None
     previous: np.ndarray | None
     total: np.ndarray
+    # The scales ``grad`` and ``total`` were computed at (``widgets.summary.sent_scale``):
+    # what is rounding noise below them shows as 0.
+    scale: float = 0.0
+    total_scale: float = 0.0
 
     @property
     def accumulated(self) -> bool:
@@ -66,6 +70,7 @@ class StepRecord:
     sent: tuple[SentRecord, ...]
     released: tuple[str, ...]
     released_nodes: tuple[str, ...]
+    grad_output_scale: float = 0.0  # the scale grad_output was computed at
 
 
 class Replay:
@@ -80,8 +85,8 @@ class Replay:
         self.steps = steps
         self.initial = initial
         self.saved_text = saved_text
-        # leaf id -> ([step numbers that changed it], [its .grad after each])
-        self._history: dict[str, tuple[list[int], list[np.ndarray]]] = {
+        # leaf id -> ([step numbers that changed it], [(its .grad after each, its scale)])
+        self._history: dict[str, tuple[list[int], list[tuple[np.ndarray, float]]]] = {
             tid: ([], []) for tid in leaves}
         # tensor id -> ([step numbers that sent to it], [(step, from op, record)])
         self._received: dict[str, tuple[list[int], list]] = {}
@@ -93,7 +98,7 @@ class Replay:
                 if s.to_leaf:
                     numbers, totals = self._history[s.tensor]
                     numbers.append(step.number)
-                    totals.append(s.total)
+                    totals.append((s.total, s.total_scale))
         self._applied: int | None = None  # the step apply_to_leaves last set
         self._grad_tensors: dict[str, Tensor] = {}  # the Tensor each leaf's .grad reuses
         self._grad_text: dict[tuple[str, int], str] = {}
@@ -109,7 +114,7 @@ class Replay:
         """What leaf ``tid`` held in ``.grad`` after ``k`` steps."""
         numbers, totals = self._history[tid]
         i = bisect.bisect_right(numbers, k)
-        return totals[i - 1] if i else self.initial[tid]
+        return totals[i - 1][0] if i else self.initial[tid]
 
     def leaf_grads(self, k: int) -> dict[str, np.ndarray | None]:
         """Every leaf's ``.grad`` after ``k`` steps."""
@@ -160,8 +165,8 @@ class Replay:
         i = bisect.bisect_right(numbers, k)
         key = (tid, i)
         if key not in self._grad_text:
-            grad = totals[i - 1] if i else self.initial[tid]
-            self._grad_text[key] = "None" if grad is None else full(grad)
+            grad, scale = totals[i - 1] if i else (self.initial[tid], 0.0)
+            self._grad_text[key] = "None" if grad is None else full(grad, scale=scale)
         return self._grad_text[key]
 
 
@@ -186,21 +191,29 @@ def record(output, gradient=None, retain_graph: bool = False, view: Live | None 
     saved_text = Texts({key: for_later(view.values[node]) if node in view.values
                         else "(not kept)" for key, node in holders.items()})
     out_of = {op.id: op.output for op in graph.ops}
+    operands = ValueScales(graph, view.values)
+    received: dict[str, float] = {}  # tensor id -> the scale its gradient so far was made at
     steps = []
     for number, step in enumerate(backward_steps(output, gradient, retain_graph), start=1):
         op = graph.id_of(step.node) if step.node is not None else None
         sent = []
+        receiver = out_of.get(op, graph.output)
         for s in step.sent:
             target = graph.id_of(s.target)
             to_leaf = target not in out_of
+            tensor = target if to_leaf else out_of[target]
             names = view.input_names.get(op, ())
+            scale = sent_scale(step.grad_output, s.grad,
+                               operands.of_op(op) if op is not None else 0.0)
+            received[tensor] = max(received.get(tensor, 0.0), scale)
             sent.append(SentRecord(
                 s.input_index,
                 names[s.input_index] if s.input_index < len(names) else str(s.input_index),
-                target if to_leaf else out_of[target], to_leaf, s.grad,
-                s.unbroadcast_from, s.previous, s.total))
+                tensor, to_leaf, s.grad, s.unbroadcast_from, s.previous, s.total,
+                scale, received[tensor]))
         steps.append(StepRecord(
-            number, op, step.grad_output, out_of.get(op, graph.output), tuple(step.reads),
+            number, op, step.grad_output, receiver, tuple(step.reads),
             tuple(dict.fromkeys(holders[op, r] for r in step.reads)), tuple(sent),
-            tuple(step.released), tuple(holders[op, r] for r in step.released)))
+            tuple(step.released), tuple(holders[op, r] for r in step.released),
+            received.get(receiver, 0.0)))
     return Replay(graph, dict(view.leaves), steps, initial, saved_text)

@@ -134,6 +134,27 @@ class ValueScales:
         return self._op_scale
 
 
+def sent_scale(upstream, sent, operands: float = 0.0) -> float:
+    """The scale a gradient a step sent was computed at, for :func:`summarize`.
+
+    A rule that sums (a bias's gradient over the batch, an un-broadcast) adds up
+    ``upstream.size / sent.size`` terms of about ``|upstream| * |operands|`` each, and
+    what cancels leaves noise at that scale: a convolution's bias before a batch norm
+    gets a gradient of 1e-16 here and 3e-17 there, zero up to rounding. A rule that only
+    multiplies adds nothing up, so a small result is real (a saturated sigmoid's
+    4e-18 * g): its scale is its own. ``operands`` is the largest magnitude among the
+    op's inputs (at least 1 counts).
+
+    >>> sent_scale(np.ones((64, 16)), np.zeros(16))  # 64 terms of size 1 were added
+    64.0
+    """
+    upstream, sent = np.asarray(upstream), np.asarray(sent)
+    terms = upstream.size / max(sent.size, 1)
+    if terms <= 1:
+        return magnitude(sent)
+    return max(magnitude(sent), magnitude(upstream) * terms * max(1.0, operands))
+
+
 def full(array, precision: int = 4, max_elements: int = 64, scale: float = 0.0) -> str:
     """The values as a NumPy-style block (several lines for a matrix), or a summary
     when there are more than ``max_elements`` (``scale`` as for :func:`summarize`)."""
