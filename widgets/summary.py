@@ -13,8 +13,8 @@ computed from, every machine shows 0, and a learner's screen matches a classmate
 '[ 1. -2.]'
 >>> summarize(np.arange(100.0))
 '(100,) min 0 max 99 mean 49.5 norm 573'
->>> summarize(np.array([1.0, -1.0, 2.0, -2.0] * 4) + 1e-17)  # its mean is rounding noise
-'(16,) min -2 max 2 mean 0 norm 6.325'
+>>> summarize(np.array([0.1, 0.2, -0.3] * 4))  # its mean, 1.4e-17, is rounding noise
+'(12,) min -0.3 max 0.2 mean 0 norm 0.7483'
 >>> format_bytes(1536)
 '1.5 KiB'
 """
