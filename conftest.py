@@ -14,15 +14,15 @@ the lessons in ``notebooks/`` (so it also applies to ``pytest notebooks/05_*.ipy
 * BLAS runs on one thread in every test process and in every kernel and subprocess they
   start (``OPENBLAS_NUM_THREADS=1`` and its kin, unless already set): the workers already
   fill every core, and OpenBLAS's default of a thread per core in each of them made the
-  attention tests and lesson 15's training two to ten times slower on 2 cores.
+  attention tests and lesson 15's training two to four times slower on 2 cores.
 * Collected objects are frozen out of the garbage collector's passes (``gc.freeze``).
-* Three phases of CI run only when asked, each several minutes of one core's work that
-  would more than double the everyday run's time on 2 cores:
+* Three phases of CI run only when asked (together about seven minutes on 2 cores, where
+  the everyday run takes under two):
   - the second run of every lesson, on other CPU kernels
     (``tests/lessons/test_lessons_rerun.py``, marked ``rerun``): ``pytest -m rerun``;
   - the course end to end: ``otter run`` grading exported lessons, the grading attacks and
     their controls (marked ``course``; each ``otter run`` starts otter, a kernel that runs
-    the lesson and a process that grades again, about 13 s of a core, 22 of them), and a
+    the lesson and a process that grades again, about 13 s of a core, 21 of them), and a
     real JupyterHub (``tests/hub/``, marked ``hub``): ``pytest -m "course or hub"``;
   - JupyterLab in Chromium (``tests/browser/``, marked ``browser`` here, about 3.5
     minutes on the one worker that serves them): ``pytest -m browser``.
@@ -110,8 +110,8 @@ def pytest_itemcollected(item: pytest.Item) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Leave out the tests of a CI phase (the lessons' second run, the course end to end)
-    unless ``-m`` asks for that phase."""
+    """Leave out the tests of a CI phase (``CI_PHASES``: the lessons' second run, the
+    course end to end, the JupyterHub, the browser) unless ``-m`` names that phase."""
     markexpr = config.getoption("markexpr", "") or ""
     phases = [m for m in CI_PHASES if m not in markexpr]
     later = [item for item in items if any(item.get_closest_marker(m) for m in phases)]

@@ -96,7 +96,8 @@ def replay_table(replay: Replay, k: int, revealed: bool = True) -> str:
             grad = None
         if grad is None:
             return "nothing yet"
-        return f"<pre>{html.escape(summarize(grad))}</pre>"
+        scale = received[-1][2].total_scale if received else 0.0  # rounding noise shows as 0
+        return f"<pre>{html.escape(summarize(grad, scale=scale))}</pre>"
 
     caption = (f"After step {k} of {len(replay)} of the backward sweep." if k
                else f"Before the backward sweep ({len(replay)} steps).")

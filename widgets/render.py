@@ -519,7 +519,7 @@ class _DotWriter:
         tip = [f"{s.name}: made and saved by {s.op} ({self.ops[s.op].op}) for its backward",
                f"shape {shape_text(s.shape)}, {s.dtype}, {_saved_size(s)}"]
         if node in self.values:
-            tip.append(f"value: {summarize(self.values[node], scale=self.scales.of_op(s.op))}")
+            tip.append(f"value: {summarize(self.values[node])}")
         return (f'  {node} [id="{node}", class="saved_own", shape=note, style=filled, '
                 f'fillcolor="{theme.SAVED_FILL}", color="{theme.SAVED}", height=0.2, '
                 f"label={label}, tooltip={_q(chr(10).join(tip))}];")

@@ -23,7 +23,7 @@ from autograd_core.tensor import Tensor
 
 from .graph_ids import saved_targets
 from .live import Live, live
-from .summary import Texts, ValueScales, for_later, full, sent_scale
+from .summary import Texts, for_later, full, magnitude, sent_scale
 
 __all__ = ["SentRecord", "StepRecord", "Replay", "record"]
 
@@ -191,7 +191,6 @@ def record(output, gradient=None, retain_graph: bool = False, view: Live | None 
     saved_text = Texts({key: for_later(view.values[node]) if node in view.values
                         else "(not kept)" for key, node in holders.items()})
     out_of = {op.id: op.output for op in graph.ops}
-    operands = ValueScales(graph, view.values)
     received: dict[str, float] = {}  # tensor id -> the scale its gradient so far was made at
     steps = []
     for number, step in enumerate(backward_steps(output, gradient, retain_graph), start=1):
@@ -203,9 +202,10 @@ def record(output, gradient=None, retain_graph: bool = False, view: Live | None 
             to_leaf = target not in out_of
             tensor = target if to_leaf else out_of[target]
             names = view.input_names.get(op, ())
-            scale = sent_scale(step.grad_output, s.grad,
-                               operands.of_op(op) if op is not None else 0.0)
-            received[tensor] = max(received.get(tensor, 0.0), scale)
+            scale = sent_scale(step.grad_output, s.grad)
+            # A running sum adds this gradient to what came before: its terms are both.
+            added = (magnitude(s.previous), magnitude(s.grad)) if s.previous is not None else ()
+            received[tensor] = max(received.get(tensor, 0.0), scale, *added)
             sent.append(SentRecord(
                 s.input_index,
                 names[s.input_index] if s.input_index < len(names) else str(s.input_index),

@@ -100,10 +100,7 @@ class BackwardStepper(w.VBox):
         self.svg = self.pages.first(self.pages.page_of(None))
         # What the inspector shows of each tensor's values: summarised now, before the
         # sweep releases them (skipped on huge graphs, where it would cost seconds).
-        scales = ValueScales(view.graph, view.values)
-        self._values = ({tid: summarize(a, scale=scales.of_tensor(tid))
-                         for tid, a in view.values.items()}
-                        if len(view.values) <= INSPECT_VALUES else {})
+        self._values = (_value_texts(view) if len(view.values) <= INSPECT_VALUES else {})
         self.replay = record(output, gradient, retain_graph, view=view)
         del view  # drop the references to values the sweep has released
         self.graph = self.replay.graph
@@ -315,3 +312,9 @@ class BackwardStepper(w.VBox):
 
 # The one legend: the picture is drawn without its own (legend=False above).
 _LEGEND = step_legend()
+
+
+def _value_texts(view) -> dict[str, str]:
+    """Tensor id -> the one-line summary of its values the inspector shows."""
+    scales = ValueScales(view.graph, view.values)
+    return {tid: summarize(a, scale=scales.of_tensor(tid)) for tid, a in view.values.items()}

@@ -5,9 +5,13 @@ few statistics, so a label stays one line whatever the tensor's size.
 
 A number that is zero up to rounding shows as 0. Which of a value's last bits come out
 depends on the machine (NumPy and OpenBLAS pick their SIMD kernels when they start), so
-the mean of a normalised tensor reads -1.3e-08 on one CPU and -1.6e-08 on another; below
-:func:`noise_floor`, a few units in the last place of the magnitudes the value was
-computed from, every machine shows 0, and a learner's screen matches a classmate's.
+the mean of a normalised tensor reads -1.3e-08 on one CPU and -1.6e-08 on another. Only
+a sum can cancel to noise (a product or a function of one number keeps its relative
+precision), so a number is measured against the terms that were added to make it: below
+:func:`noise_floor`, a few units in the last place of their size, every machine shows 0,
+and a learner's screen matches a classmate's. The mean a summary prints adds up the
+tensor's entries; an op's output or a gradient was added up from its inputs' terms
+(``scale``, see :class:`ValueScales` and :func:`sent_scale`).
 
 >>> summarize(np.array([1.0, -2.0]))
 '[ 1. -2.]'
@@ -60,18 +64,16 @@ def magnitude(array) -> float:
 def summarize(array, full_max: int = FULL_MAX, precision: int = 4,
               scale: float = 0.0) -> str:
     """One line describing ``array``: its values if small, else shape/min/max/mean/norm.
-    A number below the :func:`noise_floor` of the array's dtype shows as 0; its scale is
-    the array's own largest magnitude or ``scale`` (the magnitude of what it was computed
-    from, say an op's inputs), whichever is larger."""
+
+    Entries at or below the :func:`noise_floor` of ``scale`` (the size of the terms that
+    were added to make them; 0: nothing was added) show as 0, and so does a mean below
+    the floor of the entries it adds up."""
     if array is None:
         return "None"
-    a = _tidy(np.asarray(array))
-    floor = noise_floor(a.dtype, max(magnitude(a), scale))
+    a = _without_noise(_tidy(np.asarray(array)), scale)
     if a.size <= full_max:
         if a.ndim == 0:
-            return _number(_zeroed(a.item(), floor), precision)
-        if floor:
-            a = np.where(np.abs(a) <= floor, 0.0, a).astype(a.dtype)
+            return _number(a.item(), precision)
         text = np.array2string(_rounded(a, precision), precision=precision, suppress_small=True,
                                separator=" ", max_line_width=10_000)
         return " ".join(text.split())
@@ -81,22 +83,32 @@ def summarize(array, full_max: int = FULL_MAX, precision: int = 4,
     if finite.size == 0:
         return f"{_shape(a.shape)} no finite values"
     f = finite.astype(np.float64)
-    numbers = {"min": f.min(), "max": f.max(), "mean": f.mean(), "norm": np.linalg.norm(f)}
-    stats = " ".join([_shape(a.shape)] + [f"{name} {_number(_zeroed(x, floor), precision)}"
+    mean = _zeroed(f.mean(), noise_floor(a.dtype, magnitude(f)))
+    numbers = {"min": f.min(), "max": f.max(), "mean": mean, "norm": np.linalg.norm(f)}
+    stats = " ".join([_shape(a.shape)] + [f"{name} {_number(x, precision)}"
                                           for name, x in numbers.items()])
     if finite.size < a.size:
         stats += f" ({a.size - finite.size} non-finite)"
     return stats
 
 
-class ValueScales:
-    """The scale each value of a recorded graph was computed at, for :func:`summarize`:
-    the largest magnitude among the inputs of the op that made it. ``loss`` summed from
-    terms near 3 that cancel reads -1.3e-15 on one machine and 2.2e-16 on another; at
-    that scale both are rounding noise and show as 0.
+# Bounds on the size of an op's output from its inputs', for an output the program dropped
+# (an op's value is otherwise read, never guessed): a product's is the product of its
+# inputs' sizes, a sum's their sum. Other ops' dropped outputs count as unknown (0).
+_OUTPUT_BOUND = {"mul": np.prod, "add": np.sum, "sub": np.sum, "neg": np.sum}
 
-    ``values`` maps tensor ids to arrays. An input whose values the program dropped
-    counts at the scale it was itself computed at; a leaf without values counts as 0.
+
+class ValueScales:
+    """The scale of the terms each value of a recorded graph was added up from, for
+    :func:`summarize`. An op whose output has fewer entries than its largest input (a
+    sum, a mean, a contraction) adds ``terms`` = that ratio of products of its inputs'
+    entries at each output entry: its scale is ``terms`` times the product of its
+    inputs' sizes. ``loss`` summed from 8 terms near 3 that cancel reads -1.3e-15 on one
+    machine and 2.2e-16 on another; at that scale both are noise and show as 0. An op
+    that adds nothing up has scale 0: ``sigmoid(-40)``'s 4.2e-18 is real.
+
+    ``values`` maps tensor ids to arrays; an input whose values the program dropped
+    counts at the bound ``_OUTPUT_BOUND`` gives from its own op's inputs, or as unknown.
     """
 
     def __init__(self, graph: Graph, values: Mapping[str, object]):
@@ -105,7 +117,7 @@ class ValueScales:
         self._producer: dict[str, str] = {}  # tensor id -> the op that made it
 
     def of_op(self, op_id: str) -> float:
-        """The largest magnitude among the inputs of op ``op_id``."""
+        """The scale of the terms op ``op_id`` added up at each output entry (0: none)."""
         return self._scales().get(op_id, 0.0)
 
     def of_tensor(self, tensor_id: str) -> float:
@@ -116,7 +128,8 @@ class ValueScales:
 
     def _scales(self) -> dict[str, float]:
         if self._op_scale is None:
-            size: dict[str, float] = {}  # tensor id -> its magnitude, or its scale if dropped
+            tensors = {t.id: t for t in self._graph.tensors}
+            size: dict[str, float] = {}  # tensor id -> its magnitude (or a bound, or 0)
 
             def size_of(tensor_id: str) -> float:
                 if tensor_id not in size:
@@ -126,33 +139,33 @@ class ValueScales:
 
             self._op_scale, self._producer = {}, {}
             for op in self._graph.ops:  # execution order: inputs before the ops that read them
-                scale = max((size_of(t) for t in op.inputs), default=0.0)
-                self._op_scale[op.id] = scale
+                sizes = [size_of(t) for t in op.inputs]
+                entries = [int(np.prod(tensors[t].shape)) for t in op.inputs]
+                out_entries = int(np.prod(tensors[op.output].shape))
+                terms = max(entries, default=0) / max(out_entries, 1)
+                self._op_scale[op.id] = terms * float(np.prod(sizes)) if terms > 1 else 0.0
                 self._producer[op.output] = op.id
-                value = self._values.get(op.output)
-                size[op.output] = scale if value is None else magnitude(value)
+                if self._values.get(op.output) is None:
+                    bound = _OUTPUT_BOUND.get(op.op)
+                    size[op.output] = float(bound(sizes)) if bound and sizes else 0.0
         return self._op_scale
 
 
-def sent_scale(upstream, sent, operands: float = 0.0) -> float:
-    """The scale a gradient a step sent was computed at, for :func:`summarize`.
-
-    A rule that sums (a bias's gradient over the batch, an un-broadcast) adds up
-    ``upstream.size / sent.size`` terms of about ``|upstream| * |operands|`` each, and
-    what cancels leaves noise at that scale: a convolution's bias before a batch norm
-    gets a gradient of 1e-16 here and 3e-17 there, zero up to rounding. A rule that only
-    multiplies adds nothing up, so a small result is real (a saturated sigmoid's
-    4e-18 * g): its scale is its own. ``operands`` is the largest magnitude among the
-    op's inputs (at least 1 counts).
+def sent_scale(upstream, sent) -> float:
+    """The scale of the terms a gradient a step sent was added up from, for
+    :func:`summarize`: a rule that sums (a bias's gradient over the batch, an
+    un-broadcast) adds ``upstream.size / sent.size`` entries of the upstream gradient at
+    each entry it sends, and what cancels leaves noise at that scale (a convolution's
+    bias before a batch norm gets 1e-16 here and 3e-17 there). A rule that sends as many
+    entries as it received adds nothing up (scale 0): a saturated sigmoid's 4e-18 * g is
+    real.
 
     >>> sent_scale(np.ones((64, 16)), np.zeros(16))  # 64 terms of size 1 were added
     64.0
     """
     upstream, sent = np.asarray(upstream), np.asarray(sent)
     terms = upstream.size / max(sent.size, 1)
-    if terms <= 1:
-        return magnitude(sent)
-    return max(magnitude(sent), magnitude(upstream) * terms * max(1.0, operands))
+    return magnitude(upstream) * terms if terms > 1 else 0.0
 
 
 def full(array, precision: int = 4, max_elements: int = 64, scale: float = 0.0) -> str:
@@ -161,7 +174,7 @@ def full(array, precision: int = 4, max_elements: int = 64, scale: float = 0.0) 
     a = _tidy(np.asarray(array))
     if a.size > max_elements:
         return summarize(a, scale=scale)
-    a = _rounded(a, precision)
+    a = _rounded(_without_noise(a, scale), precision)
     squeezed = a.squeeze()
     if a.ndim >= 3 and squeezed.ndim < a.ndim:  # (1, 16, 1, 1): one line, not sixteen
         return (f"{_shape(a.shape)}, shown without its size-1 axes:\n"
@@ -201,6 +214,14 @@ class Texts(Mapping):
 
     def __len__(self) -> int:
         return len(self._kept)
+
+
+def _without_noise(a: np.ndarray, scale: float) -> np.ndarray:
+    """``a`` with every entry at or below the noise floor of ``scale`` set to 0."""
+    floor = noise_floor(a.dtype, scale)
+    if not floor or a.size == 0:
+        return a
+    return np.where(np.abs(a) <= floor, 0, a).astype(a.dtype)
 
 
 def _zeroed(x, floor: float):

@@ -167,7 +167,7 @@ def answered(student_notebook: Path, answers: dict[str, str], target: Path) -> P
 
 @pytest.mark.course
 def test_otter_grades_the_lessons_checks(tmp_path):
-    """For each graded lesson, a solved and a mistaken notebook, all four graded at once."""
+    """For each graded lesson, a solved and a mistaken notebook: six, graded two at a time."""
     runs, expected = {}, {}
     for lesson in GRADED_LESSONS:
         data = tomllib.loads((ANSWERS / f"{lesson.stem}.toml").read_text())

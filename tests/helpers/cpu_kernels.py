@@ -20,9 +20,11 @@ import platform
 import subprocess
 import sys
 
-# A kernel every x86-64 processor with AVX runs, and a second one for a machine that
-# already uses it; the generic ARMv8 kernel on aarch64.
-OPENBLAS_OTHER = {"x86_64": ("Sandybridge", "Haswell"), "aarch64": ("ARMV8", "NEOVERSEN1")}
+# OpenBLAS kernels to switch to, in order, each with the CPU feature it needs (as NumPy
+# names it; None: every processor of that kind runs it): Sandybridge's needs AVX,
+# Haswell's AVX2; on aarch64 the generic ARMv8 kernel, or Neoverse N1's.
+OPENBLAS_OTHER = {"x86_64": (("Sandybridge", "AVX"), ("Haswell", "AVX2")),
+                  "aarch64": (("ARMV8", None), ("NEOVERSEN1", "ASIMDDP"))}
 
 REPORT = """
 import json, numpy as np, threadpoolctl
@@ -60,11 +62,22 @@ def other_kernels_env() -> tuple[dict, str]:
         said.append(f"NumPy without {', '.join(features)}")
     if "OPENBLAS_CORETYPE" not in os.environ and now["blas"]:
         choices = OPENBLAS_OTHER.get(platform.machine(), ())
-        other = next((c for c in choices if c.lower() != now["blas"].lower()), None)
-        if other:
+        other = next((kernel for kernel, needs in choices if kernel.lower() != now["blas"].lower()
+                      and (needs is None or needs in now["on"])), None)
+        if other and _starts(dict(env, OPENBLAS_CORETYPE=other)):
             env["OPENBLAS_CORETYPE"] = other
             said.append(f"OpenBLAS's {other} kernel instead of {now['blas']}")
     if not said:
         return {}, ("this machine offers NumPy no SIMD extension to turn off and OpenBLAS "
                     "no other kernel")
     return env, "; ".join(said)
+
+
+def _starts(env: dict) -> bool:
+    """Whether NumPy and OpenBLAS start and report with ``env`` (a kernel this CPU cannot
+    run would stop the process)."""
+    try:
+        kernels(env)
+    except subprocess.CalledProcessError:
+        return False
+    return True

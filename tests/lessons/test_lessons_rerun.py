@@ -3,8 +3,9 @@
 ``pytest`` validates every notebook once with nbval (fresh kernel, stored outputs
 compared). This test runs that validation a second time in a separate pytest
 process, with NumPy's and OpenBLAS's kernels switched to other versions
-(``tests/helpers/cpu_kernels.py``: NumPy without its AVX-512 and AVX2 loops, OpenBLAS on
-another processor's kernel). So it fails on
+(``tests/helpers/cpu_kernels.py``: NumPy without the SIMD extensions it dispatches to,
+AVX2 and AVX-512 on a recent x86 CPU, and OpenBLAS on another processor's kernel). So it
+fails on
 
 * a lesson whose outputs drift from run to run (an unseeded generator, a timing, a
   leaked memory address), even if its stored outputs happened to match the first run;

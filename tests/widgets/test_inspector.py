@@ -126,6 +126,9 @@ def test_a_gradient_that_is_rounding_noise_shows_as_zero_in_the_panels_and_inspe
     assert zero in step_panel(replay, k)
     assert zero in inspect_node(replay, sent.tensor, k)
     assert zero in replay.grad_text(sent.tensor, k)
+    from widgets.graph_table import replay_table
+
+    assert zero in replay_table(replay, k)
 
 
 def test_a_real_gradient_of_the_same_shape_keeps_its_digits():

@@ -331,6 +331,18 @@ def test_a_sum_of_terms_that_cancel_shows_as_zero_at_its_inputs_scale():
     assert "value: 0" not in to_dot(view.graph, values=view.values)
 
 
+def test_only_what_was_added_up_is_measured_against_its_terms():
+    """Entries are separate numbers: a small one beside a large one is real, and so is a
+    sum of tiny products (the product, dropped by the program, is bounded by its
+    factors, not by x alone)."""
+    assert summarize(np.array([1e6, 1.0], dtype=np.float32)) == "[1.e+06 1.e+00]"
+    assert summarize(np.array([1.0, 0.01], dtype=np.float16)) == "[1. 0.01]"
+    x = ag.randn(5, generator=ag.Generator(0), requires_grad=True)
+    tiny = (x * 1e-20).sum()
+    view = live(tiny)
+    assert f"value: {float(tiny.numpy()):.4g}" in to_dot(view.graph, values=view.values)
+
+
 @pytest.mark.parametrize("n, text", [(0, "0 B"), (16, "16 B"), (1536, "1.5 KiB"),
                                      (3 * 1024 ** 2, "3.0 MiB")])
 def test_format_bytes(n, text):
