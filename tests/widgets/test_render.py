@@ -335,8 +335,10 @@ def test_only_what_was_added_up_is_measured_against_its_terms():
     """Entries are separate numbers: a small one beside a large one is real, and so is a
     sum of tiny products (the product, dropped by the program, is bounded by its
     factors, not by x alone)."""
-    assert summarize(np.array([1e6, 1.0], dtype=np.float32)) == "[1.e+06 1.e+00]"
-    assert summarize(np.array([1.0, 0.01], dtype=np.float16)) == "[1. 0.01]"
+    for big, small, dtype in ((1e6, 1.0, np.float32), (1.0, 0.01, np.float16)):
+        # (NumPy's own print of these differs between versions: compare with a real 0)
+        shown = summarize(np.array([big, small], dtype=dtype))
+        assert shown != summarize(np.array([big, 0.0], dtype=dtype)), shown
     x = ag.randn(5, generator=ag.Generator(0), requires_grad=True)
     tiny = (x * 1e-20).sum()
     view = live(tiny)
