@@ -85,8 +85,8 @@ class Replay:
         self.steps = steps
         self.initial = initial
         self.saved_text = saved_text
-        # leaf id -> ([step numbers that changed it], [(its .grad after each, its scale)])
-        self._history: dict[str, tuple[list[int], list[tuple[np.ndarray, float]]]] = {
+        # leaf id -> ([step numbers that changed it], [the record that changed it])
+        self._history: dict[str, tuple[list[int], list[SentRecord]]] = {
             tid: ([], []) for tid in leaves}
         # tensor id -> ([step numbers that sent to it], [(step, from op, record)])
         self._received: dict[str, tuple[list[int], list]] = {}
@@ -96,9 +96,9 @@ class Replay:
                 numbers.append(step.number)
                 items.append((step.number, step.op, s))
                 if s.to_leaf:
-                    numbers, totals = self._history[s.tensor]
+                    numbers, records = self._history[s.tensor]
                     numbers.append(step.number)
-                    totals.append((s.total, s.total_scale))
+                    records.append(s)
         self._applied: int | None = None  # the step apply_to_leaves last set
         self._grad_tensors: dict[str, Tensor] = {}  # the Tensor each leaf's .grad reuses
         self._grad_text: dict[tuple[str, int], str] = {}
@@ -112,9 +112,9 @@ class Replay:
 
     def leaf_grad(self, tid: str, k: int) -> np.ndarray | None:
         """What leaf ``tid`` held in ``.grad`` after ``k`` steps."""
-        numbers, totals = self._history[tid]
+        numbers, records = self._history[tid]
         i = bisect.bisect_right(numbers, k)
-        return totals[i - 1][0] if i else self.initial[tid]
+        return records[i - 1].total if i else self.initial[tid]
 
     def leaf_grads(self, k: int) -> dict[str, np.ndarray | None]:
         """Every leaf's ``.grad`` after ``k`` steps."""
@@ -161,11 +161,12 @@ class Replay:
 
     def grad_text(self, tid: str, k: int) -> str:
         """``full`` text of leaf ``tid``'s ``.grad`` after ``k`` steps (formatted once)."""
-        numbers, totals = self._history[tid]
+        numbers, records = self._history[tid]
         i = bisect.bisect_right(numbers, k)
         key = (tid, i)
         if key not in self._grad_text:
-            grad, scale = totals[i - 1] if i else (self.initial[tid], 0.0)
+            grad, scale = ((records[i - 1].total, records[i - 1].total_scale) if i
+                           else (self.initial[tid], 0.0))
             self._grad_text[key] = "None" if grad is None else full(grad, scale=scale)
         return self._grad_text[key]
 

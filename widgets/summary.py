@@ -83,7 +83,9 @@ def summarize(array, full_max: int = FULL_MAX, precision: int = 4,
     if finite.size == 0:
         return f"{_shape(a.shape)} no finite values"
     f = finite.astype(np.float64)
-    mean = _zeroed(f.mean(), noise_floor(a.dtype, magnitude(f)))
+    mean = f.mean()
+    if abs(mean) <= noise_floor(a.dtype, magnitude(f)):  # the entries it adds cancelled
+        mean = 0.0
     numbers = {"min": f.min(), "max": f.max(), "mean": mean, "norm": np.linalg.norm(f)}
     stats = " ".join([_shape(a.shape)] + [f"{name} {_number(x, precision)}"
                                           for name, x in numbers.items()])
@@ -222,11 +224,6 @@ def _without_noise(a: np.ndarray, scale: float) -> np.ndarray:
     if not floor or a.size == 0:
         return a
     return np.where(np.abs(a) <= floor, 0, a).astype(a.dtype)
-
-
-def _zeroed(x, floor: float):
-    """``x``, or 0 where it is rounding noise (``|x|`` at most ``floor``)."""
-    return 0.0 if floor and abs(x) <= floor else x
 
 
 def _tidy(a: np.ndarray) -> np.ndarray:
