@@ -16,6 +16,8 @@ the lessons in ``notebooks/`` (so it also applies to ``pytest notebooks/05_*.ipy
   fill every core, and OpenBLAS's default of a thread per core in each of them made the
   attention tests and lesson 15's training two to four times slower on 2 cores.
 * Collected objects are frozen out of the garbage collector's passes (``gc.freeze``).
+* A lesson's kernel that dies before it ever answers is started once more, with a warning
+  quoting its stderr (``tests/helpers/nbval_kernel.py``).
 * Three phases of CI run only when asked (together about seven minutes on 2 cores, where
   the everyday run takes under two):
   - the second run of every lesson, on other CPU kernels
@@ -55,6 +57,13 @@ os.environ.pop("AUTOGRAD_LESSONS_LEARNER", None)  # stored lessons use the share
 HELPERS = str(Path(__file__).resolve().parent / "tests" / "helpers")
 if HELPERS not in sys.path:
     sys.path.insert(0, HELPERS)
+
+try:
+    import nbval_kernel
+except ImportError:  # nbval not installed: no lesson is validated
+    pass
+else:
+    nbval_kernel.install()
 
 BROWSER = "tests/browser/"
 # Folders whose files each share a worker: their module fixtures export and grade once.
