@@ -20,7 +20,6 @@ from . import errors
 from .engine import gradients
 from .errors import GradcheckError
 from .grad_mode import enable_grad, is_grad_enabled, no_grad
-from .graph_backward import gradients_with_graph
 from .tensor import Tensor
 
 __all__ = ["grad", "gradcheck", "gradgradcheck", "GradcheckError", "numeric_jacobian",
@@ -38,8 +37,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     output. An input no output depends on is an error unless ``allow_unused=True``;
     then its gradient is None, or zeros with ``materialize_grads=True``. The saved
     tensors are released unless ``retain_graph=True``. With ``create_graph=True`` the
-    sweep itself is recorded as ops (``autograd_core.graph_backward``): the gradients
-    have a graph and can be differentiated again, and the graph is kept.
+    sweep itself is recorded as ops, even inside ``no_grad()``: the gradients have a
+    graph and can be differentiated again, and the graph is kept unless
+    ``retain_graph=False`` is given (as in PyTorch).
 
     >>> x = tensor([1.0, 2.0], requires_grad=True)
     >>> grad((x * x).sum(), x)
@@ -60,10 +60,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     for i, x in enumerate(inputs):
         if not x.requires_grad:
             raise errors.grad_input_not_requiring(i)
-    if create_graph:  # the sweep recorded as ops: the gradients have a graph
-        found = gradients_with_graph(outputs, grad_outputs, inputs)
-    else:
-        found = gradients(outputs, grad_outputs, inputs, bool(retain_graph))
+    if retain_graph is None:
+        retain_graph = create_graph
+    found = gradients(outputs, grad_outputs, inputs, bool(retain_graph), create_graph)
     result = []
     for i, (x, g) in enumerate(zip(inputs, found, strict=True)):
         if g is None and not allow_unused:
@@ -210,7 +209,7 @@ def gradgradcheck(fn: Callable, inputs, grad_outputs=None, eps: float = 1e-6,
                      if o.requires_grad]
             return grad([o for o, _ in pairs], [values[k] for k in checked],
                         [v for _, v in pairs], create_graph=recorded, allow_unused=True,
-                        materialize_grads=True, retain_graph=not recorded and len(pairs) > 1)
+                        materialize_grads=True, retain_graph=recorded or len(pairs) > 1)
 
     return gradcheck(first_derivatives, inputs, eps, atol, rtol, raise_exception)
 

@@ -6,7 +6,9 @@
 * ``forward``:   ops run by the program (recording or not);
 * ``recompute``: forward ops re-run inside a checkpoint's backward (extra work that
   checkpointing pays to save memory);
-* ``backward``:  backward rules run by the reverse sweep;
+* ``backward``:  backward rules run by the reverse sweep. Under ``create_graph=True`` a
+  rule runs as recorded ops; those ops are its backward work, counted once as the rule
+  (the same count as without ``create_graph``), not as forward ops;
 * ``jvp``:       forward-mode rules run by ``func.jvp`` (tangent propagation).
 
 The cost model (one "multiply-add", MAC, per unit):
@@ -61,6 +63,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .engine import sweep_state
 from .function import Observer, observing
 from .ops.einsum import gradient_plan, letter_sizes
 
@@ -198,6 +201,8 @@ class OpCounter(Observer):
         self.jvp = PhaseCount()
 
     def on_forward(self, op, node, arrays, out, params) -> None:
+        if sweep_state.recording:  # a recorded backward rule: counted in on_backward
+            return
         phase = self.recompute if _phase.recomputing else self.forward
         phase.add(op.name, forward_cost(op.name, [np.shape(a) for a in arrays], np.shape(out),
                                         params))

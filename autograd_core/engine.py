@@ -20,10 +20,17 @@ stepper can replay it. ``Tensor.backward`` runs the very same loop (``_sweep``) 
 end with ``record=False``: the visits, sums, hooks and releases are the same, only the
 step records (``Step``, ``Sent`` and the names of what was read) are not built, since
 nobody will look at them. tests/engine/test_lean_backward.py holds the two runs identical.
+
+``create_graph=True`` runs the same loop too, with Tensors instead of arrays: each op's
+backward runs as recorded ops, and so do the sums of step 4, so every gradient it leaves
+has a graph of its own and can be differentiated again (second derivatives, H·v). The
+hooks, observers (anomaly detection, ``count_ops``), step records and releases are the
+ones above; tests/engine/test_one_sweep.py holds the two modes to that.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from operator import attrgetter
@@ -33,6 +40,7 @@ import numpy as np
 
 from . import errors, function
 from .function import Node, observers
+from .grad_mode import state as _grad_mode
 
 if TYPE_CHECKING:
     from .tensor import Tensor
@@ -152,33 +160,61 @@ def _seed(output, gradient) -> np.ndarray:
     return seed
 
 
-def _run_hooks(hooks: list, grad: np.ndarray) -> np.ndarray:
+def _seed_tensor(output, gradient, index: int = 0):
+    """The seed of a recorded sweep (``create_graph``): a Tensor ``gradient`` as given (it
+    may itself require grad: double backward differentiates through it), else
+    :func:`_seed`'s array as a constant Tensor."""
+    if isinstance(gradient, function.Tensor):
+        if gradient.shape != output.shape:
+            raise errors.grad_output_shape(index, gradient.shape, output.shape)
+        return gradient
+    return _as_tensor(_seed(output, gradient))
+
+
+class _SweepState(threading.local):
+    """``recording`` is True while a ``create_graph`` sweep runs: the ops it records are
+    the backward pass's work, not the program's forward pass (``count_ops``)."""
+
+    recording = False
+
+
+sweep_state = _SweepState()
+
+
+def _run_hooks(hooks: list, grad):
     """Call each hook on the gradient in turn; a returned Tensor replaces it. Like
-    PyTorch, a hook may change the values, never the shape or the dtype."""
+    PyTorch, a hook may change the values, never the shape or the dtype. A hook sees a
+    Tensor: the array wrapped in the lean sweep, the recorded gradient itself under
+    ``create_graph`` (what it returns then stays on the recorded graph)."""
+    recorded = isinstance(grad, function.Tensor)
     for hook in tuple(hooks):  # a hook may remove itself
-        result = hook(_as_tensor(grad))
+        result = hook(grad if recorded else _as_tensor(grad))
         if result is None:
             continue
         if not isinstance(result, function.Tensor):
             raise errors.hook_returned(hook, result)
-        new = result._data
-        if new.shape != grad.shape:
-            raise errors.hook_changed(hook, "size", grad.shape, new.shape)
-        if new.dtype != grad.dtype:
-            raise errors.hook_changed(hook, "type", grad.dtype, new.dtype)
-        grad = new
+        if result.shape != grad.shape:
+            raise errors.hook_changed(hook, "size", grad.shape, result.shape)
+        if result.dtype != grad.dtype:
+            raise errors.hook_changed(hook, "type", grad.dtype, result.dtype)
+        grad = result if recorded else result._data
     return grad
 
 
-def _accumulate_leaf(leaf, grad: np.ndarray, upstream, grads=(), i=0) -> tuple:
+def _accumulate_leaf(leaf, grad, upstream, grads=(), i=0) -> tuple:
     """Add ``grad`` into ``leaf.grad``: the first gradient is stored, a later one is added
     into the *same* Tensor, so a reference taken earlier (``g = x.grad``) sees the sum and
     its version moves on, as with PyTorch's in-place accumulation. The sum is a new array
     inside that Tensor: the arrays of earlier step records never change (so the stepper
     replays true values), and neither does a NumPy view of the old ``.grad`` (PyTorch's
     would). ``grads[:i]``: what the step's backward returned for its earlier inputs.
-    Returns (previous, total) for the step record."""
+    A recorded gradient (``create_graph``) is added out of place, as a recorded op, so
+    ``.grad`` keeps the graph of the whole sum. Returns (previous, total) for the step
+    record."""
     held = leaf.grad
+    if isinstance(grad, function.Tensor):  # a recorded gradient
+        leaf.grad = grad if held is None else held + grad
+        return (None if held is None else held._data), leaf.grad._data
     if held is None:
         total = _own(grad, upstream, grads[:i])
         leaf.grad = _as_tensor(total)
@@ -215,102 +251,143 @@ def _as_tensor(array):
     return function.Tensor._wrap(array)
 
 
-def backward_steps(output, gradient=None, retain_graph: bool = False) -> Iterator[Step]:
+def _array(grad):
+    """The values of a gradient: the array itself, or a recorded gradient's array."""
+    return grad._data if isinstance(grad, function.Tensor) else grad
+
+
+def backward_steps(output, gradient=None, retain_graph: bool = False,
+                   create_graph: bool = False) -> Iterator[Step]:
     """The reverse sweep from ``output``, one :class:`Step` per node visited.
 
-    Running it to the end does exactly what ``output.backward(gradient, retain_graph)``
-    does (which runs the same sweep without building the records):
+    Running it to the end does exactly what ``output.backward(gradient, retain_graph,
+    create_graph)`` does (which runs the same sweep without building the records):
 
     >>> for step in backward_steps(loss):          # doctest: +SKIP
     ...     print(step.node.op.name, step.reads)
     """
-    return _start(output, gradient, retain_graph, record=True)
+    return _start(output, gradient, retain_graph, record=True, graph=create_graph)
 
 
-def backward(output, gradient=None, retain_graph: bool = False) -> None:
+def backward(output, gradient=None, retain_graph: bool = False,
+             create_graph: bool = False) -> None:
     """The reverse sweep from ``output`` run to the end, keeping no step records: what
     ``Tensor.backward`` does."""
-    for _ in _start(output, gradient, retain_graph, record=False):
+    for _ in _start(output, gradient, retain_graph, record=False, graph=create_graph):
         pass  # with record=False the sweep yields nothing: it all runs in this one call
 
 
-def _start(output, gradient, retain_graph: bool, record: bool) -> Iterator[Step]:
+def _start(output, gradient, retain_graph: bool, record: bool,
+           graph: bool = False) -> Iterator[Step]:
     if not output._requires_grad:
         raise errors.no_grad_fn()
-    seed = _seed(output, gradient)
+    seed = _seed_tensor(output, gradient) if graph else _seed(output, gradient)
     root = output.grad_fn
     if root is None:  # the output is itself a leaf
         previous, total = _leaf_arrives(output, seed, None)
         if record:
-            yield Step(0, None, seed, [], [Sent(0, output, seed, None, previous, total)], [])
+            yield Step(0, None, _array(seed), [],
+                       [Sent(0, output, _array(seed), None, previous, total)], [])
         return
-    yield from _sweep({root: seed}, retain_graph, record)
+    yield from _sweep({root: seed}, retain_graph, record, graph=graph)
 
 
 def _sweep(seeds: dict, retain_graph: bool, record: bool,
-           capture: dict | None = None) -> Iterator[Step]:
+           capture: dict | None = None, graph: bool = False) -> Iterator[Step]:
     """The sweep itself, from the nodes of ``seeds`` (node -> its seed gradient), in the
     numbered steps of the module docstring. With ``record`` it yields a :class:`Step`
     after each visit; without, it yields nothing and builds no records
     (``Tensor.backward``). With ``capture`` (node or leaf -> None) no ``.grad`` is
     touched: each target's total gradient is stored in ``capture`` instead
-    (``autograd.grad``)."""
+    (``autograd.grad``).
+
+    With ``graph`` (``create_graph=True``) the seeds are Tensors and every gradient is
+    computed by recorded ops (:func:`_recorded_backward`), the sums of step 4 included,
+    so the gradients it leaves have a graph of their own and can be differentiated
+    again. Recording is on while it runs, even inside ``no_grad()``, as in PyTorch; the
+    hooks, observers, step records and releases are the same."""
     nodes, hooked = _walk(*seeds)
     if capture is not None:  # captured leaves are summed like hooked ones, never stored
         hooked = {t: None for t in capture if t.__class__ is not Node}
     buffers = dict(seeds)  # gradients summed so far: per node, and per leaf with hooks
-    for index, node in enumerate(nodes):
-        # 1. the node's gradient, summed over its consumers, arrives (hooks, retain_grad)
-        upstream = buffers.pop(node, None)
-        if upstream is None:  # every path from the output to here carried no gradient
-            continue
-        if node.hooks or node.retains_grad or capture is not None:
-            upstream = _node_arrives(node, upstream, capture)
-
-        # 2. the op's backward: one gradient per input, from what the op saved
-        if record:
-            node.reads = reads = []  # Node.load notes each saved tensor read here
-        grads = node.op.backward(node, upstream)
-        if record:
-            node.reads = None
-        if observers:
-            for observer in observers:
-                observer.on_backward(node, upstream, grads)
-
-        sent = [] if record else None
-        shapes, dtypes = node.input_shapes, node.input_dtypes
-        for i, edge in enumerate(node.edges):
-            if edge is None:
+    if graph:  # record the sweep's ops (outside the pauses at each yield)
+        caller_mode = _grad_mode.enabled
+        _grad_mode.enabled = sweep_state.recording = True
+    try:
+        for index, node in enumerate(nodes):
+            # 1. the node's gradient, summed over its consumers, arrives (hooks, retain_grad)
+            upstream = buffers.pop(node, None)
+            if upstream is None:  # every path from the output to here carried no gradient
                 continue
-            grad = grads[i]
-            if grad is None:
-                continue
-            # 3. un-broadcast (and cast) to the input's shape and dtype
-            broadcast_from = None
-            if (grad.__class__ is not np.ndarray or grad.shape != shapes[i]
-                    or grad.dtype is not dtypes[i]):  # (the usual case needs nothing)
-                grad, broadcast_from = _fit_input(grad, shapes[i], dtypes[i])
-            # 4. add it to what that input has received so far
-            if edge.__class__ is Node:  # the buffer of the node that made the input
-                previous = buffers.get(edge)
-                total = buffers[edge] = grad if previous is None else previous + grad
-            elif edge in hooked:  # a leaf with hooks (or to capture): summed, then arrives
-                previous, total = _hooked_leaf_receives(edge, grad, buffers, hooked, capture,
-                                                        node, i, upstream, grads)
-            elif capture is None:  # a plain leaf: into its .grad (a capture gives it none)
-                previous, total = _accumulate_leaf(edge, grad, upstream, grads, i)
+            if node.hooks or node.retains_grad or capture is not None:
+                upstream = _node_arrives(node, upstream, capture)
+
+            # 2. the op's backward: one gradient per input, from what the op saved
             if record:
-                sent.append(Sent(i, edge, grad, broadcast_from, previous, total))
+                node.reads = reads = []  # Node.load notes each saved tensor read here
+            grads = (_recorded_backward(node, upstream) if graph
+                     else node.op.backward(node, upstream))
+            if record:
+                node.reads = None
+            if observers:
+                seen = (upstream, grads) if not graph else (
+                    upstream._data, [_array(grad) for grad in grads])
+                for observer in observers:
+                    observer.on_backward(node, *seen)
 
-        # 5. release what the op saved, unless the graph is retained
-        released = [] if retain_graph else node.release()
-        if record:
-            yield Step(index, node, upstream, reads, sent, released)
-    for leaf in [t for t in buffers if t.__class__ is not Node]:  # a last edge sent None
-        _leaf_arrives(leaf, buffers.pop(leaf), capture)  # (or a captured leaf's sum)
+            sent = [] if record else None
+            shapes, dtypes = node.input_shapes, node.input_dtypes
+            for i, edge in enumerate(node.edges):
+                if edge is None:
+                    continue
+                grad = grads[i]
+                if grad is None:
+                    continue
+                # 3. un-broadcast (and cast) to the input's shape and dtype
+                broadcast_from = None
+                if (grad.__class__ is not np.ndarray or grad.shape != shapes[i]
+                        or grad.dtype is not dtypes[i]):  # (the usual case needs nothing)
+                    grad, broadcast_from = _fit_input(grad, shapes[i], dtypes[i])
+                # 4. add it to what that input has received so far
+                if edge.__class__ is Node:  # the buffer of the node that made the input
+                    previous = buffers.get(edge)
+                    total = buffers[edge] = grad if previous is None else previous + grad
+                elif edge in hooked:  # a leaf with hooks (or to capture): summed, then arrives
+                    previous, total = _hooked_leaf_receives(edge, grad, buffers, hooked,
+                                                            capture, node, i, upstream, grads)
+                elif capture is None:  # a plain leaf: into its .grad (a capture gives none)
+                    previous, total = _accumulate_leaf(edge, grad, upstream, grads, i)
+                if record:
+                    sent.append(Sent(i, edge, _array(grad), broadcast_from, _array(previous),
+                                     _array(total)))
+
+            # 5. release what the op saved, unless the graph is retained
+            released = [] if retain_graph else node.release()
+            if record:
+                if graph:
+                    _grad_mode.enabled, sweep_state.recording = caller_mode, False
+                yield Step(index, node, _array(upstream), reads, sent, released)
+                if graph:
+                    _grad_mode.enabled = sweep_state.recording = True
+        for leaf in [t for t in buffers if t.__class__ is not Node]:  # a last edge sent None
+            _leaf_arrives(leaf, buffers.pop(leaf), capture)  # (or a captured leaf's sum)
+    finally:
+        if graph:
+            _grad_mode.enabled, sweep_state.recording = caller_mode, False
 
 
-def _node_arrives(node: Node, upstream: np.ndarray, capture: dict | None) -> np.ndarray:
+def _recorded_backward(node: Node, upstream) -> tuple:
+    """The op's backward under ``create_graph``: one Tensor gradient per input (or None),
+    each computed by recorded ops from the Tensor ``upstream``."""
+    from .graph_backward import recorded_rule  # the op rules written with Tensors
+
+    grads = recorded_rule(node)(node, upstream)
+    grads = tuple(grads) + (None,) * (len(node.edges) - len(grads))
+    return tuple(grad if grad is None or isinstance(grad, function.Tensor)
+                 else _as_tensor(np.asarray(grad)) for grad in grads)
+
+
+def _node_arrives(node: Node, upstream, capture: dict | None):
     """A node's summed gradient meets the node's hooks (each may replace it), then is
     kept where it was asked for: in ``capture`` (``autograd.grad``) or in its output's
     ``.grad`` (``retain_grad``). Returns the gradient the op's backward receives."""
@@ -324,10 +401,11 @@ def _node_arrives(node: Node, upstream: np.ndarray, capture: dict | None) -> np.
     return upstream
 
 
-def _fit_input(grad, shape: tuple, dtype) -> tuple[np.ndarray, tuple | None]:
+def _fit_input(grad, shape: tuple, dtype) -> tuple:
     """A backward's gradient for one input, summed down to the input's ``shape`` where
-    the forward pass broadcast it, in its ``dtype``; and the shape it was summed from."""
-    if grad.__class__ is not np.ndarray:
+    the forward pass broadcast it, in its ``dtype``; and the shape it was summed from.
+    (A recorded gradient is summed and cast by recorded ops: the same calls.)"""
+    if grad.__class__ is not np.ndarray and not isinstance(grad, function.Tensor):
         grad = np.asarray(grad)
     broadcast_from = None
     if grad.shape != shape:
@@ -338,7 +416,7 @@ def _fit_input(grad, shape: tuple, dtype) -> tuple[np.ndarray, tuple | None]:
     return grad, broadcast_from
 
 
-def _hooked_leaf_receives(leaf, grad: np.ndarray, buffers: dict, hooked: dict,
+def _hooked_leaf_receives(leaf, grad, buffers: dict, hooked: dict,
                           capture: dict | None, node: Node, i: int, upstream,
                           grads) -> tuple:
     """Add ``grad`` (input ``i`` of ``node``) into the buffer of a leaf with hooks (or one
@@ -351,7 +429,7 @@ def _hooked_leaf_receives(leaf, grad: np.ndarray, buffers: dict, hooked: dict,
     return _leaf_arrives(leaf, buffers.pop(leaf), capture, upstream, grads, i)
 
 
-def _leaf_arrives(leaf, total: np.ndarray, capture: dict | None, upstream=None,
+def _leaf_arrives(leaf, total, capture: dict | None, upstream=None,
                   grads=(), i: int = 0) -> tuple:
     """A leaf's whole gradient meets its hooks (which run once, on the total), then goes
     into ``capture`` or is added into ``leaf.grad``. Returns (previous, total)."""
@@ -359,15 +437,16 @@ def _leaf_arrives(leaf, total: np.ndarray, capture: dict | None, upstream=None,
         total = _run_hooks(leaf._hooks, total)
     if capture is not None:
         capture[leaf] = total
-        return None, total
+        return None, _array(total)
     return _accumulate_leaf(leaf, total, upstream, grads, i)
 
 
-def gradients(outputs, grad_outputs, inputs, retain_graph: bool) -> list[np.ndarray | None]:
+def gradients(outputs, grad_outputs, inputs, retain_graph: bool,
+              create_graph: bool = False) -> list:
     """The gradient of ``sum(output * grad_output)`` with respect to each of ``inputs``
     (None where no path leads to it), from one sweep over every output's graph, leaving
     every ``.grad`` as it was: what ``autograd.grad`` computes. A grad_output may be None
-    for a scalar output."""
+    for a scalar output. Arrays, or with ``create_graph`` Tensors with a graph."""
     capture = {x.grad_fn or x: None for x in inputs}
     roots = {}
     leaf_outputs = []
@@ -377,23 +456,30 @@ def gradients(outputs, grad_outputs, inputs, retain_graph: bool) -> list[np.ndar
         given_shape = np.shape(getattr(given, "_data", given))
         if given is not None and given_shape != out.shape:
             raise errors.grad_output_shape(index, given_shape, out.shape)
-        seed = _seed(out, given)
+        seed = _seed_tensor(out, given, index) if create_graph else _seed(out, given)
         if out.grad_fn is None:  # the output is itself a leaf: its gradient is the seed
             leaf_outputs.append((out, seed))
         else:
             previous = roots.get(out.grad_fn)
             roots[out.grad_fn] = seed if previous is None else previous + seed
     if roots:
-        for _ in _sweep(roots, retain_graph, record=False, capture=capture):
+        for _ in _sweep(roots, retain_graph, record=False, capture=capture,
+                        graph=create_graph):
             pass
     for out, seed in leaf_outputs:
         held = capture.get(out)
         capture[out] = seed if held is None else held + seed
     found = [capture[x.grad_fn or x] for x in inputs]
+    if create_graph:
+        return found
     return [None if g is None else np.array(g) for g in found]  # copies: nothing aliased
 
 
-def _retain(node: Node, grad: np.ndarray) -> None:
+def _retain(node: Node, grad) -> None:
     tensor = node.output
-    if tensor is not None:
+    if tensor is None:
+        return
+    if isinstance(grad, function.Tensor):  # recorded: the sum stays on the graph
+        tensor.grad = grad if tensor.grad is None else tensor.grad + grad
+    else:
         tensor.grad = _as_tensor(grad if tensor.grad is None else tensor.grad._data + grad)

@@ -1,9 +1,8 @@
-"""``create_graph=True``: the reverse sweep run as recorded ops, so that the gradients it
-returns have a graph of their own and can be differentiated again.
+"""The ops' gradient rules written with Tensors, for ``create_graph=True``.
 
-The lean sweep (``autograd_core.engine``) runs each op's ``backward`` on NumPy arrays
-and records nothing. This one walks the same nodes in the same order, but each op's
-gradient rule is written here with Tensors (:data:`RULES`), so every multiply and sum
+The engine's sweep (``autograd_core.engine``) runs each op's ``backward`` on NumPy
+arrays. Under ``create_graph=True`` it runs the same loop with Tensors and, for each
+node, the rule here (:data:`RULES`, :func:`recorded_rule`), so every multiply and sum
 of the backward pass is itself an op of a new graph. The arrays an op saved come back
 as Tensors *attached to the graph they came from*: an input the op saved is that
 input (a leaf itself, or a Tensor whose ``grad_fn`` is the node that made it), the
@@ -16,9 +15,7 @@ The rules of the CNN ops (conv2d, pooling, batch norm) and var are in
 ``graph_backward_cnn``, which adds them to :data:`RULES`, and those of the activations
 (gelu, silu, softplus, leaky_relu) in ``graph_backward_activations``. Layer norm's and
 RMS norm's are in ``graph_backward_norms``; einsum's, amax's and amin's in
-``graph_backward_einsum``. An op without a Tensor rule
-raises a sentence naming it; the lean sweep keeps its speed, since it never comes
-through this module.
+``graph_backward_einsum``. An op without a Tensor rule raises a sentence naming it.
 """
 
 from __future__ import annotations
@@ -28,7 +25,6 @@ from collections.abc import Callable
 import numpy as np
 
 from . import errors
-from .engine import _seed, _walk, broadcast_axes
 from .function import Function, Node
 from .op_functions import where
 from .ops import elementwise as ew
@@ -41,8 +37,7 @@ from .ops import shape as sh
 from .ops import softmax as sm
 from .tensor import Tensor
 
-__all__ = ["RULES", "backward_with_graph", "gradients_with_graph", "supported_ops",
-           "sweep_with_graph"]
+__all__ = ["RULES", "recorded_rule", "supported_ops"]
 
 
 def _saved(node: Node, name: str) -> Tensor:
@@ -58,14 +53,6 @@ def _saved(node: Node, name: str) -> Tensor:
     if source is not None and source[0] == "output":
         return Tensor._wrap(array, node)
     return Tensor._wrap(np.asarray(array))  # made by the op: a constant
-
-
-def sum_to_shape(grad: Tensor, shape: tuple) -> Tensor:
-    """``engine.sum_to`` as recorded ops: a broadcast gradient summed to ``shape``."""
-    if grad.shape == shape:
-        return grad
-    axes = broadcast_axes(grad.shape, shape)
-    return grad.sum(axis=axes, keepdims=True).reshape(shape)
 
 
 def _reduced(node: Node, g: Tensor) -> Tensor:
@@ -280,114 +267,13 @@ def supported_ops() -> list[str]:
     return sorted(op.name for op in RULES)
 
 
-def _rule(node: Node) -> Callable[[Node, Tensor], tuple]:
+def recorded_rule(node: Node) -> Callable[[Node, Tensor], tuple]:
+    """The Tensor rule of ``node``'s op, which the engine's sweep runs under
+    ``create_graph``; an op without one raises a sentence naming it."""
     rule = RULES.get(node.op)  # node.op is the op's class
     if rule is None:
         raise errors.create_graph_op(node.op.name, supported_ops())
     return rule
-
-
-def _run_hooks(hooks: list, grad: Tensor) -> Tensor:
-    """``engine._run_hooks`` on a Tensor gradient: each hook may return a Tensor that
-    replaces it (same shape and dtype), which then stays on the recorded graph."""
-    for hook in tuple(hooks):  # a hook may remove itself
-        result = hook(grad)
-        if result is None:
-            continue
-        if not isinstance(result, Tensor):
-            raise errors.hook_returned(hook, result)
-        if result.shape != grad.shape:
-            raise errors.hook_changed(hook, "size", grad.shape, result.shape)
-        if result.dtype != grad.dtype:
-            raise errors.hook_changed(hook, "type", grad.dtype, result.dtype)
-        grad = result
-    return grad
-
-
-def sweep_with_graph(seeds: dict, capture: dict | None = None) -> None:
-    """The reverse sweep from ``seeds`` (node -> its seed gradient, a Tensor), every
-    gradient computed by recorded ops. Each leaf's total goes into its ``.grad`` (a
-    Tensor with a graph, as PyTorch's ``backward(create_graph=True)`` leaves it), or,
-    with ``capture`` (node or leaf -> None), into ``capture`` and no ``.grad`` is
-    touched (``autograd.grad``). Hooks see, and may replace, the Tensor gradients."""
-    nodes, _ = _walk(*seeds)
-    buffers: dict = dict(seeds)
-    for node in nodes:
-        upstream = buffers.pop(node, None)
-        if upstream is None:
-            continue
-        if node.hooks:
-            upstream = _run_hooks(node.hooks, upstream)
-        if capture is not None and node in capture:
-            capture[node] = upstream
-        elif capture is None and node.retains_grad and node.output is not None:
-            out = node.output
-            out.grad = upstream if out.grad is None else out.grad + upstream
-        grads = _rule(node)(node, upstream)
-        for i, edge in enumerate(node.edges):
-            grad = grads[i] if i < len(grads) else None
-            if edge is None or grad is None:
-                continue
-            if not isinstance(grad, Tensor):
-                grad = Tensor._wrap(np.asarray(grad))
-            grad = sum_to_shape(grad, node.input_shapes[i])
-            if grad.dtype != node.input_dtypes[i]:
-                grad = grad.astype(node.input_dtypes[i])
-            held = buffers.get(edge)
-            buffers[edge] = grad if held is None else held + grad
-    for leaf in [t for t in buffers if not isinstance(t, Node)]:
-        total = buffers.pop(leaf)
-        if leaf._hooks:
-            total = _run_hooks(leaf._hooks, total)
-        if capture is not None:
-            capture[leaf] = total
-        else:
-            leaf.grad = total if leaf.grad is None else leaf.grad + total
-
-
-def _seed_tensor(out: Tensor, given, index: int) -> Tensor:
-    """The seed of one output: a Tensor ``grad_output`` as given (it may itself require
-    grad: double backward differentiates through it), else the engine's seed wrapped."""
-    if isinstance(given, Tensor):
-        if given.shape != out.shape:
-            raise errors.grad_output_shape(index, given.shape, out.shape)
-        return given
-    return Tensor._wrap(_seed(out, given))
-
-
-def gradients_with_graph(outputs, grad_outputs, inputs) -> list[Tensor | None]:
-    """``engine.gradients`` with every gradient a Tensor computed by recorded ops
-    (``autograd.grad(..., create_graph=True)``)."""
-    capture = {x.grad_fn or x: None for x in inputs}
-    roots: dict = {}
-    leaf_outputs = []
-    for index, (out, given) in enumerate(zip(outputs, grad_outputs, strict=True)):
-        if not out.requires_grad:
-            raise errors.no_grad_fn()
-        seed = _seed_tensor(out, given, index)
-        if out.grad_fn is None:
-            leaf_outputs.append((out, seed))
-        else:
-            held = roots.get(out.grad_fn)
-            roots[out.grad_fn] = seed if held is None else held + seed
-    if roots:
-        sweep_with_graph(roots, capture)
-    for out, seed in leaf_outputs:
-        held = capture.get(out)
-        capture[out] = seed if held is None else held + seed
-    return [capture[x.grad_fn or x] for x in inputs]
-
-
-def backward_with_graph(output: Tensor, gradient=None) -> None:
-    """``output.backward(gradient, create_graph=True)``: every leaf's ``.grad`` gets a
-    Tensor with a graph (added to what it held), so it can be differentiated again."""
-    if not output.requires_grad:
-        raise errors.no_grad_fn()
-    seed = _seed_tensor(output, gradient, 0)
-    if output.grad_fn is None:
-        output.grad = seed if output.grad is None else output.grad + seed
-        return
-    sweep_with_graph({output.grad_fn: seed})
 
 
 # The CNN ops' rules (conv2d, pooling, batch norm, var) live in their own module, which

@@ -153,11 +153,9 @@ class Tensor:
         ``create_graph=True`` the sweep is recorded as ops, so each ``.grad`` has a graph
         and can be differentiated again (the graph is kept: ``retain_graph`` defaults to
         ``create_graph``, as in PyTorch)."""
-        if create_graph:
-            from .graph_backward import backward_with_graph
-            backward_with_graph(self, gradient)
-            return
-        _backward(self, gradient, bool(retain_graph))
+        if retain_graph is None:
+            retain_graph = create_graph
+        _backward(self, gradient, bool(retain_graph), create_graph)
 
     # -- NumPy-like metadata ------------------------------------------------------
     @property

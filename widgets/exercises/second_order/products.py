@@ -24,7 +24,7 @@ from ..parts import one_answer
 from ..problems import Problem, rng
 from .problems import Network, network
 
-# A Hessian-vector product costs about 2.6 gradients on these networks (counted MACs);
+# A Hessian-vector product costs about 2.3 gradients on these networks (counted MACs);
 # the whole Hessian costs n HVPs. More than this many gradients is building the Hessian.
 MAX_GRADIENTS = 8
 _LIBRARY_NAMES = frozenset({"hvp", "vhp", "hessian"})

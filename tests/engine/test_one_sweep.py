@@ -1,0 +1,129 @@
+"""One sweep for both modes: ``backward()`` and ``backward(create_graph=True)`` run the
+same loop (``engine._sweep``), so what watches the lean sweep (anomaly detection,
+``count_ops``, step records, hooks, ``retain_grad``, grad mode) watches the recorded one
+the same way. Expected values come from the lean sweep, from closed forms, or from
+PyTorch."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import autograd_core as ag
+from autograd_core import autograd
+from autograd_core.anomaly import detect_anomaly
+from autograd_core.counting import count_ops
+from autograd_core.engine import backward_steps
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+
+def small_network(seed: int = 0):
+    rng = np.random.default_rng(seed)
+    w = ag.tensor(rng.standard_normal((3, 4)), requires_grad=True)
+    x = ag.tensor(rng.standard_normal((5, 3)))
+    return w, (lambda: ag.tanh(x @ w).exp().mean())
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_anomaly_detection_stops_at_the_same_nan_in_both_modes(create_graph):
+    """sqrt's slope at 0 is inf, times the 0 upstream: nan, in sqrt's backward."""
+    x = ag.tensor([0.0, 1.0], requires_grad=True)
+    loss = (x.sqrt() * 0).sum()
+    with detect_anomaly(), pytest.raises(RuntimeError, match="'SqrtBackward' returned nan"):
+        loss.backward(create_graph=create_graph)
+
+
+def test_count_ops_counts_the_recorded_sweep_as_the_same_backward_work():
+    counts = []
+    for create_graph in (False, True):
+        w, loss = small_network()
+        with count_ops() as counted:
+            loss().backward(create_graph=create_graph)
+        counts.append(counted)
+    lean, recorded = counts
+    assert recorded.backward.macs == lean.backward.macs > 0
+    assert recorded.backward.by_op == lean.backward.by_op
+    assert recorded.forward.macs == lean.forward.macs  # the sweep's ops are not forward
+
+
+def test_create_graph_inside_no_grad_still_records_the_gradient():
+    """A gradient penalty computed in a no_grad block keeps its graph, as in PyTorch:
+    d/dx sum((3x²)²) = 36x³."""
+    x = ag.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = (x ** 3).sum()
+    with ag.no_grad():
+        (g,) = autograd.grad(y, x, create_graph=True)
+        assert not ag.is_grad_enabled()  # the caller's mode is back after the sweep
+    assert g.requires_grad and g.grad_fn is not None
+    (g ** 2).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 36 * np.array([1.0, 8.0, 27.0]))
+
+
+@pytest.mark.skipif(torch is None, reason="PyTorch not installed (pip install -e .[torch])")
+def test_backward_with_create_graph_inside_no_grad_matches_pytorch():
+    values = np.array([0.3, -1.2, 2.0])
+    x = ag.tensor(values, requires_grad=True)
+    loss = (ag.tanh(x) * x).sum()
+    with ag.no_grad():
+        loss.backward(create_graph=True)
+    (x.grad ** 2).sum().backward()  # .grad had the first gradient; the penalty adds on
+    t = torch.tensor(values, requires_grad=True)
+    t_loss = (torch.tanh(t) * t).sum()
+    with torch.no_grad():
+        t_loss.backward(create_graph=True)
+    (t.grad ** 2).sum().backward()
+    np.testing.assert_allclose(x.grad.detach().numpy(), t.grad.detach().numpy(), rtol=1e-12)
+
+
+def test_step_records_of_the_recorded_sweep_hold_the_lean_sweeps_values():
+    records = []
+    for create_graph in (False, True):
+        w, loss = small_network()
+        steps = list(backward_steps(loss(), create_graph=create_graph))
+        records.append([(s.node.op.name, s.reads, [(t.input_index, t.grad) for t in s.sent],
+                         s.grad_output) for s in steps])
+        if create_graph:
+            assert w.grad.requires_grad  # the steps' leaf gradient has its graph
+    lean, recorded = records
+    assert [r[:2] for r in recorded] == [r[:2] for r in lean]
+    for (_, _, sent_r, g_r), (_, _, sent_l, g_l) in zip(recorded, lean, strict=True):
+        assert isinstance(g_r, np.ndarray)  # records hold arrays in both modes
+        np.testing.assert_allclose(g_r, g_l, rtol=1e-12)
+        for (i_r, a_r), (i_l, a_l) in zip(sent_r, sent_l, strict=True):
+            assert i_r == i_l
+            np.testing.assert_allclose(a_r, a_l, rtol=1e-12)
+
+
+def test_grad_mode_is_the_callers_between_the_recorded_sweeps_steps():
+    w, loss = small_network()
+    out = loss()
+    with ag.no_grad():
+        modes = [ag.is_grad_enabled() for _ in backward_steps(out, create_graph=True)]
+    assert modes and not any(modes)
+    assert ag.is_grad_enabled()
+
+
+def test_retain_grad_keeps_a_recorded_gradient():
+    x = ag.tensor([0.5, -1.0], requires_grad=True)
+    h = x * x
+    h.retain_grad()
+    (h.sin()).sum().backward(create_graph=True)
+    assert h.grad.requires_grad
+    np.testing.assert_allclose(h.grad.detach().numpy(), np.cos([0.25, 1.0]))
+    h.grad.sum().backward()  # d/dx sum(cos(x²)) = -2x sin(x²), added to x.grad = 2x cos(x²)
+    expected = 2 * x.numpy() * np.cos(x.numpy() ** 2) - 2 * x.numpy() * np.sin(x.numpy() ** 2)
+    np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-12)
+
+
+def test_an_explicit_retain_graph_false_frees_the_forward_graph_as_in_pytorch():
+    """``retain_graph`` defaults to ``create_graph``; asked for False it frees the saved
+    tensors, and the second sweep, which goes back through them, says so."""
+    x = ag.tensor([0.5, -1.0], requires_grad=True)
+    loss = ag.tanh(x).sum()
+    (g,) = autograd.grad(loss, x, create_graph=True, retain_graph=False)
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        g.sum().backward()
