@@ -67,9 +67,8 @@ carrying v plus one recorded sweep carrying it too.
 Limits: reverse mode over forward mode (``jacrev(jacfwd(f))``, ``grad`` of a ``jvp``)
 and forward over forward (``jvp`` of a ``jvp``) raise a sentence: tangents are NumPy
 arrays computed beside the graph, not recorded ops, so an enclosing transform would see
-a constant. A connected transform needs every op of ``f`` to have a recorded backward
-(``graph_backward.supported_ops()``), and forward over reverse needs those recorded ops
-to have jvp rules. A tensor ``f`` closes over (rather than takes as an argument) is a
+a constant. Forward over reverse needs the ops a recorded backward runs to have jvp
+rules. A tensor ``f`` closes over (rather than takes as an argument) is a
 constant to the transform. Ops run under ``no_grad`` inside ``f`` are invisible to
 forward mode (their outputs count as constants), as they are to backward.
 

@@ -119,6 +119,11 @@ class Node:
     reads = None
     trace = None
     called_from = None  # where the learner's code called the op: autograd_core.source
+    # The array namespace the op's backward computes with: NumPy, on NumPy arrays. Under
+    # create_graph the backward gets a recorded_numpy.RecordedContext instead, whose
+    # ``xp`` runs the engine's own ops on Tensors (see that module).
+    xp = np
+    recorded = False
 
     def __init__(self, op, inputs, arrays, edges, needs_input_grad, shapes, dtypes, params):
         self.op = op

@@ -15,7 +15,9 @@ The rules of the CNN ops (conv2d, pooling, batch norm) and var are in
 ``graph_backward_cnn``, which adds them to :data:`RULES`, and those of the activations
 (gelu, silu, softplus, leaky_relu) in ``graph_backward_activations``. Layer norm's and
 RMS norm's are in ``graph_backward_norms``; einsum's, amax's and amin's in
-``graph_backward_einsum``. An op without a Tensor rule raises a sentence naming it.
+``graph_backward_einsum``. An op without an entry here runs its own ``backward``,
+written once for both modes (see ``recorded_numpy``): the rules here are those not
+yet written that way.
 """
 
 from __future__ import annotations
@@ -24,35 +26,23 @@ from collections.abc import Callable
 
 import numpy as np
 
-from . import errors
-from .function import Function, Node
+from .function import Node
 from .op_functions import where
-from .ops import elementwise as ew
-from .ops import indexing as ix
 from .ops import joining as jn
 from .ops import matmul as mm
 from .ops import nn_ops as nn
 from .ops import reductions as red
 from .ops import shape as sh
 from .ops import softmax as sm
+from .recorded_numpy import RecordedContext
 from .tensor import Tensor
 
-__all__ = ["RULES", "recorded_rule", "supported_ops"]
+__all__ = ["RULES"]
 
 
 def _saved(node: Node, name: str) -> Tensor:
     """The array ``node`` saved as ``name``, as a Tensor on the graph it came from."""
-    saved = node.saved[name]
-    array = node.load(name)
-    source = saved.source
-    if source is not None and source[0] == "input":
-        edge = node.edges[source[1]]
-        if isinstance(edge, Tensor):  # a leaf that requires grad: the leaf itself
-            return edge
-        return Tensor._wrap(array, edge)  # edge: the node that made it, or None
-    if source is not None and source[0] == "output":
-        return Tensor._wrap(array, node)
-    return Tensor._wrap(np.asarray(array))  # made by the op: a constant
+    return RecordedContext(node).load(name)
 
 
 def _reduced(node: Node, g: Tensor) -> Tensor:
@@ -176,75 +166,14 @@ def _layers(node: Node, g: Tensor) -> tuple:
     return tuple(g[(slice(None),) * dim + (i,)] for i in range(len(node.input_shapes)))
 
 
-class IndexBackward(Function):
-    """getitem's backward as an op: zeros in the input's shape with g added at ``key``
-    (repeated indices add up). Its own backward is the getitem again."""
-
-    name = "getitem_backward"
-    rule = "dg = da[key]"
-
-    @staticmethod
-    def forward(ctx, g, key=None, shape=()):
-        da = np.zeros(shape, dtype=g.dtype)
-        if ix.is_advanced(key):
-            split = ix.torch_order(key, da.ndim)
-            target, at = (da, key) if split is None else (da[split[0]], split[1])
-            np.add.at(target, at, g)
-        else:
-            da[key] = g
-        return da
-
-    @staticmethod
-    def backward(ctx, g):
-        return (ix._take(g, ctx.params["key"]),)
-
-    @staticmethod
-    def jvp(ctx, tg):
-        """dout = the tangent of g scattered the same way (the op is linear in g)"""
-        return IndexBackward.forward(ctx, tg, key=ctx.params["key"], shape=ctx.params["shape"])
-
-
-def _scatter(node: Node, g: Tensor) -> tuple:
-    key = node.params["key"]
-    if ix.is_advanced(key):
-        key = ix._saved_key(node, key)
-    return (IndexBackward.apply(g, key=key, shape=node.input_shapes[0]),)
-
-
 # op class -> (node, g) -> one gradient per input (None where none is needed), each a
 # Tensor computed by recorded ops; the same rules as each op's ``rule`` text.
 RULES: dict[type, Callable[[Node, Tensor], tuple]] = {
-    ew.Add: lambda n, g: (g, g),
-    ew.Sub: lambda n, g: (g, -g),
-    ew.Mul: lambda n, g: (g * _saved(n, "b") if n.needs_input_grad[0] else None,
-                          g * _saved(n, "a") if n.needs_input_grad[1] else None),
-    ew.Div: lambda n, g: (g / _saved(n, "b") if n.needs_input_grad[0] else None,
-                          -g * _saved(n, "a") / _saved(n, "b") ** 2
-                          if n.needs_input_grad[1] else None),
-    ew.Pow: _pow,
-    ew.Neg: lambda n, g: (-g,),
-    ew.Exp: lambda n, g: (g * _saved(n, "out"),),
-    ew.Log: lambda n, g: (g / _saved(n, "a"),),
-    ew.Sqrt: lambda n, g: (g / (2 * _saved(n, "out")),),
-    ew.Sin: lambda n, g: (g * _saved(n, "a").cos(),),
-    ew.Cos: lambda n, g: (-g * _saved(n, "a").sin(),),
-    ew.Tanh: lambda n, g: (g * (1 - _saved(n, "out") ** 2),),
-    ew.Sigmoid: lambda n, g: (g * _saved(n, "out") * (1 - _saved(n, "out")),),
-    ew.Relu: lambda n, g: (g * _saved(n, "mask").astype(g.dtype),),
-    ew.Clip: lambda n, g: (g * _saved(n, "mask").astype(g.dtype),),
-    ew.Abs: lambda n, g: (g * _constant(np.nan_to_num(np.sign(n.load("a")))),),
-    ew.Where: lambda n, g: (None, g * _saved(n, "cond").astype(g.dtype),
-                            g * (1 - _saved(n, "cond").astype(g.dtype))),
-    ew.Maximum: lambda n, g: tuple(g * _constant(w) for w in _pair_weights(n)),
-    ew.Minimum: lambda n, g: tuple(g * _constant(w) for w in _pair_weights(n)),
     red.Max: _extreme,
     red.Min: _extreme,
     sm.LogSumExp: _logsumexp,
     jn.Cat: _pieces,
     jn.Stack: _layers,
-    ix.GetItem: _scatter,
-    ix.Narrow: _scatter,
-    IndexBackward: lambda n, g: (g[n.params["key"]],),
     mm.MatMul: _matmul,
     nn.Linear: _linear,
     nn.NLLLoss: _nll_loss,
@@ -260,20 +189,6 @@ RULES: dict[type, Callable[[Node, Tensor], tuple]] = {
     sm.LogSoftmax: lambda n, g: (g - _saved(n, "out").exp() * g.sum(
         n.params["dim"], keepdim=True),),
 }
-
-
-def supported_ops() -> list[str]:
-    """The names of the ops whose backward can be recorded (``create_graph=True``)."""
-    return sorted(op.name for op in RULES)
-
-
-def recorded_rule(node: Node) -> Callable[[Node, Tensor], tuple]:
-    """The Tensor rule of ``node``'s op, which the engine's sweep runs under
-    ``create_graph``; an op without one raises a sentence naming it."""
-    rule = RULES.get(node.op)  # node.op is the op's class
-    if rule is None:
-        raise errors.create_graph_op(node.op.name, supported_ops())
-    return rule
 
 
 # The CNN ops' rules (conv2d, pooling, batch norm, var) live in their own module, which

@@ -79,7 +79,6 @@ from .attention import (
 from .backward import (
     CycleError,
     create_graph_case,
-    create_graph_op,
     grad_count,
     grad_input_not_requiring,
     grad_input_unused,

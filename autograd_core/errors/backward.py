@@ -133,14 +133,6 @@ def grad_no_inputs() -> RuntimeError:
                  "name the tensors whose gradients you want.")
 
 
-def create_graph_op(op: str, supported: list[str]) -> NotImplementedError:
-    """create_graph=True reached an op whose backward has no recorded (Tensor) rule."""
-    return error(NotImplementedError, f"create_graph=True: the backward of {op} is not "
-                 f"recorded as ops yet. Ops that are: {', '.join(supported)}.",
-                 "for this op, central differences of autograd.grad's results approximate "
-                 "its second derivative.")
-
-
 def create_graph_case(what: str, instead: str) -> NotImplementedError:
     """create_graph=True on a case of a supported op that is not recorded yet."""
     return error(NotImplementedError, f"create_graph=True: {what} is not recorded yet.",

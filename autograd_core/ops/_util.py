@@ -56,6 +56,14 @@ def keepdims_shape(shape: tuple, axes) -> tuple:
     return tuple(1 if i in axes else s for i, s in enumerate(shape))
 
 
+def constant(x) -> np.ndarray:
+    """The values of ``x`` as an array, cut from any graph: what a backward uses as a
+    constant (a sign, a mask, a comparison), whose derivative is 0 where it exists. On
+    a NumPy array (``backward()``) it is the array itself; on a Tensor of a recorded
+    backward (``create_graph=True``, see ``recorded_numpy``) its values."""
+    return x if x.__class__ is np.ndarray else np.asarray(getattr(x, "_data", x))
+
+
 def tangent_sum(*terms):
     """The sum of the forward-mode terms that exist (``None`` = an input with no
     tangent, e.g. a constant), or ``None`` when none does. Used by ``jvp`` rules:

@@ -12,7 +12,7 @@ import re
 import numpy as np
 
 from ..function import Function
-from ._util import broadcasting, tangent_sum
+from ._util import broadcasting, constant, tangent_sum
 
 
 class Add(Function):
@@ -133,32 +133,38 @@ class Pow(Function):
 
     @staticmethod
     def backward(ctx, g):
-        a, b = ctx.load("a"), ctx.load("b")
-        da = g * _base_slope(a, b) if ctx.needs_input_grad[0] else None
-        db = g * _exponent_slope(a, b, ctx.load("out")) if ctx.needs_input_grad[1] else None
+        a, b, xp = ctx.load("a"), ctx.load("b"), ctx.xp
+        da = g * _base_slope(a, b, xp) if ctx.needs_input_grad[0] else None
+        db = (g * _exponent_slope(a, b, ctx.load("out"), xp) if ctx.needs_input_grad[1]
+              else None)
         return da, db
 
     @staticmethod
     def jvp(ctx, ta, tb):
         """dout = ta * b * a**(b - 1) + tb * out * log(a)"""
         a, b = ctx.load("a"), ctx.load("b")
-        return tangent_sum(None if ta is None else ta * _base_slope(a, b),
-                           None if tb is None else tb * _exponent_slope(a, b, ctx.load("out")))
+        return tangent_sum(None if ta is None else ta * _base_slope(a, b, np),
+                           None if tb is None else tb * _exponent_slope(a, b, ctx.load("out"),
+                                                                        np))
 
 
-def _base_slope(a, b):
+def _base_slope(a, b, xp):
     """d(a**b)/da = b * a**(b - 1), and 0 where b == 0 (PyTorch's rule)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        slope = b * np.power(a, b - 1)
-    return np.where(b == 0, 0, slope) if np.any(b == 0) else slope
+        slope = b * a ** (b - 1)
+    zero = constant(b) == 0
+    return xp.where(zero, 0, slope) if zero.any() else slope
 
 
-def _exponent_slope(a, b, out):
-    """d(a**b)/db = a**b * log(a), and 0 where a == 0 and b >= 0 (PyTorch's rule)."""
+def _exponent_slope(a, b, out, xp):
+    """d(a**b)/db = a**b * log(a), and 0 where a == 0 and b >= 0 (PyTorch's rule). The
+    log is taken of 1 there, not of 0: its -inf would reach a second derivative."""
+    zero = (constant(a) == 0) & (constant(b) >= 0)
+    if not zero.any():
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return out * xp.log(a)
     with np.errstate(divide="ignore", invalid="ignore"):
-        slope = out * np.log(a)
-    zero = (a == 0) & (b >= 0)
-    return np.where(zero, 0, slope) if np.any(zero) else slope
+        return xp.where(zero, 0, out * xp.log(xp.where(zero, 1, a)))
 
 
 class Neg(Function):
@@ -198,7 +204,7 @@ class _UnaryBySlope(Function):
         raise NotImplementedError
 
     @staticmethod
-    def slope(saved):  # pragma: no cover - always overridden
+    def slope(saved, xp):  # pragma: no cover - always overridden
         raise NotImplementedError
 
     @classmethod
@@ -210,7 +216,7 @@ class _UnaryBySlope(Function):
     @classmethod
     def backward(cls, ctx, g):
         saved = ctx.load(cls.saves)
-        slope = cls.slope(saved)
+        slope = cls.slope(saved, ctx.xp)
         if slope is not saved and _fits(slope, g):
             # g * slope written over the slope, a temporary of ours: one layer-sized
             # array fewer at the peak of the sweep (the values are g * slope's)
@@ -223,7 +229,7 @@ class _UnaryBySlope(Function):
         super().__init_subclass__(**kwargs)
 
         def jvp(ctx, ta):
-            return ta * cls.slope(ctx.load(cls.saves))
+            return ta * cls.slope(ctx.load(cls.saves), np)
 
         jvp.__doc__ = re.sub(r"\bg\b", "ta", cls.rule).replace("da =", "dout =")
         cls.jvp = staticmethod(jvp)
@@ -231,8 +237,10 @@ class _UnaryBySlope(Function):
 
 def _fits(out, x) -> bool:
     """Whether ``x * out`` can be written into ``out``: an array of the result's shape
-    and dtype that is nobody else's (not a view)."""
-    if out.__class__ is not np.ndarray or out.base is not None or out.shape != np.shape(x):
+    and dtype that is nobody else's (not a view), times an array (not a Tensor of a
+    recorded backward)."""
+    if (out.__class__ is not np.ndarray or x.__class__ is not np.ndarray
+            or out.base is not None or out.shape != x.shape):
         return False
     return out.dtype is getattr(x, "dtype", None) or out.dtype == np.result_type(out, x)
 
@@ -246,7 +254,7 @@ class Exp(_UnaryBySlope):
     value = staticmethod(np.exp)
 
     @staticmethod
-    def slope(out):
+    def slope(out, xp):
         return out
 
 
@@ -258,7 +266,7 @@ class Log(_UnaryBySlope):
     value = staticmethod(np.log)
 
     @staticmethod
-    def slope(a):
+    def slope(a, xp):
         return 1 / a
 
 
@@ -271,7 +279,7 @@ class Sqrt(_UnaryBySlope):
     value = staticmethod(np.sqrt)
 
     @staticmethod
-    def slope(out):
+    def slope(out, xp):
         return 0.5 / out
 
 
@@ -283,8 +291,9 @@ class Abs(_UnaryBySlope):
     value = staticmethod(np.abs)
 
     @staticmethod
-    def slope(a):
-        return np.nan_to_num(np.asarray(np.sign(a)), copy=False)  # PyTorch: sgn(nan) = 0
+    def slope(a, xp):
+        # a constant: |a|'s slope has no derivative of its own; PyTorch: sgn(nan) = 0
+        return np.nan_to_num(np.asarray(np.sign(constant(a))), copy=False)
 
 
 class Sin(_UnaryBySlope):
@@ -293,7 +302,10 @@ class Sin(_UnaryBySlope):
     name = "sin"
     rule = "da = g * cos(a)"
     value = staticmethod(np.sin)
-    slope = staticmethod(np.cos)
+
+    @staticmethod
+    def slope(a, xp):
+        return xp.cos(a)
 
 
 class Cos(_UnaryBySlope):
@@ -304,8 +316,8 @@ class Cos(_UnaryBySlope):
     value = staticmethod(np.cos)
 
     @staticmethod
-    def slope(a):
-        return -np.sin(a)
+    def slope(a, xp):
+        return -xp.sin(a)
 
 
 class Tanh(_UnaryBySlope):
@@ -317,10 +329,8 @@ class Tanh(_UnaryBySlope):
     value = staticmethod(np.tanh)
 
     @staticmethod
-    def slope(out):
-        slope = np.asarray(out * out)  # asarray: a 0-d product is a NumPy scalar
-        np.subtract(1, slope, out=slope)  # in place: one temporary fewer at the peak
-        return slope
+    def slope(out, xp):
+        return 1 - out**2
 
 
 class Sigmoid(_UnaryBySlope):
@@ -336,10 +346,8 @@ class Sigmoid(_UnaryBySlope):
         return 0.5 * (1 + np.tanh(0.5 * a))
 
     @staticmethod
-    def slope(out):
-        slope = np.asarray(1 - out)  # asarray: a 0-d difference is a NumPy scalar
-        slope *= out  # in place: one temporary fewer at the peak
-        return slope
+    def slope(out, xp):
+        return out * (1 - out)
 
 
 class _UnaryByMask(_UnaryBySlope):
@@ -349,12 +357,15 @@ class _UnaryByMask(_UnaryBySlope):
     saves = "mask"
 
     @staticmethod
-    def slope(mask):
+    def slope(mask, xp):
         return mask
 
     @staticmethod
     def backward(ctx, g):
-        return (_masked(g, ctx.load("mask")),)
+        mask = ctx.load("mask")
+        if ctx.recorded:  # the rule itself: g where the mask is set, else 0
+            return (ctx.xp.where(mask, g, 0),)
+        return (_masked(g, mask),)  # the same values, computed on the bits (faster)
 
     def __init_subclass__(cls, **kwargs):
         # forward mode masks the tangent the same way: 0 where masked, whatever it is
@@ -428,7 +439,8 @@ class Maximum(Function):
 
     @classmethod
     def _share(cls, x, y):
-        """x's share of g: 1 unless x loses to y (then 0), 0.5 on a tie."""
+        """x's share of g: 1 unless x loses to y (then 0), 0.5 on a tie (a constant)."""
+        x, y = constant(x), constant(y)
         return 1 - cls._loses(x, y) - 0.5 * (x == y)
 
 
@@ -463,10 +475,10 @@ class Where(Function):
 
     @staticmethod
     def backward(ctx, g):
-        cond = ctx.load("cond")
+        cond, xp = ctx.load("cond"), ctx.xp
         zero = np.zeros((), dtype=g.dtype)
-        da = np.where(cond, g, zero) if ctx.needs_input_grad[1] else None
-        db = np.where(cond, zero, g) if ctx.needs_input_grad[2] else None
+        da = xp.where(cond, g, zero) if ctx.needs_input_grad[1] else None
+        db = xp.where(cond, zero, g) if ctx.needs_input_grad[2] else None
         return None, da, db
 
     @staticmethod

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..function import Function
+from ._util import constant
 
 
 def is_advanced(key) -> bool:
@@ -73,7 +74,7 @@ def _saved_key(ctx, key):
     """The key with its index arrays read back from what the forward saved (after a
     backward without retain_graph they are released: a second one raises, as in
     PyTorch, whose index backward saves its indices too)."""
-    loaded = iter([ctx.load(name) for name in _index_arrays(key)])
+    loaded = iter([constant(ctx.load(name)) for name in _index_arrays(key)])
     if not isinstance(key, tuple):
         return next(loaded)
     return tuple(next(loaded) if isinstance(p, np.ndarray) else p for p in key)
@@ -95,15 +96,9 @@ class GetItem(Function):
     @staticmethod
     def backward(ctx, g):
         key = ctx.params["key"]
-        da = np.zeros(ctx.input_shapes[0], dtype=g.dtype)
         if is_advanced(key):
             key = _saved_key(ctx, key)
-            split = torch_order(key, da.ndim)
-            target, key = (da, key) if split is None else (da[split[0]], split[1])
-            np.add.at(target, key, g)  # target is da or a view of it
-        else:
-            da[key] = g
-        return (da,)
+        return (scatter(ctx, g, key, ctx.input_shapes[0]),)
 
     @staticmethod
     def jvp(ctx, ta):
@@ -117,3 +112,42 @@ class Narrow(GetItem):
 
     name = "split"
     rule = "da = zeros_like(a);  da[key] = g"
+
+
+class IndexBackward(Function):
+    """getitem's backward as an op: zeros in the input's shape with ``values`` added at
+    ``key`` (repeated indices add up). A backward recorded under ``create_graph`` runs it
+    (see :func:`scatter`); its own backward picks the entries at ``key`` again."""
+
+    name = "getitem_backward"
+    rule = "dvalues = g[key]"
+
+    @staticmethod
+    def forward(ctx, values, key=None, shape=()):
+        out = np.zeros(shape, dtype=values.dtype)
+        if is_advanced(key):
+            split = torch_order(key, out.ndim)
+            target, at = (out, key) if split is None else (out[split[0]], split[1])
+            np.add.at(target, at, values)  # target is out or a view of it
+        else:
+            out[key] = values
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        return (_take(g, ctx.params["key"]),)
+
+    @staticmethod
+    def jvp(ctx, tvalues):
+        """dout = tvalues scattered the same way (the op is linear in its values)"""
+        return IndexBackward.forward(ctx, tvalues, key=ctx.params["key"],
+                                     shape=ctx.params["shape"])
+
+
+def scatter(ctx, g, key, shape: tuple):
+    """Zeros of ``shape`` with ``g`` added at ``key``: the backward of picking entries
+    (getitem, embedding). Computed on arrays in ``backward()``; under ``create_graph``
+    the recorded op :class:`IndexBackward`, whose own backward picks them again."""
+    if ctx.recorded:
+        return IndexBackward.apply(g, key=key, shape=shape)
+    return IndexBackward.forward(ctx, g, key=key, shape=shape)

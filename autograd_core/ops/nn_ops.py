@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..function import Function
-from ._util import tangent_sum
+from ._util import constant, tangent_sum
+from .indexing import scatter
 
 
 def reduce(loss: np.ndarray, reduction: str) -> np.ndarray:
@@ -22,12 +23,12 @@ def reduce(loss: np.ndarray, reduction: str) -> np.ndarray:
     return np.asarray(loss.mean() if reduction == "mean" else loss.sum())
 
 
-def spread(g: np.ndarray, shape: tuple, reduction: str) -> np.ndarray:
-    """The backward of ``reduce``: the upstream gradient of each loss element."""
+def spread(g, shape: tuple, reduction: str):
+    """The backward of ``reduce``: the upstream gradient of each loss element (for 'mean'
+    and 'sum' one value, which broadcasts to every element)."""
     if reduction == "none":
         return g
-    n = int(np.prod(shape)) if reduction == "mean" else 1
-    return np.broadcast_to(g / n, shape)
+    return g / int(np.prod(shape)) if reduction == "mean" else g
 
 
 class Linear(Function):
@@ -112,9 +113,8 @@ class Embedding(Function):
 
     @staticmethod
     def backward(ctx, g):
-        dweight = np.zeros(ctx.input_shapes[1], dtype=g.dtype)
-        np.add.at(dweight, ctx.load("indices"), g)  # scatter-*add*: not an overwrite
-        return None, dweight
+        # scatter-*add*: an index that repeats gets the sum of its rows of g
+        return None, scatter(ctx, g, constant(ctx.load("indices")), ctx.input_shapes[1])
 
     @staticmethod
     def jvp(ctx, tindices, tweight):
@@ -243,13 +243,13 @@ class MSELoss(Function):
 
     @staticmethod
     def forward(ctx, input, target, reduction="mean"):
+        ctx.save(input=input, target=target)
         diff = input - target
-        ctx.save(diff=diff)
         return reduce(diff * diff, reduction)
 
     @staticmethod
     def backward(ctx, g):
-        diff = ctx.load("diff")
+        diff = ctx.load("input") - ctx.load("target")
         dx = 2 * diff * spread(g, diff.shape, ctx.params["reduction"])
         return dx, (-dx if ctx.needs_input_grad[1] else None)
 
@@ -257,7 +257,8 @@ class MSELoss(Function):
     def jvp(ctx, tx, ttarget):
         """dloss = 2 · (input - target) · (tx - ttarget), reduced"""
         tdiff = tangent_sum(tx, None if ttarget is None else -ttarget)
-        return reduce(2 * ctx.load("diff") * tdiff, ctx.params["reduction"])
+        diff = ctx.load("input") - ctx.load("target")
+        return reduce(2 * diff * tdiff, ctx.params["reduction"])
 
 
 class BCEWithLogits(Function):
@@ -278,8 +279,8 @@ class BCEWithLogits(Function):
     @staticmethod
     def backward(ctx, g):
         x, target = ctx.load("input"), ctx.load("target")
-        g = spread(g, np.shape(x), ctx.params["reduction"])
-        sigmoid = 0.5 * (1 + np.tanh(0.5 * x))  # never overflows
+        g = spread(g, x.shape, ctx.params["reduction"])
+        sigmoid = 0.5 * (1 + ctx.xp.tanh(0.5 * x))  # never overflows
         dx = (sigmoid - target) * g if ctx.needs_input_grad[0] else None
         dt = -x * g if ctx.needs_input_grad[1] else None
         return dx, dt

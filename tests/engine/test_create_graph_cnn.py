@@ -21,7 +21,7 @@ from op_table import central_differences
 import autograd_core as ag
 from autograd_core import autograd
 from autograd_core.func import hessian, hvp
-from autograd_core.graph_backward import RULES, supported_ops
+from autograd_core.graph_backward import RULES
 
 try:
     import torch
@@ -275,10 +275,7 @@ def test_var_second_derivatives(dim, keepdim, correction, pre):
                                                     correction=correction, pre=pre))
 
 
-def test_the_cnn_ops_are_supported_and_their_backward_ops_have_rules_and_jvps():
-    names = set(supported_ops())
-    assert {"conv2d", "max_pool2d", "avg_pool2d", "batch_norm", "batch_norm_eval",
-            "var"} <= names
+def test_the_cnn_backward_ops_have_rules_and_jvps():
     from autograd_core import graph_backward_cnn as cnn
     for op in (cnn.Conv2dInputGrad, cnn.Conv2dWeightGrad, cnn.MaxPool2dBackward,
                cnn.MaxPool2dGather, cnn.AvgPool2dBackward):

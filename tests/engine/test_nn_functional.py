@@ -354,7 +354,7 @@ SAVED = [
     ("embedding", lambda x, w: F.embedding([0, 1], w[0, 0]), (False, True), {"indices"}),
     ("cross_entropy", lambda x, w: F.cross_entropy(x[0, 0], [0, 1, 2, 3]), (True, False),
      {"target"}),
-    ("mse_loss", lambda x, w: F.mse_loss(x, X4), (True, False), {"diff"}),
+    ("mse_loss", lambda x, w: F.mse_loss(x, X4), (True, False), {"input", "target"}),
     ("bce_with_logits", lambda x, w: F.binary_cross_entropy_with_logits(x, X4 / 5),
      (True, False), {"input", "target"}),
 ]

@@ -127,3 +127,77 @@ def test_an_explicit_retain_graph_false_frees_the_forward_graph_as_in_pytorch():
     (g,) = autograd.grad(loss, x, create_graph=True, retain_graph=False)
     with pytest.raises(RuntimeError, match="backward through the graph a second time"):
         g.sum().backward()
+
+
+# -- ops that raised under create_graph until their backward was written for both modes --
+TARGET = np.array([0.5, -1.0, 2.0, 0.0])
+LABELS = np.array([1.0, 0.0, 1.0, 1.0])
+ROWS = np.array([0, 2, 2, 1])
+
+
+def _programs(lib, tensor):
+    """name -> f(x) (a scalar) for x of shape (4,), in the engine (``lib`` = ag, tensor =
+    ag.tensor) or in PyTorch."""
+    functional = lib.nn.functional
+    return {
+        "mse_loss": lambda x: functional.mse_loss(x * x, tensor(TARGET)),
+        "mse_loss_sum": lambda x: functional.mse_loss(x.tanh(), tensor(TARGET),
+                                                      reduction="sum"),
+        "bce_with_logits": lambda x: functional.binary_cross_entropy_with_logits(
+            x * x, tensor(LABELS)),
+        "embedding": lambda x: (functional.embedding(tensor(ROWS), (x * x).reshape(4, 1))
+                                ** 3).sum(),
+        "cast": lambda x: (x.to(lib.float32) if lib is not ag else x.astype("float32")
+                           ).tanh().sum(),
+        "clone": lambda x: (x.clone() ** 3).sum(),
+    }
+
+
+def _hvp(f, x0, v):
+    x = ag.tensor(x0, requires_grad=True)
+    (g,) = autograd.grad(f(x), x, create_graph=True)
+    (h,) = autograd.grad((g * ag.tensor(v)).sum(), x, allow_unused=True,
+                         materialize_grads=True)
+    return h.numpy()
+
+
+def _lean_gradient(f, x0):
+    x = ag.tensor(x0, requires_grad=True)
+    f(x).backward()
+    return x.grad.numpy()
+
+
+@pytest.mark.parametrize("name", list(_programs(ag, ag.tensor)))
+def test_second_derivatives_of_ops_that_used_to_raise_match_central_differences(name):
+    f = _programs(ag, ag.tensor)[name]
+    rng = np.random.default_rng(3)
+    x0, v = rng.standard_normal(4) + 0.3, rng.standard_normal(4)
+    # cast computes in float32 inside: a step that float32's rounding does not swamp
+    eps, tolerance = (1e-2, 1e-3) if name == "cast" else (1e-6, 1e-6)
+    expected = (_lean_gradient(f, x0 + eps * v) - _lean_gradient(f, x0 - eps * v)) / (2 * eps)
+    np.testing.assert_allclose(_hvp(f, x0, v), expected, rtol=tolerance, atol=tolerance)
+
+
+@pytest.mark.skipif(torch is None, reason="PyTorch not installed (pip install -e .[torch])")
+@pytest.mark.parametrize("name", list(_programs(ag, ag.tensor)))
+def test_second_derivatives_of_ops_that_used_to_raise_match_pytorch(name):
+    rng = np.random.default_rng(4)
+    x0, v = rng.standard_normal(4) + 0.3, rng.standard_normal(4)
+    t = torch.tensor(x0, requires_grad=True)
+    theirs = _programs(torch, torch.tensor)[name]
+    (g,) = torch.autograd.grad(theirs(t), t, create_graph=True)
+    (h,) = torch.autograd.grad((g * torch.tensor(v)).sum(), t)
+    rtol = 1e-5 if name == "cast" else 1e-10
+    np.testing.assert_allclose(_hvp(_programs(ag, ag.tensor)[name], x0, v), h.numpy(),
+                               rtol=rtol, atol=1e-12)
+
+
+def test_dropouts_second_derivative_keeps_its_mask():
+    """d²/dx² of sum(dropout(x)²) is 2·mask/(1-p)², drawn from the engine's own mask."""
+    x = ag.tensor(np.linspace(0.5, 2.0, 6), requires_grad=True)
+    out = ag.nn.functional.dropout(x, 0.5, training=True, generator=ag.Generator(1))
+    kept = out.detach().numpy() != 0
+    (g,) = autograd.grad((out ** 2).sum(), x, create_graph=True)
+    (h,) = autograd.grad(g.sum(), x)
+    np.testing.assert_allclose(h.numpy(), 2 * kept * 4.0)
+    assert 0 < kept.sum() < kept.size

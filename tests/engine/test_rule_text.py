@@ -188,6 +188,9 @@ EXAMPLES: dict[type[Function], Callable] = {
         Example((real(rng, 5, 3),), dict(key=key))
         for key in (np.array([0, 2, 0, 4]), (slice(1, 4), 2),
                     (np.array([1, 1, 3]), np.array([0, 2, 0])))],
+    indexing.IndexBackward: lambda rng: [
+        Example((real(rng, 4, 3),), dict(key=np.array([0, 2, 0, 4]), shape=(5, 3))),
+        Example((real(rng, 3),), dict(key=(slice(1, 4), 2), shape=(5, 3)))],
     indexing.Narrow: lambda rng: [Example((real(rng, 5, 3),), dict(key=key))
                                   for key in ((slice(1, 4),), (slice(None), slice(1, 3)))],
     joining.Cat: lambda rng: [Example((real(rng, 2, 3), real(rng, 2, 1), real(rng, 2, 2)),

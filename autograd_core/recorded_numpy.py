@@ -1,0 +1,82 @@
+"""NumPy's names for the engine's own ops: the array namespace of a recorded backward.
+
+An op's ``backward(ctx, g)`` is written once. It computes with ``ctx.xp``, the array
+namespace of the sweep that runs it:
+
+* in ``backward()``, ``ctx`` is the node and ``ctx.xp`` is NumPy itself: ``g`` and
+  every array ``ctx.load`` returns are NumPy arrays, and nothing is recorded;
+* under ``create_graph=True``, ``ctx`` is a :class:`RecordedContext`: ``g`` is a Tensor,
+  ``ctx.load`` returns Tensors *attached to the graph they came from* (an input the op
+  saved is that input, its output is the node's own output, an array the op made, such
+  as relu's mask, is a constant), and ``ctx.xp`` is this module, whose functions have
+  NumPy's names and run the engine's ops. So the very same lines record every multiply
+  and sum of the backward pass, and the gradient they return can be differentiated
+  again.
+
+Operators (``g * b``, ``-g``, ``g / (2 * out)``) and the methods both kinds share
+(``.astype``, ``.reshape``) need no ``xp``. The functions here cover what the ops'
+backwards call; :func:`constant` is for values with no derivative of their own (a
+sign, a mask), so they are computed on arrays in both modes.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from . import op_functions as F
+from .function import Node
+from .ops._util import constant
+from .tensor import Tensor
+
+exp, log, sqrt, sin, cos, tanh = F.exp, F.log, F.sqrt, F.sin, F.cos, F.tanh
+multiply, negative, maximum, minimum = F.mul, F.neg, F.maximum, F.minimum
+errstate = np.errstate  # a context for NumPy's warnings: the same in both modes
+
+
+def where(condition, x, y) -> Tensor:
+    """``np.where`` as the engine's op: ``condition`` is a constant mask."""
+    return F.where(constant(condition), x, y)
+
+
+def sum(a, axis=None, keepdims: bool = False) -> Tensor:  # noqa: A001 - NumPy's name
+    """``np.sum(a, axis, keepdims=...)`` as the engine's op."""
+    return F.sum(a, axis=axis, keepdims=keepdims)
+
+
+def power(a, b) -> Tensor:
+    """``np.power(a, b)`` as the engine's op."""
+    return F.pow(a, b)
+
+
+class RecordedContext:
+    """What an op's backward sees as ``ctx`` under ``create_graph=True``: its node, with
+    ``load`` giving Tensors on the graph and ``xp`` this module (see the docstring)."""
+
+    __slots__ = ("node",)
+    recorded = True
+    xp = None  # this module, set below
+
+    def __init__(self, node: Node):
+        self.node = node
+
+    def __getattr__(self, name: str):
+        return getattr(self.node, name)
+
+    def load(self, name: str) -> Tensor:
+        """The array the op saved as ``name``, as a Tensor on the graph it came from."""
+        node = self.node
+        array = node.load(name)
+        source = node.saved[name].source
+        if source is not None and source[0] == "input":
+            edge = node.edges[source[1]]
+            if isinstance(edge, Tensor):  # a leaf that requires grad: the leaf itself
+                return edge
+            return Tensor._wrap(array, edge)  # edge: the node that made it, or None
+        if source is not None and source[0] == "output":
+            return Tensor._wrap(array, node)
+        return Tensor._wrap(np.asarray(array))  # made by the op: a constant
+
+
+RecordedContext.xp = sys.modules[__name__]
