@@ -170,6 +170,13 @@ class Node:
             self.reads.append(name)
         return saved.array
 
+    def run(self, op, *arrays, **params):
+        """``op`` on ``arrays``, for a backward whose rule is another op (tril's backward
+        is a tril of g): here its forward on the arrays, recording nothing; under
+        ``create_graph`` the op applied to Tensors (``recorded_numpy.RecordedContext``),
+        so the same line of the backward serves both modes."""
+        return op.forward(_UNRECORDED, *arrays, **params)
+
     # -- introspection ---------------------------------------------------------
     @property
     def name(self) -> str:
@@ -293,8 +300,9 @@ def _record(op, inputs: tuple, params: dict) -> Tensor:
     else:
         result = _wrap_output(out, node, inputs)
     if node.saved:
-        for saved in node.saved.values():
-            if saved.source is None and saved.array is out:
+        for saved in node.saved.values():  # the output itself, or the output before a
+            if saved.source is None and (saved.array is out  # squeeze (keepdims=False)
+                                         or getattr(out, "base", None) is saved.array):
                 saved.source, saved._counter = ("output",), result._version
     data = result._data
     node.output_shape = data.shape

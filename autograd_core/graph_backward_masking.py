@@ -12,40 +12,13 @@ the index and the mask the forward saved are read, as constants.
 
 from __future__ import annotations
 
-import numpy as np
-
 from .function import Node
 from .graph_backward import RULES, _saved
-from .op_functions import where
 from .ops import masking as mk
 from .ops import scatter as sc
 from .tensor import Tensor
 
 __all__ = ["MASKING_RULES"]
-
-
-def _masked_fill(node: Node, g: Tensor) -> tuple:
-    """da = g with zeros where the mask is set; dvalue = g where it is set (summed)."""
-    needs = node.needs_input_grad
-    mask = _saved(node, "mask")
-    da = mk.MaskedFill.apply(g, mask, 0.0) if needs[0] else None
-    dvalue = where(mask, g, 0.0) if needs[2] else None
-    return da, None, dvalue
-
-
-def _cumsum(node: Node, g: Tensor) -> tuple:
-    """da = the running sums of g from the end: flip, cumsum, flip back."""
-    if g.ndim == 0:
-        return (g,)
-    dim = node.params["dim"]
-    backwards = mk.Cumsum.apply(mk.Flip.apply(g, dims=(dim,)), dim=dim)
-    return (mk.Flip.apply(backwards, dims=(dim,)),)
-
-
-def _gather(node: Node, g: Tensor) -> tuple:
-    """da = scatter_add(zeros, dim, index, g)."""
-    zeros = Tensor._wrap(np.zeros(node.input_shapes[0], dtype=g.dtype))
-    return sc.ScatterAdd.apply(zeros, _saved(node, "index"), g, dim=node.params["dim"]), None
 
 
 def _scatter_add(node: Node, g: Tensor) -> tuple:
@@ -66,13 +39,6 @@ def _scatter_add(node: Node, g: Tensor) -> tuple:
 
 
 MASKING_RULES = {
-    mk.MaskedFill: _masked_fill,
-    mk.Tril: lambda n, g: (mk.Tril.apply(g, diagonal=n.params["diagonal"]),),
-    mk.Triu: lambda n, g: (mk.Triu.apply(g, diagonal=n.params["diagonal"]),),
-    mk.Cumsum: _cumsum,
-    mk.Flip: lambda n, g: (mk.Flip.apply(g, dims=n.params["dims"]),),
-    mk.Pad: lambda n, g: (mk.Pad.apply(g, pad=tuple(-p for p in n.params["pad"]), value=0.0),),
-    sc.Gather: _gather,
     sc.ScatterAdd: _scatter_add,
 }
 RULES.update(MASKING_RULES)

@@ -50,6 +50,21 @@ def power(a, b) -> Tensor:
     return F.pow(a, b)
 
 
+def swapaxes(a, axis1: int, axis2: int) -> Tensor:
+    """``np.swapaxes`` as the engine's op."""
+    return F.transpose(a, axis1, axis2)
+
+
+def transpose(a, axes) -> Tensor:
+    """``np.transpose(a, axes)`` as the engine's op."""
+    return F.permute(a, *[int(axis) for axis in axes])
+
+
+def broadcast_to(a, shape: tuple) -> Tensor:
+    """``np.broadcast_to`` as the engine's op."""
+    return F.expand(a, *shape)
+
+
 class RecordedContext:
     """What an op's backward sees as ``ctx`` under ``create_graph=True``: its node, with
     ``load`` giving Tensors on the graph and ``xp`` this module (see the docstring)."""
@@ -64,6 +79,10 @@ class RecordedContext:
     def __getattr__(self, name: str):
         return getattr(self.node, name)
 
+    def run(self, op, *inputs, **params) -> Tensor:
+        """``op`` applied to ``inputs`` (Tensors or constants), recorded."""
+        return op.apply(*inputs, **params)
+
     def load(self, name: str) -> Tensor:
         """The array the op saved as ``name``, as a Tensor on the graph it came from."""
         node = self.node
@@ -74,8 +93,9 @@ class RecordedContext:
             if isinstance(edge, Tensor):  # a leaf that requires grad: the leaf itself
                 return edge
             return Tensor._wrap(array, edge)  # edge: the node that made it, or None
-        if source is not None and source[0] == "output":
-            return Tensor._wrap(array, node)
+        if source is not None and source[0] == "output":  # (or it with axes kept)
+            output = Tensor._wrap(np.reshape(array, node.output_shape), node)
+            return output if output.shape == np.shape(array) else output.reshape(array.shape)
         return Tensor._wrap(np.asarray(array))  # made by the op: a constant
 
 

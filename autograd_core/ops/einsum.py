@@ -276,7 +276,8 @@ class Einsum(Function):
                 continue
             plan, constants = gradient_plan(equation, i, ctx.input_shapes)
             others = [ctx.load(f"a_{k}") for k in range(n) if k != i]
-            grads.append(contract(plan, [g, *others, *constant_arrays(constants, g.dtype)]))
+            fixed = constant_arrays(constants, g.dtype)  # e.g. the identity of "ii->i"
+            grads.append(ctx.run(Einsum, g, *others, *fixed, equation=plan))
         return tuple(grads)
 
     @staticmethod

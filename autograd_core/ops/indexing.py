@@ -148,6 +148,4 @@ def scatter(ctx, g, key, shape: tuple):
     """Zeros of ``shape`` with ``g`` added at ``key``: the backward of picking entries
     (getitem, embedding). Computed on arrays in ``backward()``; under ``create_graph``
     the recorded op :class:`IndexBackward`, whose own backward picks them again."""
-    if ctx.recorded:
-        return IndexBackward.apply(g, key=key, shape=shape)
-    return IndexBackward.forward(ctx, g, key=key, shape=shape)
+    return ctx.run(IndexBackward, g, key=key, shape=shape)

@@ -32,8 +32,11 @@ class Cat(_Joining):
     @staticmethod
     def backward(ctx, g):
         dim = ctx.params["dim"]
-        sizes = [shape[dim] for shape in ctx.input_shapes]
-        return tuple(np.split(g, np.cumsum(sizes)[:-1], axis=dim))
+        pieces, start = [], 0
+        for shape in ctx.input_shapes:  # each input's rows of g along dim
+            pieces.append(g[(slice(None),) * dim + (slice(start, start + shape[dim]),)])
+            start += shape[dim]
+        return tuple(pieces)
 
 
 class Stack(_Joining):
@@ -45,7 +48,8 @@ class Stack(_Joining):
 
     @staticmethod
     def backward(ctx, g):
-        return tuple(np.moveaxis(g, ctx.params["dim"], 0))  # each g.take(i, axis=dim)
+        dim = ctx.params["dim"]
+        return tuple(g[(slice(None),) * dim + (i,)] for i in range(len(ctx.input_shapes)))
 
 
 def _filled(ctx, tangents) -> list:

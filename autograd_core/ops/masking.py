@@ -44,10 +44,10 @@ class MaskedFill(Function):
 
     @staticmethod
     def backward(ctx, g):
-        mask = ctx.load("mask")
+        mask, xp = ctx.load("mask"), ctx.xp
         zero = np.zeros((), dtype=g.dtype)
-        da = np.where(mask, zero, g) if ctx.needs_input_grad[0] else None
-        dvalue = np.where(mask, g, zero) if ctx.needs_input_grad[2] else None
+        da = xp.where(mask, zero, g) if ctx.needs_input_grad[0] else None
+        dvalue = xp.where(mask, g, zero) if ctx.needs_input_grad[2] else None
         return da, None, dvalue
 
     @staticmethod
@@ -72,7 +72,7 @@ class Tril(Function):
 
     @classmethod
     def backward(cls, ctx, g):
-        return (cls._triangle(g, ctx.params["diagonal"]),)
+        return (ctx.run(cls, g, diagonal=ctx.params["diagonal"]),)  # the same triangle
 
     @classmethod
     def jvp(cls, ctx, ta):
@@ -105,8 +105,9 @@ class Cumsum(Function):
     def backward(ctx, g):
         if g.ndim == 0:
             return (g,)
-        dim = ctx.params["dim"]
-        return (np.flip(np.cumsum(np.flip(g, dim), axis=dim), dim),)
+        dim = ctx.params["dim"]  # running sums of g from the end: flip, cumsum, flip back
+        backwards = ctx.run(Cumsum, ctx.run(Flip, g, dims=(dim,)), dim=dim)
+        return (ctx.run(Flip, backwards, dims=(dim,)),)
 
     @staticmethod
     def jvp(ctx, ta):
@@ -126,7 +127,7 @@ class Flip(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return (np.flip(g, ctx.params["dims"]),)
+        return (ctx.run(Flip, g, dims=ctx.params["dims"]),)
 
     @staticmethod
     def jvp(ctx, ta):
@@ -148,7 +149,7 @@ class Pad(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return (padded(g, tuple(-p for p in ctx.params["pad"]), 0),)
+        return (ctx.run(Pad, g, pad=tuple(-p for p in ctx.params["pad"]), value=0.0),)
 
     @staticmethod
     def jvp(ctx, ta):

@@ -39,24 +39,24 @@ class MatMul(Function):
         a_shape, b_shape = ctx.input_shapes
         # Promote 1-D operands to matrices so that one pair of formulas covers all cases
         # (b's axis first: for vector @ vector, g is 0-D and gets both axes back).
-        g2 = g
+        g2, xp = g, ctx.xp
         if len(b_shape) == 1:
-            g2 = g2[..., None]
+            g2 = g2.reshape(g2.shape + (1,))
         if len(a_shape) == 1:
-            g2 = g2[..., None, :]
+            g2 = g2.reshape(g2.shape[:-1] + (1,) + g2.shape[-1:])
         da = db = None
         if ctx.needs_input_grad[0]:
             b = ctx.load("b")
-            b2 = b[:, None] if b.ndim == 1 else b
-            da = np.matmul(g2, np.swapaxes(b2, -1, -2))
-            if len(a_shape) == 1:
-                da = da[..., 0, :]
+            b2 = b.reshape(-1, 1) if b.ndim == 1 else b
+            da = g2 @ xp.swapaxes(b2, -1, -2)
+            if len(a_shape) == 1:  # the row put back: (..., 1, k) -> (..., k)
+                da = da.reshape(da.shape[:-2] + da.shape[-1:])
         if ctx.needs_input_grad[1]:
             a = ctx.load("a")
-            a2 = a[None, :] if a.ndim == 1 else a
-            db = np.matmul(np.swapaxes(a2, -1, -2), g2)
-            if len(b_shape) == 1:
-                db = db[..., 0]
+            a2 = a.reshape(1, -1) if a.ndim == 1 else a
+            db = xp.swapaxes(a2, -1, -2) @ g2
+            if len(b_shape) == 1:  # the column put back: (..., k, 1) -> (..., k)
+                db = db.reshape(db.shape[:-1])
         return da, db
 
     @staticmethod

@@ -56,11 +56,11 @@ class Linear(Function):
     @staticmethod
     def backward(ctx, g):
         needs = ctx.needs_input_grad
-        dx = np.matmul(g, ctx.load("weight")) if needs[0] else None
+        dx = g @ ctx.load("weight") if needs[0] else None
         dw = None
         if needs[1]:
             x = ctx.load("input")
-            dw = np.matmul(g.reshape(-1, g.shape[-1]).T, x.reshape(-1, x.shape[-1]))
+            dw = g.reshape(-1, g.shape[-1]).T @ x.reshape(-1, x.shape[-1])
         db = g if len(needs) > 2 and needs[2] else None
         return dx, dw, db
 
@@ -204,12 +204,12 @@ class NLLLoss(Function):
 
     @staticmethod
     def backward(ctx, g):
-        target = ctx.load("target")
+        target = constant(ctx.load("target"))
         reduction, ignore_index, label_smoothing = _options(ctx)
         # each sample's share of g: one value for all of them unless nothing was reduced
         share = g / max(counted(target, ignore_index), 1) if reduction == "mean" else g
-        if reduction == "none":
-            share = np.expand_dims(share, 1)
+        if reduction == "none":  # a class axis for it: (N, d1, ...) -> (N, 1, d1, ...)
+            share = share.reshape(share.shape[:1] + (1,) + share.shape[1:])
         q = target_distribution(target, ctx.input_shapes[0], share.dtype, ignore_index,
                                 label_smoothing)
         return 0.0 - q * share, None  # 0 - (q · share): +0, never -0, off the target

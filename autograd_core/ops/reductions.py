@@ -43,7 +43,7 @@ class _Reduction(Function):
 
     @classmethod
     def backward(cls, ctx, g):
-        return (np.broadcast_to(_expand(g, ctx) * cls.slope(ctx), ctx.input_shapes[0]),)
+        return (ctx.xp.broadcast_to(_expand(g, ctx) * cls.slope(ctx), ctx.input_shapes[0]),)
 
     @classmethod
     def jvp(cls, ctx, ta):

@@ -26,7 +26,7 @@ import numpy as np
 from .. import errors
 from ..function import Function
 from ..tensor import Tensor
-from ._util import normalize_dim, tangent_sum
+from ._util import constant, normalize_dim, tangent_sum
 from .masking import check_int
 
 
@@ -85,9 +85,9 @@ class Gather(Function):
 
     @staticmethod
     def backward(ctx, g):
-        da = np.zeros(ctx.input_shapes[0], dtype=g.dtype)
-        scatter_added(da, ctx.params["dim"], ctx.load("index"), g)
-        return da, None
+        zeros = np.zeros(ctx.input_shapes[0], dtype=g.dtype)
+        index = constant(ctx.load("index"))
+        return ctx.run(ScatterAdd, zeros, index, g, dim=ctx.params["dim"]), None
 
     @staticmethod
     def jvp(ctx, ta, tindex):

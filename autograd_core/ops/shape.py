@@ -48,7 +48,7 @@ class Permute(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return (np.transpose(g, np.argsort(ctx.params["axes"])),)
+        return (ctx.xp.transpose(g, np.argsort(ctx.params["axes"])),)
 
     @staticmethod
     def jvp(ctx, ta):

@@ -48,7 +48,7 @@ class Softmax(Function):
     @staticmethod
     def backward(ctx, g):
         out = ctx.load("out")
-        return (out * (g - np.sum(g * out, axis=ctx.params["dim"], keepdims=True)),)
+        return (out * (g - ctx.xp.sum(g * out, axis=ctx.params["dim"], keepdims=True)),)
 
     @staticmethod
     def jvp(ctx, ta):
@@ -74,7 +74,7 @@ class LogSoftmax(Function):
     @staticmethod
     def backward(ctx, g):
         out = ctx.load("out")
-        return (g - np.exp(out) * g.sum(axis=ctx.params["dim"], keepdims=True),)
+        return (g - ctx.xp.exp(out) * g.sum(axis=ctx.params["dim"], keepdims=True),)
 
     @staticmethod
     def jvp(ctx, ta):
@@ -91,14 +91,14 @@ class LogSumExp(Function):
 
     @staticmethod
     def forward(ctx, a, dim=-1, keepdims=False):
-        out = _logsumexp(a, dim)
+        out = np.asarray(_logsumexp(a, dim))  # an array even when 0-d: the output's base
         ctx.save(a=a, out=out)
         return out if keepdims else np.squeeze(out, axis=dim)
 
     @staticmethod
     def backward(ctx, g):
-        g = g.reshape(ctx.load("out").shape)
-        return (g * np.exp(ctx.load("a") - ctx.load("out")),)
+        out = ctx.load("out")
+        return (g.reshape(out.shape) * ctx.xp.exp(ctx.load("a") - out),)
 
     @staticmethod
     def jvp(ctx, ta):

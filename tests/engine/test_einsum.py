@@ -1,4 +1,4 @@
-"""einsum (ops/einsum.py), its Tensor rule (graph_backward_einsum.py) and its
+"""einsum (ops/einsum.py), its backward (an einsum again, recorded under create_graph) and its
 equation parser, against PyTorch 2.13.0 CPU (issue "Attention on the engine").
 
 The op table (tests/helpers/op_table.py) checks the rows einsum_matmul,
