@@ -12,10 +12,9 @@ both the forward graph and the backward graph: second derivatives, Hessian-vecto
 products (Pearlmutter 1994), gradient penalties.
 
 The rules left here: the CNN ops' (conv2d, pooling, batch norm) and var's in
-``graph_backward_cnn``, the activations' (gelu, silu, softplus, leaky_relu) in
-``graph_backward_activations``, layer norm's and RMS norm's in ``graph_backward_norms``,
-and scatter_add's in ``graph_backward_masking``. Every other op runs its own
-``backward``, written once for both modes (see ``recorded_numpy``).
+``graph_backward_cnn`` and layer norm's and RMS norm's in ``graph_backward_norms``.
+Every other op runs its own ``backward``,
+written once for both modes (see ``recorded_numpy``).
 """
 
 from __future__ import annotations
@@ -58,12 +57,7 @@ RULES: dict[type, Callable[[Node, Tensor], tuple]] = {
 
 # The CNN ops' rules (conv2d, pooling, batch norm, var) live in their own module, which
 # adds them to RULES when it is imported (here, after everything it uses is defined).
-# So do the activations' (gelu, silu, softplus, leaky_relu).
-from . import graph_backward_activations as _activations  # noqa: E402, F401
 from . import graph_backward_cnn as _cnn  # noqa: E402, F401
-
-# And those of masked_fill, tril/triu, cumsum, flip, pad, gather and scatter_add.
-from . import graph_backward_masking as _masking  # noqa: E402, F401
 
 # And layer norm's and RMS norm's.
 from . import graph_backward_norms as _norms  # noqa: E402, F401

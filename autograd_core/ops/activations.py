@@ -29,10 +29,12 @@ import numpy as np
 
 from ..function import Function
 from . import special
-from .elementwise import _fits
+from ._util import constant
+from .elementwise import Sigmoid, _fits
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)  # PyTorch's kBeta
 _KAPPA = 0.044715
+_ONE_OVER_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
 def _work(a) -> np.ndarray:
@@ -75,14 +77,25 @@ def _back(x, like) -> np.ndarray:
 
 class _BySlope(Function):
     """A one-input op whose backward sends ``g * slope`` and whose forward mode carries
-    ``ta * slope``, the slope computed by ``slope(ctx)`` from what forward saved."""
+    ``ta * slope``. The slope is written twice, and only here: ``rule_slope(ctx, a)``
+    is the rule in plain operations, which a ``create_graph`` backward records (so a
+    second derivative goes through it); ``slope(ctx)`` computes the same values on
+    arrays by a faster path (in chunks, float32 kernels, PyTorch's edge values), for
+    ``backward()`` and forward mode. tests/engine/test_create_graph.py holds the two
+    equal on every op of the op table."""
 
     @classmethod
     def slope(cls, ctx) -> np.ndarray:  # pragma: no cover - always overridden
         raise NotImplementedError
 
     @classmethod
+    def rule_slope(cls, ctx, a):  # pragma: no cover - always overridden
+        raise NotImplementedError
+
+    @classmethod
     def backward(cls, ctx, g):
+        if ctx.recorded:
+            return (g * cls.rule_slope(ctx, ctx.load("a")),)
         slope = cls.slope(ctx)
         if _fits(slope, g):  # a temporary of ours: written over, one array fewer
             return (np.multiply(g, slope, out=slope),)
@@ -120,6 +133,10 @@ class Gelu(_BySlope):
                 return _back(_by_chunks(_gelu_f32, x, _CHUNK_F32), a)
             x = np.asarray(x, dtype=np.float64)
             return _back(_by_chunks(lambda x: x * special.normal_cdf(x), x), a)
+
+    @classmethod
+    def rule_slope(cls, ctx, a):
+        return ctx.run(NormalCdf, a) + a * _normal_pdf(a, ctx.xp)
 
     @classmethod
     def slope(cls, ctx):
@@ -165,6 +182,12 @@ class GeluTanh(_BySlope):
             return _back(_by_chunks(_gelu_tanh, _work(a)), a)
 
     @classmethod
+    def rule_slope(cls, ctx, a):
+        k, kappa = _SQRT_2_OVER_PI, _KAPPA
+        t = ctx.xp.tanh((a + a * a * a * kappa) * k)
+        return (1 + t) * 0.5 + a * 0.5 * (1 - t * t) * k * (1 + a * a * (3 * kappa))
+
+    @classmethod
     def slope(cls, ctx):
         a = ctx.load("a")
         with np.errstate(over="ignore", invalid="ignore"):
@@ -208,6 +231,11 @@ class Silu(_BySlope):
             return _back(np.asarray(x / (1 + np.exp(-x))), a)
 
     @classmethod
+    def rule_slope(cls, ctx, a):
+        s = ctx.run(Sigmoid, a)
+        return s * (1 + a * (1 - s))
+
+    @classmethod
     def slope(cls, ctx):
         a = ctx.load("a")
         x = _work(a)
@@ -236,6 +264,20 @@ class Softplus(_BySlope):
             # log(1 + e^z) = max(z, 0) + log1p(e^-|z|): no overflow for any z
             smooth = (np.maximum(z, 0) + np.log1p(np.exp(-np.abs(z)))) / beta
         return _back(np.asarray(np.where(z > threshold, x, smooth)), a)
+
+    @classmethod
+    def rule_slope(cls, ctx, a):
+        """σ(βa), and 1 where βa > threshold. At βa == threshold exactly the slope is
+        σ(βa) held constant: PyTorch's double backward differentiates σ only where
+        βa < threshold, and the second derivative has a jump there anyway."""
+        beta, threshold = ctx.params["beta"], ctx.params["threshold"]
+        z = constant(a) * beta
+        slope = ctx.run(Sigmoid, a * beta)
+        held = z >= threshold
+        if held.any():
+            fixed = np.where(z > threshold, 1.0, _sigmoid(z)).astype(slope.dtype)
+            slope = ctx.xp.where(held, fixed, slope)
+        return slope
 
     @classmethod
     def slope(cls, ctx):
@@ -275,7 +317,7 @@ class LeakyRelu(_BySlope):
 def _leaky(ctx, g) -> np.ndarray:
     """where(a > 0, g, negative_slope · g), the mask as saved."""
     with np.errstate(over="ignore", invalid="ignore"):
-        return np.where(ctx.load("mask"), g, g * ctx.params["negative_slope"])
+        return ctx.xp.where(ctx.load("mask"), g, g * ctx.params["negative_slope"])
 
 
 class NormalCdf(_BySlope):
@@ -295,6 +337,15 @@ class NormalCdf(_BySlope):
         return _back(special.normal_cdf(np.asarray(x, dtype=np.float64)), a)
 
     @classmethod
+    def rule_slope(cls, ctx, a):
+        return _normal_pdf(a, ctx.xp)
+
+    @classmethod
     def slope(cls, ctx):
         a = ctx.load("a")
         return _back(special.normal_pdf(np.asarray(a, dtype=np.float64)), a)
+
+
+def _normal_pdf(a, xp):
+    """φ(a) = exp(-a²/2) / √(2π), in plain operations (the rule)."""
+    return xp.exp(a * a * -0.5) * _ONE_OVER_SQRT_2PI

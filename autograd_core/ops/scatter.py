@@ -27,7 +27,7 @@ from .. import errors
 from ..function import Function
 from ..tensor import Tensor
 from ._util import constant, normalize_dim, tangent_sum
-from .masking import check_int
+from .masking import Pad, check_int
 
 
 def _lift(x: np.ndarray) -> np.ndarray:
@@ -59,16 +59,16 @@ def scatter_added(out: np.ndarray, dim: int, index: np.ndarray, src) -> None:
     np.add.at(_lift(out), along(index, dim), block)
 
 
-def _block(values: np.ndarray, shape: tuple) -> np.ndarray:
+def _leading_block(ctx, values, shape: tuple):
     """``values`` as the leading block of zeros of ``shape`` (src can be larger than the
-    index: its entries that were never read get 0)."""
+    index: its entries that were never read get 0), padded by the Pad op."""
     if values.shape == shape:
         return values
-    out = np.zeros(shape, dtype=values.dtype)
-    if values.size == 0:
-        return out
-    _lift(out)[tuple(slice(0, n) for n in _lift(values).shape)] = _lift(values)
-    return out
+    if not shape:  # a 0-d src read through a one-element index
+        return values.reshape(())
+    missing = [s - n for s, n in zip(shape, values.shape, strict=True)]
+    pads = tuple(p for m in reversed(missing) for p in (0, m))  # last dim first
+    return ctx.run(Pad, values, pad=pads, value=0.0)
 
 
 class Gather(Function):
@@ -116,8 +116,8 @@ class ScatterAdd(Function):
         da = g if ctx.needs_input_grad[0] else None
         dsrc = None
         if ctx.needs_input_grad[2]:
-            dsrc = _block(gathered(g, ctx.params["dim"], ctx.load("index")),
-                          ctx.input_shapes[2])
+            read = ctx.run(Gather, g, constant(ctx.load("index")), dim=ctx.params["dim"])
+            dsrc = _leading_block(ctx, read, ctx.input_shapes[2])
         return da, None, dsrc
 
     @staticmethod
