@@ -12,8 +12,7 @@ both the forward graph and the backward graph: second derivatives, Hessian-vecto
 products (Pearlmutter 1994), gradient penalties.
 
 The rules left here: the CNN ops' (conv2d, pooling, batch norm) and var's in
-``graph_backward_cnn`` and layer norm's and RMS norm's in ``graph_backward_norms``.
-Every other op runs its own ``backward``,
+``graph_backward_cnn``. Every other op runs its own ``backward``,
 written once for both modes (see ``recorded_numpy``).
 """
 
@@ -59,5 +58,3 @@ RULES: dict[type, Callable[[Node, Tensor], tuple]] = {
 # adds them to RULES when it is imported (here, after everything it uses is defined).
 from . import graph_backward_cnn as _cnn  # noqa: E402, F401
 
-# And layer norm's and RMS norm's.
-from . import graph_backward_norms as _norms  # noqa: E402, F401

@@ -42,6 +42,7 @@ from .ops import normalization as bn
 from .ops import pooling as pl
 from .ops import reductions as red
 from .ops._util import tangent_sum
+from .recorded_numpy import RecordedContext
 from .tensor import Tensor
 
 __all__ = ["AvgPool2dBackward", "Conv2dInputGrad", "Conv2dWeightGrad", "MaxPool2dBackward",
@@ -286,14 +287,10 @@ def _avg_pool2d_backward(node: Node, g: Tensor) -> tuple:
 # -- shift-invariant ops: batch norm and var -------------------------------------------------
 def _centred_input(node: Node, centred: Callable[[], np.ndarray],
                    shift: np.ndarray | None) -> Tensor:
-    """The op's input 0 up to a shift constant over the reduced axes, as a Tensor whose
-    gradient reaches the input: a leaf input is itself minus ``shift`` (a recorded
-    subtraction); a computed one, ``centred()`` (x - mean, from the op's saved arrays)
-    put on the node that made it."""
-    edge = node.edges[0]
-    if isinstance(edge, Tensor):  # a leaf that requires grad
-        return edge if shift is None else edge - _constant(shift)
-    return Tensor._wrap(centred(), edge)  # edge: the node that made the input, or None
+    """The op's input 0 up to a shift constant over the reduced axes, on the graph
+    (``RecordedContext.input_on_graph``): ``centred()`` is x - mean, from what the op
+    saved."""
+    return RecordedContext(node).input_on_graph(0, centred, shift)
 
 
 def _per_channel(t: Tensor, ndim: int) -> Tensor:

@@ -35,6 +35,11 @@ multiply, negative, maximum, minimum = F.mul, F.neg, F.maximum, F.minimum
 errstate = np.errstate  # a context for NumPy's warnings: the same in both modes
 
 
+def constant_tensor(values) -> Tensor:
+    """``values`` as a Tensor that is a constant of the recorded graph."""
+    return Tensor._wrap(np.asarray(values))
+
+
 def where(condition, x, y) -> Tensor:
     """``np.where`` as the engine's op: ``condition`` is a constant mask."""
     return F.where(constant(condition), x, y)
@@ -78,6 +83,16 @@ class RecordedContext:
 
     def __getattr__(self, name: str):
         return getattr(self.node, name)
+
+    def input_on_graph(self, i: int, rebuilt, shift=None) -> Tensor:
+        """Input ``i`` of an op that did not save it, as a Tensor whose gradient reaches
+        it: a leaf input is itself (minus the constant ``shift``, when given); a computed
+        one is ``rebuilt()``, its value rebuilt from what the op saved (up to that same
+        shift), put on the node that made it."""
+        edge = self.node.edges[i]
+        if isinstance(edge, Tensor):  # a leaf that requires grad
+            return edge if shift is None else edge - Tensor._wrap(np.asarray(shift))
+        return Tensor._wrap(rebuilt(), edge)  # edge: the node that made the input, or None
 
     def run(self, op, *inputs, **params) -> Tensor:
         """``op`` applied to ``inputs`` (Tensors or constants), recorded."""

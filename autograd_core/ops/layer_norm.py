@@ -100,6 +100,8 @@ class LayerNorm(Function):
 
     @classmethod
     def backward(cls, ctx, g):
+        if ctx.recorded:
+            return _recorded_layer_norm(ctx, g)
         needs = ctx.needs_input_grad  # (x,), (x, weight) or (x, weight, bias)
         axes = ctx.params["axes"]
         grads = [None] * len(needs)
@@ -151,6 +153,8 @@ class RMSNorm(Function):
 
     @classmethod
     def backward(cls, ctx, g):
+        if ctx.recorded:
+            return _recorded_rms_norm(ctx, g)
         needs = ctx.needs_input_grad  # (x,) or (x, weight)
         axes = ctx.params["axes"]
         grads = [None] * len(needs)
@@ -206,3 +210,78 @@ def _affine_grads(grads: list, needs, g, normalized, axes: tuple) -> None:
         grads[1] = np.sum(g * normalized, axis=lead)
     if len(needs) > 2 and needs[2]:
         grads[2] = np.sum(g, axis=lead)
+
+
+# -- Under create_graph: the rules as recorded ops ---------------------------------------
+# The backwards above compute in place on arrays; these compute the same rules with
+# recorded ops, so that a gradient through a norm can be differentiated again
+# (tests/engine/test_create_graph.py holds the two equal).
+#
+# Neither op saves its input (only x̂ and one 1/std or 1/rms per row), so these put a
+# stand-in for the input on the input's edge (a Tensor with that value whose gradient
+# flows to the input, ``RecordedContext.input_on_graph``) and recompute the statistics
+# from it with recorded ops:
+#
+# * layer norm is shift-invariant per row (its value and every derivative are the same
+#   at x and at x - c for c constant over each row), so x - mean = x̂ / inv_std stands
+#   for x exactly; the rule centres it again before using it.
+# * RMS norm is not, so the stand-in is x itself, x̂ / inv_rms (x up to rounding).
+def _recorded_weight(ctx):
+    """The op's weight as a Tensor on its graph (None without one); the constant 1 that
+    functional.layer_norm puts in front of a lone bias as a constant."""
+    if len(ctx.input_shapes) < 2:
+        return None
+    weight = ctx.node.load("weight")
+    return ctx.load("weight") if isinstance(weight, np.ndarray) else ctx.xp.constant_tensor(
+        weight)
+
+
+def _needs(ctx, n: int) -> tuple:
+    return tuple(ctx.needs_input_grad) + (False,) * (n - len(ctx.needs_input_grad))
+
+
+def _recorded_layer_norm(ctx, g) -> tuple:
+    """dx = (ĝ - mean(ĝ) - x̂ · mean(ĝ · x̂)) / std with ĝ = g · weight (means per row),
+    x̂ and std recomputed from the centred input; dweight = Σ g·x̂, dbias = Σ g."""
+    needs = _needs(ctx, 3)
+    axes, eps = ctx.params["axes"], ctx.params["eps"]
+    x_hat = dx = None
+    if needs[0]:
+        centred = ctx.input_on_graph(
+            0, lambda: ctx.node.load("normalized") / ctx.node.load("inv_std"))
+        c = centred - centred.mean(axes, keepdim=True)
+        std = ((c * c).mean(axes, keepdim=True) + eps).sqrt()
+        x_hat = c / std
+        weight = _recorded_weight(ctx)
+        gw = g if weight is None else g * weight
+        dx = (gw - gw.mean(axes, keepdim=True)
+              - x_hat * (gw * x_hat).mean(axes, keepdim=True)) / std
+    elif needs[1]:
+        x_hat = ctx.xp.constant_tensor(ctx.node.load("normalized"))  # x needs no gradient
+    return (dx, *_recorded_affine_grads(needs, g, x_hat, axes))
+
+
+def _recorded_rms_norm(ctx, g) -> tuple:
+    """dx = (ĝ - x̂ · mean(ĝ · x̂)) / rms with ĝ = g · weight (means per row), x̂ and rms
+    recomputed from the input; dweight = Σ g·x̂ over the rows."""
+    needs = _needs(ctx, 3)
+    axes, eps = ctx.params["axes"], ctx.params["eps"]
+    x_hat = dx = None
+    if needs[0]:
+        x = ctx.input_on_graph(
+            0, lambda: ctx.node.load("normalized") / ctx.node.load("inv_rms"))
+        rms = ((x * x).mean(axes, keepdim=True) + eps).sqrt()
+        x_hat = x / rms
+        weight = _recorded_weight(ctx)
+        gw = g if weight is None else g * weight
+        dx = (gw - x_hat * (gw * x_hat).mean(axes, keepdim=True)) / rms
+    elif needs[1]:
+        x_hat = ctx.xp.constant_tensor(ctx.node.load("normalized"))
+    return (dx, *_recorded_affine_grads(needs, g, x_hat, axes)[:1])
+
+
+def _recorded_affine_grads(needs: tuple, g, x_hat, axes: tuple) -> tuple:
+    lead = tuple(range(g.ndim - len(axes)))
+    dweight = (g * x_hat).sum(axis=lead) if needs[1] else None  # axis=(): NumPy's, none
+    dbias = g.sum(axis=lead) if needs[2] else None
+    return dweight, dbias

@@ -1,5 +1,5 @@
-"""layer_norm and rms_norm (ops/layer_norm.py), their Tensor rules
-(graph_backward_norms.py) and the modules nn.LayerNorm and nn.RMSNorm, against
+"""layer_norm and rms_norm (ops/layer_norm.py, their rules recorded under create_graph
+included) and the modules nn.LayerNorm and nn.RMSNorm, against
 PyTorch 2.13.0 CPU.
 
 The op table (tests/helpers/op_table.py) already checks the rows layer_norm,
