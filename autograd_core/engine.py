@@ -380,14 +380,9 @@ def _recorded_backward(node: Node, upstream) -> tuple:
     """The op's backward under ``create_graph``: one Tensor gradient per input (or None),
     each computed by recorded ops from the Tensor ``upstream``: the op's own
     ``backward``, given a context whose arrays are Tensors (``recorded_numpy``)."""
-    from .graph_backward import RULES
     from .recorded_numpy import RecordedContext
 
-    rule = RULES.get(node.op)  # a rule still written apart, with Tensors
-    if rule is not None:
-        grads = rule(node, upstream)
-    else:
-        grads = node.op.backward(RecordedContext(node), upstream)
+    grads = node.op.backward(RecordedContext(node), upstream)
     grads = tuple(grads) + (None,) * (len(node.edges) - len(grads))
     return tuple(grad if grad is None or isinstance(grad, function.Tensor)
                  else _as_tensor(np.asarray(grad)) for grad in grads)

@@ -50,8 +50,8 @@ arguments:
   made them so: the *connected* path. Each such argument passes through an identity
   op (a reshape to its own shape) instead of being copied, so the inner transform
   differentiates w.r.t. tensors that are still on the enclosing graph; its gradients
-  come from ``autograd.grad(..., create_graph=True)`` (the sweep recorded as ops,
-  ``graph_backward``) and its Jacobian rows are put together with ``stack`` and
+  come from ``autograd.grad(..., create_graph=True)`` (the sweep recorded as ops) and
+  its Jacobian rows are put together with ``stack`` and
   ``reshape``. So the result is itself a function of the enclosing inputs, which the
   enclosing transform then differentiates. During the inner sweep the identity nodes'
   edges are hidden, so the sweep stops there and never walks (or runs hooks on) the

@@ -310,6 +310,8 @@ class Conv2d(Function):
 
     @staticmethod
     def backward(ctx, g):
+        if ctx.recorded:
+            return _recorded_conv2d(ctx, g)
         stride, padding, dilation, groups = _geometry(ctx)
         needs = ctx.needs_input_grad
         one_image = g.ndim == 3  # (O, OH, OW): computed as a batch of one
@@ -344,3 +346,115 @@ class Conv2d(Function):
         return tangent_sum(None if tx is None else conv(tx, ctx.load("weight")),
                            None if tw is None else conv(ctx.load("input"), tw),
                            None if tb is None else tb.reshape(-1, 1, 1))
+
+
+# -- Under create_graph: conv2d's gradients as ops ----------------------------------------
+# conv2d is bilinear, and so are its two gradients. The input gradient is a transposed
+# convolution, Conv2dInputGrad (g, weight -> dx), the weight gradient a correlation,
+# Conv2dWeightGrad (input, g -> dweight); both run the array code above. With
+# A_W x = conv2d(x, W), dx = A_Wᵀ g and <u, A_Wᵀ g> = <A_W u, g>, so each one's
+# gradients are a conv2d and the other one: the three ops close the set, and gradients
+# through a convolution can be differentiated to any order. conv2d's own backward on
+# arrays (above) keeps its faster fused path; tests/engine/test_create_graph.py holds it
+# equal to these.
+_GEOMETRY = ("stride", "padding", "dilation", "groups")
+
+
+def _geometry_params(params: dict) -> dict:
+    return {k: params[k] for k in _GEOMETRY}
+
+
+class Conv2dInputGrad(Function):
+    """dx = conv2d's input gradient: g (N, O, OH, OW) and weight -> (N, C, H, W), the
+    transposed convolution. Linear in g and in weight."""
+
+    name = "conv2d_input_grad"
+    rule = ("dgrad_output = conv2d(g, weight)   (the adjoint's adjoint is the convolution)\n"
+            "dweight = conv2d_weight_grad(g, grad_output)   (g plays the input)")
+
+    @staticmethod
+    def forward(ctx, grad_output, weight, input_shape=(), stride=(1, 1), padding=(0, 0),
+                dilation=(1, 1), groups=1):
+        if ctx.needs_input_grad[0]:
+            ctx.save(weight=weight)
+        if ctx.needs_input_grad[1]:
+            ctx.save(grad_output=grad_output)
+        return input_grad(grad_output, weight, input_shape, stride, padding, dilation, groups)
+
+    @staticmethod
+    def backward(ctx, g):
+        geometry, needs = _geometry_params(ctx.params), ctx.needs_input_grad
+        dg = ctx.run(Conv2d, g, ctx.load("weight"), **geometry) if needs[0] else None
+        dw = ctx.run(Conv2dWeightGrad, g, ctx.load("grad_output"),
+                     weight_shape=ctx.input_shapes[1], **geometry) if needs[1] else None
+        return dg, dw
+
+    @staticmethod
+    def jvp(ctx, tg, tw):
+        """dout = conv2d_input_grad(tg, weight) + conv2d_input_grad(grad_output, tw)"""
+        p = ctx.params
+        geometry = (p["stride"], p["padding"], p["dilation"], p["groups"])
+        shape = p["input_shape"]
+        return tangent_sum(
+            None if tg is None else input_grad(tg, ctx.load("weight"), shape, *geometry),
+            None if tw is None else input_grad(ctx.load("grad_output"), tw, shape, *geometry))
+
+
+class Conv2dWeightGrad(Function):
+    """dweight = conv2d's weight gradient: input (N, C, H, W) and g (N, O, OH, OW) ->
+    (O, C / groups, kh, kw), the correlation of the input with g. Linear in each."""
+
+    name = "conv2d_weight_grad"
+    rule = ("dinput = conv2d_input_grad(grad_output, g)   (g plays the weight)\n"
+            "dgrad_output = conv2d(input, g)")
+
+    @staticmethod
+    def forward(ctx, input, grad_output, weight_shape=(), stride=(1, 1), padding=(0, 0),
+                dilation=(1, 1), groups=1):
+        if ctx.needs_input_grad[0]:
+            ctx.save(grad_output=grad_output)
+        if ctx.needs_input_grad[1]:
+            ctx.save(input=input)
+        return weight_grad(grad_output, input, weight_shape, stride, padding, dilation, groups)
+
+    @staticmethod
+    def backward(ctx, g):
+        geometry, needs = _geometry_params(ctx.params), ctx.needs_input_grad
+        dx = ctx.run(Conv2dInputGrad, ctx.load("grad_output"), g,
+                     input_shape=ctx.input_shapes[0], **geometry) if needs[0] else None
+        dg = ctx.run(Conv2d, ctx.load("input"), g, **geometry) if needs[1] else None
+        return dx, dg
+
+    @staticmethod
+    def jvp(ctx, tx, tg):
+        """dout = conv2d_weight_grad(tx, grad_output) + conv2d_weight_grad(input, tg)"""
+        p = ctx.params
+        geometry = (p["stride"], p["padding"], p["dilation"], p["groups"])
+        shape = p["weight_shape"]
+        return tangent_sum(
+            None if tx is None else weight_grad(ctx.load("grad_output"), tx, shape, *geometry),
+            None if tg is None else weight_grad(tg, ctx.load("input"), shape, *geometry))
+
+
+def _batched(t, one_image: bool):
+    return t.reshape((1, *t.shape)) if one_image else t
+
+
+def _recorded_conv2d(ctx, g) -> tuple:
+    """dx = Conv2dInputGrad(g, W), dW = Conv2dWeightGrad(x, g), db = Σ g, as recorded ops;
+    a single (C, H, W) image is computed as a batch of one, as the array backward does."""
+    needs, geometry = ctx.needs_input_grad, _geometry_params(ctx.params)
+    x_shape = ctx.input_shapes[0]
+    one_image = len(x_shape) == 3
+    g4 = _batched(g, one_image)
+    dx = dw = db = None
+    if needs[0]:
+        dx = ctx.run(Conv2dInputGrad, g4, ctx.load("weight"),
+                     input_shape=(1, *x_shape) if one_image else x_shape, **geometry)
+        dx = dx.reshape(x_shape) if one_image else dx
+    if needs[1]:
+        x4 = _batched(ctx.load("input"), one_image)
+        dw = ctx.run(Conv2dWeightGrad, x4, g4, weight_shape=ctx.input_shapes[1], **geometry)
+    if len(needs) > 2 and needs[2]:
+        db = g4.sum(axis=(0, 2, 3))
+    return dx, dw, db

@@ -57,8 +57,10 @@ def channel_dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _per_channel(v, ndim: int):
-    """A (C,) vector shaped to broadcast along dim 1 of an ndim input: (C, 1, ...)."""
-    return np.reshape(v, (-1,) + (1,) * (ndim - 2))
+    """A (C,) vector shaped to broadcast along dim 1 of an ndim input: (C, 1, ...); an
+    array, a number, or a Tensor of a recorded backward."""
+    shape = (-1,) + (1,) * (ndim - 2)
+    return v.reshape(shape) if hasattr(v, "reshape") else np.reshape(v, shape)
 
 
 class BatchNorm(Function):
@@ -90,6 +92,8 @@ class BatchNorm(Function):
 
     @classmethod
     def backward(cls, ctx, g):
+        if ctx.recorded:
+            return _recorded_batch_norm(ctx, g, training=cls is BatchNorm)
         needs = ctx.needs_input_grad  # (x,), (x, weight) or (x, weight, bias)
         axes = channel_axes(g.ndim)
         g_sum = g.sum(axis=axes, keepdims=True)
@@ -188,3 +192,47 @@ class BatchNormEval(BatchNorm):
     @staticmethod
     def _normalized_tangent(ctx, tx):
         return ctx.load("inv_std") * tx
+
+
+# -- Under create_graph: the rule as recorded ops ----------------------------------------
+# Batch norm does not save its input (only x̂ and 1/std). It is shift-invariant per
+# channel: its value and every derivative are the same at x and at x - c for any c
+# constant over the reduced axes. So the centred input x - mean, put on the input's edge
+# (RecordedContext.input_on_graph), stands for the input: the rule centres it again,
+# recomputes the statistics from it with recorded ops and writes the gradient with them,
+# exact to every order. The array backward above keeps its faster path;
+# tests/engine/test_create_graph.py holds the two equal.
+def _recorded_batch_norm(ctx, g, training: bool) -> tuple:
+    """Training: x̂ and 1/std recomputed from the centred input, then
+    dx = weight / std · (g - Σg / M - x̂ · Σ(g·x̂) / M), dweight = Σ g·x̂, dbias = Σ g.
+    Evaluation: dx = g · weight · inv_std (running statistics: constants), x̂ linear in x."""
+    p, node, constant_tensor = ctx.params, ctx.node, ctx.xp.constant_tensor
+    needs = tuple(ctx.needs_input_grad) + (False,) * (3 - len(ctx.needs_input_grad))
+    ndim = g.ndim
+    axes = channel_axes(ndim)
+    inv_std = 1.0 / np.sqrt(p["var"] + p["eps"])  # as the forward computed it
+    weight = None
+    if needs[0] and len(ctx.input_shapes) > 1:
+        weight = _per_channel(ctx.load("weight"), ndim)
+    x_hat = dx = None
+    if needs[0] and (training or needs[1]):
+        centred = ctx.input_on_graph(
+            0, lambda: node.load("normalized") / node.load("inv_std"), p["mean"])
+        if training:
+            c = centred - centred.mean(axis=axes, keepdims=True)
+            std = ((c * c).mean(axis=axes, keepdims=True) + p["eps"]).sqrt()
+            x_hat = c / std
+            m = max(g.numel() // max(g.shape[1], 1), 1)  # values per channel
+            share = g - g.sum(axis=axes, keepdims=True) / m \
+                - x_hat * ((g * x_hat).sum(axis=axes, keepdims=True) / m)
+            dx = share / std if weight is None else share * (weight / std)
+        else:
+            x_hat = centred * constant_tensor(inv_std)
+    if needs[0] and not training:
+        scale = constant_tensor(inv_std)
+        dx = g * (scale if weight is None else weight * scale)
+    if x_hat is None and needs[1]:
+        x_hat = constant_tensor(node.load("normalized"))  # the input needs no gradient
+    dweight = (g * x_hat).sum(axis=axes) if needs[1] else None
+    dbias = g.sum(axis=axes) if needs[2] else None
+    return dx, dweight, dbias

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..function import _UNRECORDED, Function
+from ._util import constant
 from .conv import fold, pad, windows
 
 _NO_DILATION = (1, 1)
@@ -101,9 +102,8 @@ class MaxPool2d(Function):
 
     @staticmethod
     def backward(ctx, g):
-        p = ctx.params
-        return (scatter_to_argmax(g, ctx.load("argmax"), ctx.input_shapes[0],
-                                  p["kernel_size"], p["stride"], p["padding"]),)
+        return (ctx.run(MaxPool2dBackward, g, argmax=constant(ctx.load("argmax")),
+                        input_shape=ctx.input_shapes[0], **ctx.params),)
 
     @staticmethod
     def jvp(ctx, tx):
@@ -136,9 +136,82 @@ class AvgPool2d(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return (spread_over_windows(g, ctx.input_shapes[0], **ctx.params),)
+        return (ctx.run(AvgPool2dBackward, g, input_shape=ctx.input_shapes[0], **ctx.params),)
 
     @staticmethod
     def jvp(ctx, tx):
         """dout = avg_pool2d(tx)   (the op is linear)"""
         return AvgPool2d.forward(_UNRECORDED, tx, **ctx.params)
+
+
+# -- The pooling backwards as ops ---------------------------------------------------------
+# Each is linear in g, and each one's adjoint is an op of this file: so a gradient through
+# pooling, recorded under create_graph, can be differentiated to any order.
+class MaxPool2dBackward(Function):
+    """max_pool2d's backward as an op: g added at each window's argmax (``argmax``
+    fixed, a param), zeros elsewhere. Linear in g; its backward is the gather."""
+
+    name = "max_pool2d_backward"
+    rule = "dgrad_output = g at each window's argmax   (max_pool2d_gather)"
+
+    @staticmethod
+    def forward(ctx, grad_output, argmax=None, input_shape=(), kernel_size=(2, 2),
+                stride=(2, 2), padding=(0, 0)):
+        return scatter_to_argmax(grad_output, argmax, input_shape, kernel_size, stride,
+                                 padding)
+
+    @staticmethod
+    def backward(ctx, g):
+        p = ctx.params
+        return (ctx.run(MaxPool2dGather, g, argmax=p["argmax"], kernel_size=p["kernel_size"],
+                        stride=p["stride"], padding=p["padding"]),)
+
+    @staticmethod
+    def jvp(ctx, tg):
+        """dout = max_pool2d_backward(tg)   (the op is linear)"""
+        return MaxPool2dBackward.forward(None, tg, **ctx.params)
+
+
+class MaxPool2dGather(Function):
+    """Each window's value of ``input`` at the window's argmax (a param): the adjoint
+    of :class:`MaxPool2dBackward`, and max pooling's tangent."""
+
+    name = "max_pool2d_gather"
+    rule = "dinput = g added at each window's argmax   (max_pool2d_backward)"
+
+    @staticmethod
+    def forward(ctx, input, argmax=None, kernel_size=(2, 2), stride=(2, 2), padding=(0, 0)):
+        return gather_at_argmax(input, argmax, kernel_size, stride, padding)
+
+    @staticmethod
+    def backward(ctx, g):
+        return (ctx.run(MaxPool2dBackward, g, input_shape=ctx.input_shapes[0], **ctx.params),)
+
+    @staticmethod
+    def jvp(ctx, tx):
+        """dout = max_pool2d_gather(tx)   (the op is linear)"""
+        return MaxPool2dGather.forward(None, tx, **ctx.params)
+
+
+class AvgPool2dBackward(Function):
+    """avg_pool2d's backward as an op: g / (kh·kw) added to every input of its window.
+    Linear in g; its backward is avg_pool2d."""
+
+    name = "avg_pool2d_backward"
+    rule = "dgrad_output = avg_pool2d(g)   (the adjoint of the spreading)"
+
+    @staticmethod
+    def forward(ctx, grad_output, input_shape=(), kernel_size=(2, 2), stride=(2, 2),
+                padding=(0, 0)):
+        return spread_over_windows(grad_output, input_shape, kernel_size, stride, padding)
+
+    @staticmethod
+    def backward(ctx, g):
+        p = ctx.params
+        return (ctx.run(AvgPool2d, g, kernel_size=p["kernel_size"], stride=p["stride"],
+                        padding=p["padding"]),)
+
+    @staticmethod
+    def jvp(ctx, tg):
+        """dout = avg_pool2d_backward(tg)   (the op is linear)"""
+        return AvgPool2dBackward.forward(None, tg, **ctx.params)

@@ -161,6 +161,12 @@ class Var(_Reduction):
             return (np.sum(centered * centered, axis=axis, keepdims=keepdims)
                     / max(n - correction, 0))
 
+    @classmethod
+    def backward(cls, ctx, g):
+        if ctx.recorded:
+            return (_recorded_var(ctx, g),)
+        return super().backward(ctx, g)
+
     @staticmethod
     def slope(ctx):
         """2 * (a - mean(a)) / (n - correction)"""
@@ -171,3 +177,22 @@ class Var(_Reduction):
             return np.where(centered == 0, np.nan, np.inf).astype(centered.dtype)
         with np.errstate(invalid="ignore"):
             return centered * (2.0 / dof if dof else math.inf)
+
+
+def _recorded_var(ctx, g):
+    """var's rule as recorded ops: g · 2 (a - mean(a)) / (n - correction), a - mean(a)
+    recomputed from the saved centred input put on the input's edge (var is
+    shift-invariant, as batch norm is: see ops/normalization.py), the edge cases as
+    ``Var.slope``."""
+    p = ctx.params
+    axis, shape = p["axis"], ctx.input_shapes[0]
+    centred = ctx.node.load("centered")
+    n = _count(shape, axis)
+    dof = n - p["correction"]
+    spread = ctx.xp.broadcast_to(_expand(g, ctx), shape)
+    if dof <= 0 and (axis is None or not shape):  # nan where a == mean(a), inf elsewhere
+        return spread * np.where(centred == 0, np.nan, np.inf).astype(centred.dtype)
+    a = ctx.input_on_graph(0, lambda: centred)
+    if n:
+        a = a - a.mean(axis=axis, keepdims=True)
+    return spread * a * (2.0 / dof if dof else math.inf)

@@ -542,10 +542,18 @@ EXEMPT: dict[type[Function], Exemption] = {
 
 
 # -- the tests -------------------------------------------------------------------------------
+# Ops that only ever appear on the graph of a recorded backward (create_graph), whose
+# rules name the op they are adjoint to: their values and derivatives are checked
+# against central differences of the lean backward, to the third order, in
+# tests/engine/test_create_graph_cnn.py, not here.
+RECORDED_ONLY = {conv.Conv2dInputGrad, conv.Conv2dWeightGrad, pooling.MaxPool2dBackward,
+                 pooling.MaxPool2dGather, pooling.AvgPool2dBackward}
+
+
 def test_every_op_has_its_rule_checked():
     ops = set(all_ops())
     assert len(ops) > 30  # the discovery found the op library
-    missing = sorted(op.__name__ for op in ops - set(EXAMPLES))
+    missing = sorted(op.__name__ for op in ops - set(EXAMPLES) - RECORDED_ONLY)
     assert not missing, f"ops whose rule text nothing checks (add them to EXAMPLES): {missing}"
     assert set(EXEMPT) <= set(EXAMPLES)
 
