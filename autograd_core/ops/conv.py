@@ -392,12 +392,10 @@ class Conv2dInputGrad(Function):
     @staticmethod
     def jvp(ctx, tg, tw):
         """dout = conv2d_input_grad(tg, weight) + conv2d_input_grad(grad_output, tw)"""
-        p = ctx.params
-        geometry = (p["stride"], p["padding"], p["dilation"], p["groups"])
-        shape = p["input_shape"]
         return tangent_sum(
-            None if tg is None else input_grad(tg, ctx.load("weight"), shape, *geometry),
-            None if tw is None else input_grad(ctx.load("grad_output"), tw, shape, *geometry))
+            None if tg is None else ctx.run(Conv2dInputGrad, tg, ctx.load("weight"), **ctx.params),
+            None if tw is None else ctx.run(Conv2dInputGrad, ctx.load("grad_output"), tw,
+                                            **ctx.params))
 
 
 class Conv2dWeightGrad(Function):
@@ -428,12 +426,11 @@ class Conv2dWeightGrad(Function):
     @staticmethod
     def jvp(ctx, tx, tg):
         """dout = conv2d_weight_grad(tx, grad_output) + conv2d_weight_grad(input, tg)"""
-        p = ctx.params
-        geometry = (p["stride"], p["padding"], p["dilation"], p["groups"])
-        shape = p["weight_shape"]
         return tangent_sum(
-            None if tx is None else weight_grad(ctx.load("grad_output"), tx, shape, *geometry),
-            None if tg is None else weight_grad(tg, ctx.load("input"), shape, *geometry))
+            None if tx is None else ctx.run(Conv2dWeightGrad, tx, ctx.load("grad_output"),
+                                            **ctx.params),
+            None if tg is None else ctx.run(Conv2dWeightGrad, ctx.load("input"), tg,
+                                            **ctx.params))
 
 
 def _batched(t, one_image: bool):

@@ -201,3 +201,61 @@ def test_dropouts_second_derivative_keeps_its_mask():
     (h,) = autograd.grad(g.sum(), x)
     np.testing.assert_allclose(h.numpy(), 2 * kept * 4.0)
     assert 0 < kept.sum() < kept.size
+
+
+# -- each op's derivative stated once ------------------------------------------------------
+def _all_ops():
+    import importlib
+    import pkgutil
+
+    import autograd_core.ops
+    from autograd_core.function import Function
+    ops = set()
+    for info in pkgutil.iter_modules(autograd_core.ops.__path__):
+        module = importlib.import_module(f"autograd_core.ops.{info.name}")
+        ops |= {obj for obj in vars(module).values() if isinstance(obj, type)
+                and issubclass(obj, Function) and obj.__module__ == module.__name__
+                and obj.name != "op"}
+    return ops
+
+
+# The ops whose backward keeps a faster path on arrays beside the rule a create_graph
+# sweep records (a branch on ``ctx.recorded``), and why. Each is held equal to its rule
+# by test_create_graph.py::test_every_ops_recorded_backward_gives_the_lean_backwards_values.
+TWO_PATHS = {
+    "relu": "a bit mask instead of where(mask, g, 0): ten times faster",
+    "clip": "the same bit mask as relu",
+    "gelu": "chunks and a float32 kernel (both gelus share the name)",
+    "silu": "computed in float32 for float16 inputs, PyTorch's edge values",
+    "softplus": "PyTorch's threshold and edge values, in the input's working dtype",
+    "normal_cdf": "float32 kernel",
+    "conv2d": "dx and dweight fused from one set of columns",
+    "layer_norm": "in place, from the saved x̂ and 1/std",
+    "rms_norm": "in place, from the saved x̂ and 1/rms",
+    "batch_norm": "in place, from the saved x̂ and 1/std",
+    "batch_norm_eval": "in place, from the saved x̂ and 1/std",
+    "var": "from the saved centred input, without recomputing the mean",
+}
+
+
+def test_every_op_states_its_derivative_once_or_is_listed_with_its_fast_path():
+    """An op's backward that branches on ``ctx.recorded`` states its derivative twice:
+    only the listed ones may, and a listed one that no longer does leaves the list."""
+    import inspect
+    import re
+
+    def two_paths(op) -> bool:  # the backward the op runs (its own or inherited)
+        return re.search(r"\bctx\.recorded\b", inspect.getsource(op.backward)) is not None
+
+    found = {op.name for op in _all_ops() if two_paths(op)}
+    assert found == set(TWO_PATHS), (
+        f"stated twice but not listed: {sorted(found - set(TWO_PATHS))}; listed but "
+        f"stated once now: {sorted(set(TWO_PATHS) - found)}")
+
+
+def test_no_module_holds_gradient_rules_apart_from_the_ops():
+    from pathlib import Path
+
+    import autograd_core
+    folder = Path(autograd_core.__file__).parent
+    assert not sorted(folder.rglob("graph_backward*.py"))
