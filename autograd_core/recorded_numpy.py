@@ -30,13 +30,12 @@ from .function import Node
 from .ops._util import constant
 from .tensor import Tensor
 
-exp, log, sqrt, sin, cos, tanh = F.exp, F.log, F.sqrt, F.sin, F.cos, F.tanh
-multiply, negative, maximum, minimum = F.mul, F.neg, F.maximum, F.minimum
-errstate = np.errstate  # a context for NumPy's warnings: the same in both modes
+exp, log, sin, cos, tanh = F.exp, F.log, F.sin, F.cos, F.tanh
 
 
 def constant_tensor(values) -> Tensor:
-    """``values`` as a Tensor that is a constant of the recorded graph."""
+    """``values`` as a Tensor that is a constant of the recorded graph (not a NumPy name:
+    only a backward's recorded branch calls it)."""
     return Tensor._wrap(np.asarray(values))
 
 
@@ -48,11 +47,6 @@ def where(condition, x, y) -> Tensor:
 def sum(a, axis=None, keepdims: bool = False) -> Tensor:  # noqa: A001 - NumPy's name
     """``np.sum(a, axis, keepdims=...)`` as the engine's op."""
     return F.sum(a, axis=axis, keepdims=keepdims)
-
-
-def power(a, b) -> Tensor:
-    """``np.power(a, b)`` as the engine's op."""
-    return F.pow(a, b)
 
 
 def swapaxes(a, axis1: int, axis2: int) -> Tensor:

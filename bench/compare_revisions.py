@@ -35,6 +35,9 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # the repository root: bench.timing
+from bench.timing import TorchWorker  # noqa: E402
+
 # name -> (what to build: the bench function and its argument, runs timed back to back
 # per request: about 50 ms on a 2-core development VM, long enough for a steady figure)
 WORKLOADS = {
@@ -57,10 +60,9 @@ def worker(tree: str) -> None:
     if hasattr(os, "sched_setaffinity") and len(os.sched_getaffinity(0)) > 1:
         os.sched_setaffinity(0, {max(os.sched_getaffinity(0))})  # both workers: one core
     sys.path.insert(0, tree)
-    import autograd_core  # first, from ``tree``: the bench modules then find it imported
-
-    sys.path.insert(1, str(ROOT))
     from threadpoolctl import threadpool_limits
+
+    import autograd_core  # first, from ``tree``: the bench modules then find it imported
 
     threadpool_limits(1)
     from bench import bench_cnn, bench_engine, bench_transformer
@@ -91,23 +93,11 @@ def worker(tree: str) -> None:
         print(json.dumps(answer), flush=True)
 
 
-class Worker:
-    def __init__(self, tree: Path):
-        self.proc = subprocess.Popen(
-            [sys.executable, __file__, "--worker", str(tree)], stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, text=True, cwd=tempfile.gettempdir())
-
-    def ask(self, *request):
-        self.proc.stdin.write(json.dumps(list(request)) + "\n")
-        self.proc.stdin.flush()
-        line = self.proc.stdout.readline()
-        if not line:
-            raise RuntimeError(f"the worker for {request} stopped; see its error above")
-        return json.loads(line)
-
-    def close(self) -> None:
-        self.proc.stdin.close()
-        self.proc.wait()
+def start_worker(tree: Path) -> TorchWorker:
+    """A worker process (bench.timing's, which any source can run) serving
+    ``autograd_core`` from ``tree``."""
+    return TorchWorker(f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
+                       f"from bench.compare_revisions import worker; worker({str(tree)!r})")
 
 
 # ------------------------------------------------------------------------- the driver
@@ -132,13 +122,14 @@ def copy(folder: Path, into: Path) -> Path:
     return tree
 
 
-def compare(before: Worker, after: Worker, name: str, rounds: int) -> tuple[list, list]:
+def compare(before: TorchWorker, after: TorchWorker, name: str,
+            rounds: int) -> tuple[list, list]:
     """Seconds per run of workload ``name`` before and after, one of each per round, the
     two in turn (which goes first alternates)."""
     times = {id(before): [], id(after): []}
     for round_ in range(rounds):
         for w in (before, after) if round_ % 2 == 0 else (after, before):
-            times[id(w)].append(w.ask("time", name))
+            times[id(w)].append(w.request("time", name))
     return times[id(before)], times[id(after)]
 
 
@@ -151,21 +142,17 @@ def main(argv=None) -> None:
                         help="pairs of worker processes, one after another (default 7)")
     parser.add_argument("--rounds", type=int, default=5, help="rounds per pair (default 5)")
     parser.add_argument("--only", help="time only the workloads whose name has this")
-    parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.worker:
-        worker(args.worker)
-        return
     names = [n for n in WORKLOADS if not args.only or args.only in n]
     times = {name: ([], []) for name in names}
     with tempfile.TemporaryDirectory() as tmp:
         old, new = export(args.before, Path(tmp)), copy(Path(args.after), Path(tmp))
         for pair in range(args.pairs):
-            before, after = Worker(old), Worker(new)
+            before, after = start_worker(old), start_worker(new)
             try:
                 if pair == 0:
-                    print(f"before: {args.before}, autograd_core from {before.ask('where')}")
-                    print(f"after:  {args.after}, autograd_core from {after.ask('where')}")
+                    print(f"before: {args.before}, autograd_core from {before.request('where')}")
+                    print(f"after:  {args.after}, autograd_core from {after.request('where')}")
                 for name in names:
                     old, new = compare(before, after, name, args.rounds)
                     times[name][0].extend(old)
