@@ -11,22 +11,7 @@ carry over: ``tensor``, ``requires_grad``, ``backward``, ``no_grad``, ``nn``, ``
 tensor([2., 4.])
 """
 
-from .allocator import keep_freed_memory as _keep_freed_memory
-from .creation import (
-    Generator,
-    arange,
-    default_generator,
-    manual_seed,
-    ones,
-    ones_like,
-    rand,
-    randint,
-    randn,
-    zeros,
-    zeros_like,
-)
-from .grad_mode import enable_grad, is_grad_enabled, no_grad
-from .op_functions import (
+from .ops.api import (
     abs,
     add,
     amax,
@@ -78,8 +63,24 @@ from .op_functions import (
     var,
     where,
 )
-from .source import record_source, source_recording
-from .tensor import Tensor, tensor
+from .recording.creation import (
+    Generator,
+    arange,
+    default_generator,
+    manual_seed,
+    ones,
+    ones_like,
+    rand,
+    randint,
+    randn,
+    zeros,
+    zeros_like,
+)
+from .recording.grad_mode import enable_grad, is_grad_enabled, no_grad
+from .recording.source import record_source, source_recording
+from .recording.tensor import Tensor, tensor
+from .tensor_methods import attach as _attach_tensor_maths
+from .tools.allocator import keep_freed_memory as _keep_freed_memory
 
 float32 = __import__("numpy").float32
 float64 = __import__("numpy").float64
@@ -97,6 +98,8 @@ __all__ = [
     "nn", "optim",
 ]
 
+_attach_tensor_maths()  # x + y, x.exp(), x.backward(): tensor_methods.py
+
 from . import nn, optim  # noqa: E402 - layers and optimizers build on everything above
 
-_keep_freed_memory()  # fewer page faults per training step (glibc only): allocator.py
+_keep_freed_memory()  # fewer page faults per training step (glibc only): tools/allocator.py

@@ -122,7 +122,7 @@ def what_is_drawn(view) -> str:
 def scale(sizes, full: bool, full_timeout: float) -> None:
     import random
 
-    from autograd_core.graph import capture
+    from autograd_core.tools.graph import capture
     from bench.graph_shapes import SHAPES
     from widgets import BackwardStepper, ForwardTracer, GraphView
     from widgets.render import layout_estimate

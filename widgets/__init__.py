@@ -30,7 +30,7 @@ from __future__ import annotations
 import importlib
 import os as _os
 
-from autograd_core import source as _source
+from autograd_core.recording import source as _source
 
 _source.skip_code_under(_os.path.dirname(__file__))
 _source.record_source(True)
@@ -40,7 +40,7 @@ _EXPORTS = {
     "draw": "widgets.graph_view",
     "BackwardStepper": "widgets.stepper",
     "ForwardTracer": "widgets.tracer",
-    "MemoryView": "widgets.memory",
+    "MemoryView": "widgets.memory_view",
     "DerivationWidget": "widgets.derivation_widget",
 }
 

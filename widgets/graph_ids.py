@@ -1,6 +1,6 @@
 """The ids of a graph's parts that every view shares: nodes, notes, edges, modules.
 
-``autograd_core.graph.capture`` names op and tensor nodes (``op3``, ``t5``). The
+``autograd_core.tools.graph.capture`` names op and tensor nodes (``op3``, ``t5``). The
 views add a few parts of their own: a note node for an array an op made and saved
 (relu's mask), an edge per op input, a box per module. Their ids are built here,
 from the capture's ids only, so the picture (``widgets.render``), the replayed
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from autograd_core.graph import Graph, SavedInfo
+from autograd_core.tools.graph import Graph, SavedInfo
 
 __all__ = ["saved_node_id", "holder_id", "saved_targets", "module_node_id", "edge_id",
            "saved_edge_id", "output_edge_id"]

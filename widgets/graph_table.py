@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 from collections.abc import Callable
 
-from autograd_core.graph import Graph
+from autograd_core.tools.graph import Graph
 
 from .replay import Replay
 from .summary import format_bytes, shape_text, summarize

@@ -25,7 +25,7 @@ import re
 import ipywidgets as w
 import traitlets
 
-from autograd_core.graph import Graph
+from autograd_core.tools.graph import Graph
 
 from .canvas import GraphCanvas
 from .controls import (

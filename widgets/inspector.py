@@ -12,7 +12,7 @@ and saved, or a module box, as an HTML string, at step ``k`` of the sweep:
   own definition), inputs and output, the module that ran it, what it saved and the
   step that visits it; a tensor an op made shows that op's line too. Lines come from
   ``OpInfo.source`` (recorded since ``widgets`` was imported, see
-  ``autograd_core.source``); an op recorded without one shows no line;
+  ``autograd_core.recording.source``); an op recorded without one shows no line;
 * a saved array an op made (relu's mask): who saved it, its shape and bytes.
 """
 
@@ -21,8 +21,8 @@ from __future__ import annotations
 import html
 from collections.abc import Mapping
 
-from autograd_core.graph import OpInfo, SavedInfo, TensorInfo
-from autograd_core.source import describe_source, source_line
+from autograd_core.recording.source import describe_source, source_line
+from autograd_core.tools.graph import OpInfo, SavedInfo, TensorInfo
 
 from .graph_ids import module_node_id, saved_node_id
 from .replay import Replay

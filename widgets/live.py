@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from autograd_core.engine import reverse_topological
-from autograd_core.function import Node
-from autograd_core.graph import Graph, capture
-from autograd_core.tensor import Tensor
+from autograd_core.recording.node import Node
+from autograd_core.recording.tensor import Tensor
+from autograd_core.sweep.engine import reverse_topological
+from autograd_core.tools.graph import Graph, capture
 
 from . import messages
 from .graph_ids import holder_id

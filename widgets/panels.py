@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import html
 
-from autograd_core.engine import broadcast_axes
+from autograd_core.sweep.engine import broadcast_axes
 
 from . import theme
 from .replay import Replay, SentRecord, StepRecord

@@ -1,7 +1,7 @@
 """A captured graph as Graphviz DOT text: a pure, deterministic function.
 
 ``to_dot(graph)`` draws op nodes (ellipses) and tensor nodes (boxes) from a
-:class:`autograd_core.graph.Graph`. Every id in the text comes from the capture
+:class:`autograd_core.tools.graph.Graph`. Every id in the text comes from the capture
 (``op3``, ``t5``), never from ``id()``, so the same program always gives the same
 text, and the same text always gives the same picture (``widgets.svg.to_svg``).
 
@@ -40,7 +40,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from autograd_core.graph import Graph, OpInfo, SavedInfo, TensorInfo, held_bytes
+from autograd_core.tools.graph import Graph, OpInfo, SavedInfo, TensorInfo, held_bytes
 
 from . import theme
 from .graph_ids import (
@@ -633,7 +633,7 @@ def _part(graph: Graph, kept: set[int]) -> Graph:
 
 def _saved_size(s: SavedInfo) -> str:
     """A saved tensor's size for a tooltip; a view names the larger buffer it keeps
-    alive (what saving it costs, see ``autograd_core.buffers``)."""
+    alive (what saving it costs, see ``autograd_core.tools.buffers``)."""
     if s.released:
         return "released by backward"
     if s.buffer_nbytes > s.nbytes:

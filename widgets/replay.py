@@ -1,7 +1,7 @@
 """The engine's reverse sweep, recorded once so it can be replayed back and forth.
 
-``record(output)`` runs ``autograd_core.graph.backward_steps`` to the end and keeps
-each :class:`~autograd_core.engine.Step` as plain data tied to the graph's ids.
+``record(output)`` runs ``autograd_core.tools.graph.backward_steps`` to the end and keeps
+each :class:`~autograd_core.sweep.engine.Step` as plain data tied to the graph's ids.
 Nothing is recomputed: every gradient shown is an array the engine produced.
 
 Leaves' ``.grad`` after any number of steps comes from the engine's own
@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from autograd_core.engine import replace_grad_values
-from autograd_core.graph import Graph, backward_steps
-from autograd_core.tensor import Tensor
+from autograd_core.recording.tensor import Tensor
+from autograd_core.sweep.engine import replace_grad_values
+from autograd_core.tools.graph import Graph, backward_steps
 
 from .graph_ids import saved_targets
 from .live import Live, live
@@ -30,7 +30,7 @@ __all__ = ["SentRecord", "StepRecord", "Replay", "record"]
 
 @dataclass(frozen=True)
 class SentRecord:
-    """The gradient one step sent to one input (see ``autograd_core.engine.Sent``).
+    """The gradient one step sent to one input (see ``autograd_core.sweep.engine.Sent``).
 
     ``tensor`` is the graph id of the tensor that receives it; ``previous`` is what
     that tensor had received before (``None`` for its first gradient) and ``total``

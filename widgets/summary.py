@@ -29,7 +29,7 @@ from collections.abc import Iterator, Mapping
 
 import numpy as np
 
-from autograd_core.graph import Graph, TensorInfo
+from autograd_core.tools.graph import Graph, TensorInfo
 
 FULL_MAX = 8  # arrays with at most this many elements are written out in full
 # How many units in the last place of its scale a number may be and still be rounding
@@ -248,7 +248,7 @@ def format_bytes(n: int) -> str:
 
 
 def describe_tensor(t: TensorInfo, dtype: bool = False) -> str:
-    """A graph tensor (``autograd_core.graph.TensorInfo``) in a few words: ``t5 'h'
+    """A graph tensor (``autograd_core.tools.graph.TensorInfo``) in a few words: ``t5 'h'
     (2, 1)`` (id, name if any, shape, and with ``dtype=True`` its dtype), or
     ``t2 constant 2.0`` for a number the program wrote."""
     if t.label is not None:

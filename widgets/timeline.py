@@ -2,7 +2,7 @@
 
 Forward: each op adds what it saves, in execution order. Backward: each step
 releases what its op saved. Bytes are counted by the engine's one definition
-(``autograd_core.graph.held_bytes``, the same count as ``graph.saved_bytes``): each
+(``autograd_core.tools.graph.held_bytes``, the same count as ``graph.saved_bytes``): each
 memory buffer once, from the first save of it until the last one is released, however
 many ops saved it or views of it.
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from autograd_core.graph import Graph, SavedInfo, held_bytes
+from autograd_core.tools.graph import Graph, SavedInfo, held_bytes
 
 from .replay import Replay
 

@@ -25,10 +25,10 @@ import ipywidgets as w
 import numpy as np
 import traitlets
 
-from autograd_core.function import Observer, observing
-from autograd_core.grad_mode import no_grad
-from autograd_core.graph import saved_bytes
-from autograd_core.tensor import Tensor
+from autograd_core.recording.grad_mode import no_grad
+from autograd_core.recording.node import Observer, observing
+from autograd_core.recording.tensor import Tensor
+from autograd_core.tools.graph import saved_bytes
 
 from . import messages, theme
 from .canvas import GraphCanvas

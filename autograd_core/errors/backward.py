@@ -1,5 +1,5 @@
-"""Messages of the reverse sweep (engine.py, function.py, graph.py): starting it, the
-saved tensors it reads, and tensors changed in place under it."""
+"""Messages of the reverse sweep (sweep/engine.py, recording/node.py, tools/graph.py):
+starting it, the saved tensors it reads, and tensors changed in place under it."""
 
 from __future__ import annotations
 

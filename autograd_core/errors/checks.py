@@ -1,4 +1,4 @@
-"""Messages of the debugging tools (autograd.py's gradcheck, anomaly.py's
+"""Messages of the debugging tools (tools/gradcheck.py, tools/anomaly.py's
 detect_anomaly): what went wrong in a backward rule, and where."""
 
 from __future__ import annotations

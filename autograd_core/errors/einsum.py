@@ -1,4 +1,4 @@
-"""Messages of einsum (ops/einsum.py and its wrapper in op_functions.py): PyTorch's kind
+"""Messages of einsum (ops/einsum.py and its wrapper in ops/api.py): PyTorch's kind
 of error and, for each mistake in an equation, PyTorch's sentence, then a hint."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Messages of masking, triangles, running sums, flips, padding, gather and scatter_add
-(ops/masking.py, ops/scatter.py and their wrappers in op_functions.py and
+(ops/masking.py, ops/scatter.py and their wrappers in ops/api.py and
 nn/functional.py). Each starts with PyTorch's sentence for the same mistake."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Messages of operands that do not fit together (ops/elementwise.py, ops/matmul.py and
-their wrappers in op_functions.py): broadcasting, where, matmul, clip."""
+their wrappers in ops/api.py): broadcasting, where, matmul, clip."""
 
 from __future__ import annotations
 

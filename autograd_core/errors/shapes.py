@@ -1,5 +1,5 @@
 """Messages of dims and of the ops that reshape or join tensors (ops/_util.py,
-ops/shape.py, ops/joining.py, ops/indexing.py and their wrappers in op_functions.py)."""
+ops/shape.py, ops/joining.py, ops/indexing.py and their wrappers in ops/api.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Messages of making a Tensor and of using one (tensor.py, creation.py): data it cannot
-hold, requires_grad, in-place changes, and the Python protocols (bool, len, item, index)."""
+"""Messages of making a Tensor and of using one (recording/tensor.py, recording/creation.py):
+data it cannot hold, requires_grad, in-place changes, and the Python protocols (bool, len,
+item, index)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Messages of the function transforms (func.py: jvp, vjp, jacrev, jacfwd, jacobian, grad,
-hvp, vhp, and their compositions) and of checkpointing (utils/checkpoint.py), which re-runs
+"""Messages of the function transforms (func/transforms.py: jvp, vjp, jacrev, jacfwd, jacobian,
+grad, hvp, vhp, and their compositions) and of checkpointing (func/checkpoint.py), which re-runs
 a function in backward."""
 
 from __future__ import annotations

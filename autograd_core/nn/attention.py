@@ -33,10 +33,11 @@ import math
 
 import numpy as np
 
-from .. import creation, errors
-from .. import op_functions as ag
+from .. import errors
+from ..ops import api as ag
 from ..ops import nn_ops
-from ..tensor import Tensor, tensor
+from ..recording import creation
+from ..recording.tensor import Tensor, tensor
 
 __all__ = ["scaled_dot_product_attention"]
 

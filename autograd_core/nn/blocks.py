@@ -11,9 +11,11 @@ from collections import OrderedDict
 
 import numpy as np
 
-from .. import creation, errors
-from .. import op_functions as ag
-from ..tensor import Tensor
+from .. import errors
+from ..func.checkpoint import checkpoint
+from ..ops import api as ag
+from ..recording import creation
+from ..recording.tensor import Tensor
 from . import functional as F
 from .layers import (
     GELU,
@@ -206,7 +208,6 @@ class SelfAttention(Module):
         v = self.v_proj(x).named("v")
         q, k, v = (self._split_heads(h) for h in (q, k, v))
         if self.checkpoint_core:
-            from ..utils.checkpoint import checkpoint  # (utils imports nn: import here)
 
             y = checkpoint(self.core, q, k, v, parameters=(),
                            generators=() if self.generator is None else (self.generator,))

@@ -28,16 +28,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import creation, errors
-from ..grad_mode import no_grad
-from ..op_functions import _as_tensor as _tensor_like
-from ..op_functions import log_softmax, relu, sigmoid, softmax, tanh
+from .. import errors
 from ..ops import activations as _act
 from ..ops import conv as _conv
 from ..ops import layer_norm as _layer_norm
 from ..ops import masking as _masking
 from ..ops import nn_ops, normalization, pooling
-from ..tensor import Tensor, tensor
+from ..ops.api import _as_tensor as _tensor_like
+from ..ops.api import log_softmax, relu, sigmoid, softmax, tanh
+from ..recording import creation
+from ..recording.grad_mode import no_grad
+from ..recording.tensor import Tensor, tensor
 from .attention import scaled_dot_product_attention
 
 __all__ = [

@@ -18,9 +18,10 @@ import math
 
 import numpy as np
 
-from .. import creation, errors
-from ..grad_mode import no_grad
-from ..tensor import Tensor
+from .. import errors
+from ..recording import creation
+from ..recording.grad_mode import no_grad
+from ..recording.tensor import Tensor
 
 __all__ = ["calculate_fan_in_and_fan_out", "calculate_gain", "uniform_", "normal_",
            "kaiming_uniform_", "xavier_uniform_", "zeros_", "ones_", "constant_"]

@@ -21,9 +21,10 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from .. import creation, errors
-from .. import op_functions as ag
-from ..tensor import Tensor
+from .. import errors
+from ..ops import api as ag
+from ..recording import creation
+from ..recording.tensor import Tensor
 from . import functional as F
 from . import init
 from .module import Module

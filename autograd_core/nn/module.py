@@ -32,10 +32,10 @@ from typing import Any
 import numpy as np
 
 from .. import errors
-from .. import function as _function
-from ..grad_mode import no_grad
 from ..optim.optimizer import zero_grads
-from ..tensor import Tensor
+from ..recording.grad_mode import no_grad
+from ..recording.node import module_scope
+from ..recording.tensor import Tensor
 from .parameter import Parameter
 
 __all__ = ["Module", "RemovableHandle", "IncompatibleKeys"]
@@ -94,21 +94,18 @@ def _path_of(module: Module) -> str:
 
 @contextmanager
 def _running(module: Module):
-    """Push the module on the call stack and tell the engine its path (when the
-    engine has the hook: ``function.module_scope.path``, copied into ``Node.module``)."""
+    """Push the module on the call stack and tell the recording layer its path
+    (``module_scope``, which each recorded ``Node`` copies into ``Node.module``)."""
     path = _path_of(module)
-    engine = getattr(_function, "module_scope", None)
-    previous = (engine.path, engine.kinds) if engine is not None else None
+    previous = (module_scope.path, module_scope.kinds)
     _calls.stack.append((module, path))
-    if engine is not None:
-        engine.path = path or None
-        engine.kinds = tuple((p, type(m).__name__) for m, p in _calls.stack if p)
+    module_scope.path = path or None
+    module_scope.kinds = tuple((p, type(m).__name__) for m, p in _calls.stack if p)
     try:
         yield
     finally:
         _calls.stack.pop()
-        if engine is not None:
-            engine.path, engine.kinds = previous
+        module_scope.path, module_scope.kinds = previous
 
 
 def _check_name(kind: str, name) -> None:

@@ -26,9 +26,10 @@ import warnings
 
 import numpy as np
 
-from .. import creation, errors
-from .. import op_functions as ag
-from ..tensor import Tensor, tensor
+from .. import errors
+from ..ops import api as ag
+from ..recording import creation
+from ..recording.tensor import Tensor, tensor
 from . import functional as F
 from . import init
 from .attention import attend

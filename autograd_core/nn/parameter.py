@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..tensor import Tensor
+from ..recording.tensor import Tensor
 
 __all__ = ["Parameter"]
 

@@ -27,7 +27,7 @@ import math
 
 import numpy as np
 
-from ..function import Function
+from ..recording.node import Function
 from . import special
 from ._util import constant
 from .elementwise import Sigmoid, _fits

@@ -61,7 +61,7 @@ import threading
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from ..function import _UNRECORDED, Function
+from ..recording.node import _UNRECORDED, Function
 from ._util import tangent_sum
 
 

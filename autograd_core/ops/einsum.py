@@ -14,7 +14,7 @@ diagonal) gets a second letter tied to the first by an identity matrix, so that 
 the diagonal receives g. Each gradient is therefore one recorded einsum too, which
 makes second derivatives come for free.
 
-The public function (``op_functions.einsum``) parses the equation as PyTorch does
+The public function (``einsum`` in ``ops/api.py``) parses the equation as PyTorch does
 (:func:`canonical_equation`): implicit output, ``...`` and spaces are resolved, and the
 op receives an equation of letters only with an explicit output. Dims of size 1
 broadcast against the same letter's size elsewhere, as in PyTorch; their gradients are
@@ -30,7 +30,7 @@ from functools import lru_cache
 import numpy as np
 
 from .. import errors
-from ..function import Function
+from ..recording.node import Function
 from ._util import tangent_sum
 
 # PyTorch's subscripts, in its order (A-Z, then a-z: the order of an implicit output).

@@ -11,7 +11,8 @@ import re
 
 import numpy as np
 
-from ..function import Function
+from .. import errors
+from ..recording.node import Function
 from ._util import broadcasting, constant, tangent_sum
 
 
@@ -465,8 +466,6 @@ class Where(Function):
         try:
             return np.where(cond, a, b)
         except ValueError:
-            from .. import errors
-
             try:
                 values = np.broadcast_shapes(np.shape(a), np.shape(b))
             except ValueError:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..function import Function
+from ..recording.node import Function
 
 
 class _Joining(Function):

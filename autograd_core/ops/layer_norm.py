@@ -56,7 +56,7 @@ import math
 
 import numpy as np
 
-from ..function import Function
+from ..recording.node import Function
 from ._util import tangent_sum
 
 

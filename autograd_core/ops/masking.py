@@ -15,7 +15,7 @@ them save nothing at all: the shape and the params say everything.
   puts zeros where the forward cropped).
 
 The ``check_*`` helpers below validate the public functions' arguments (in
-op_functions.py and nn/functional.py) with PyTorch's errors.
+ops/api.py and nn/functional.py) with PyTorch's errors.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ import operator
 import numpy as np
 
 from .. import errors
-from ..function import Function
-from ..tensor import Tensor
+from ..recording.node import Function
+from ..recording.tensor import Tensor
 from ._util import normalize_dim
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import errors
-from ..function import Function
+from ..recording.node import Function
 from ._util import tangent_sum
 
 

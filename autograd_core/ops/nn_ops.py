@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..function import Function
+from ..recording.node import Function
 from ._util import constant, tangent_sum
 from .indexing import scatter
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..function import _UNRECORDED, Function
+from ..recording.node import _UNRECORDED, Function
 from ._util import constant
 from .conv import fold, pad, windows
 

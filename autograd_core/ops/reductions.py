@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from ..function import Function
+from ..recording.node import Function
 from ._util import keepdims_shape
 
 

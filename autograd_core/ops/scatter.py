@@ -24,8 +24,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import errors
-from ..function import Function
-from ..tensor import Tensor
+from ..recording.node import Function
+from ..recording.tensor import Tensor
 from ._util import constant, normalize_dim, tangent_sum
 from .masking import Pad, check_int
 

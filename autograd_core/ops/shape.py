@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import errors
-from ..function import Function
+from ..recording.node import Function
 
 
 class Reshape(Function):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..function import Function
+from ..recording.node import Function
 
 
 def _logsumexp(a, dim):

@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from .. import errors
-from ..grad_mode import no_grad
-from ..tensor import Tensor
+from ..recording.grad_mode import no_grad
+from ..recording.tensor import Tensor
 
 __all__ = ["Optimizer", "zero_grads"]
 

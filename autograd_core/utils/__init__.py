@@ -1,7 +1,5 @@
-"""Utilities beyond plain backprop, with PyTorch's names: ``utils.checkpoint``
-(gradient checkpointing: recompute a segment in backward instead of keeping it).
-
->>> from autograd_core.utils.checkpoint import checkpoint, checkpoint_sequential
+"""PyTorch's ``torch.utils.checkpoint`` path: ``from autograd_core.utils.checkpoint import
+checkpoint, checkpoint_sequential``. The code is in ``autograd_core/func/checkpoint.py``.
 """
 
 from . import checkpoint

@@ -683,7 +683,7 @@ def test_hook_messages_name_the_hook_and_hint():
 def test_leaf_hook_steps_match_backward():
     """The stepper's records and backward() agree for a hooked leaf with fan-out: the
     hook runs once, and the last contribution's ``total`` is the final ``.grad``."""
-    from autograd_core.engine import backward_steps
+    from autograd_core.sweep.engine import backward_steps
 
     def program():
         x = ag.tensor([1.0, 1.0], requires_grad=True)
@@ -705,7 +705,7 @@ def test_leaf_hook_steps_match_backward():
 def test_step_records_keep_their_values_after_accumulation():
     """``.grad`` is the same Tensor after a second backward, but the arrays a first
     sweep recorded (what the stepper replays) keep the values they had."""
-    from autograd_core.engine import backward_steps
+    from autograd_core.sweep.engine import backward_steps
 
     x = ag.tensor([1.0, 2.0], requires_grad=True)
     y = (x * 3).sum()

@@ -54,8 +54,9 @@ import pytest
 
 import autograd_core as ag
 from autograd_core import func as af
-from autograd_core import function, nn, optim
+from autograd_core import nn, optim
 from autograd_core.autograd import GradcheckError, detect_anomaly, gradcheck
+from autograd_core.recording.node import observers
 from autograd_core.utils.checkpoint import checkpoint
 
 TORCH_REASON = "PyTorch is not installed: cross-check skipped (pip install -e '.[torch]')"
@@ -549,7 +550,7 @@ def _nan_backward():
 def test_anomaly_detection_can_be_reused_nested_and_left():
     """A detect_anomaly object can be entered again, or inside itself; leaving the
     block (even by an error) unregisters it; check_nan=False only keeps traces."""
-    before = list(function.observers)
+    before = list(observers)
     mode = detect_anomaly()
     with mode:
         pass
@@ -560,7 +561,7 @@ def test_anomaly_detection_can_be_reused_nested_and_left():
             _nan_backward()
     with pytest.raises(KeyError), detect_anomaly():
         raise KeyError
-    assert function.observers == before
+    assert observers == before
     with detect_anomaly(check_nan=False):
         assert np.isnan(_nan_backward().grad.numpy()[0])
     assert np.isnan(_nan_backward().grad.numpy()[0])  # off again: no check outside
@@ -619,7 +620,7 @@ def test_tracer_of_a_released_graph_and_of_a_failing_function():
     loss.backward()  # saved tensors released: values the program dropped are not shown
     tracer = widgets.ForwardTracer(loss)
     assert len(tracer.rows) == 2 and tracer.rows[0].value.startswith("(not kept")
-    before = list(function.observers)
+    before = list(observers)
     with pytest.raises(ZeroDivisionError):
         widgets.ForwardTracer(lambda: 1 / 0)
-    assert function.observers == before
+    assert observers == before

@@ -1,4 +1,4 @@
-"""glibc asked to keep freed memory (autograd_core/allocator.py): training steps stop
+"""glibc asked to keep freed memory (autograd_core/tools/allocator.py): training steps stop
 page-faulting, the opt-out and the environment's own thresholds are respected."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from autograd_core import allocator
+from autograd_core.tools import allocator
 
 
 def _glibc() -> bool:

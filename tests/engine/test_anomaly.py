@@ -1,4 +1,4 @@
-"""Anomaly detection (anomaly.py): from a NaN/inf in backward to the forward line.
+"""Anomaly detection (tools/anomaly.py): from a NaN/inf in backward to the forward line.
 
 * the first backward rule that returns a non-finite gradient raises, with
   PyTorch's wording, the op, the module, the user's forward line and a hint;
@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 
 import autograd_core as ag
-from autograd_core import anomaly, autograd, nn
-from autograd_core.anomaly import detect_anomaly
+from autograd_core import autograd, nn
+from autograd_core.tools import anomaly
+from autograd_core.tools.anomaly import detect_anomaly
 
 THIS_FILE = __file__
 

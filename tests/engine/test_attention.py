@@ -28,10 +28,11 @@ import numpy as np
 import pytest
 
 import autograd_core as ag
-from autograd_core import autograd, graph, nn
+from autograd_core import autograd, nn
 from autograd_core.func import jvp
-from autograd_core.grad_mode import no_grad
 from autograd_core.nn import functional as F
+from autograd_core.recording.grad_mode import no_grad
+from autograd_core.tools import graph
 
 torch = pytest.importorskip(
     "torch", reason="PyTorch is not installed: the cross-check against PyTorch 2.13.0 CPU "

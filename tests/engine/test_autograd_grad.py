@@ -24,7 +24,7 @@ from strategies import PROPERTY_SETTINGS, arrays
 import autograd_core as ag
 from autograd_core import autograd
 from autograd_core.func import jvp
-from autograd_core.function import Function
+from autograd_core.recording.node import Function
 
 try:
     import torch

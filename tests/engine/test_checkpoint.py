@@ -1,4 +1,4 @@
-"""Gradient checkpointing (utils/checkpoint.py) and its cost experiment.
+"""Gradient checkpointing (func/checkpoint.py) and its cost experiment.
 
 * gradients with checkpointing are *identical* (bit for bit) to the plain run's,
   for functions, modules, sequential segments and with dropout inside (the
@@ -17,9 +17,10 @@ import numpy as np
 import pytest
 
 import autograd_core as ag
-from autograd_core import counting, graph, memory, nn
+from autograd_core import nn
+from autograd_core.func.checkpoint import checkpoint, checkpoint_sequential, sqrt_segments
 from autograd_core.nn import functional as F
-from autograd_core.utils.checkpoint import checkpoint, checkpoint_sequential, sqrt_segments
+from autograd_core.tools import counting, graph, memory
 from widgets.lessons.checkpointing import SwishBlock, checkpoint_costs
 
 WIDTH, BATCH = 6, 4

@@ -1,4 +1,4 @@
-"""Counted work (counting.py): ops and multiply-adds per phase, and what they show.
+"""Counted work (tools/counting.py): ops and multiply-adds per phase, and what they show.
 
 * the cost model, op by op, against multiply-adds counted by hand (einsum: the product
   of its letters' sizes, forward, backward and jvp; amax and amin as reductions);
@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 import autograd_core as ag
-from autograd_core import counting
 from autograd_core.func import jvp
 from autograd_core.nn import functional as F
+from autograd_core.tools import counting
 from widgets.lessons.modes import jacobian_costs, mode_costs
 
 

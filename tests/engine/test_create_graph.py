@@ -231,10 +231,10 @@ def test_gradgradcheck_passes_right_rules_and_catches_a_wrong_one(monkeypatch):
 
 @pytest.mark.parametrize("n", [8, 32, 128])
 def test_an_hvp_costs_a_few_gradients_and_the_hessian_n_of_them(n):
-    """Counted multiply-adds (autograd_core.counting), not time: one Hessian-vector
+    """Counted multiply-adds (autograd_core.tools.counting), not time: one Hessian-vector
     product is a small constant times one gradient, whatever n; the full Hessian is n
     of them."""
-    from autograd_core.counting import count_ops
+    from autograd_core.tools.counting import count_ops
 
     rng = np.random.default_rng(n)
     x = ag.tensor(rng.standard_normal((16, n)))

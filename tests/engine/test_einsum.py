@@ -26,9 +26,10 @@ import pytest
 from test_adversarial_ops import OURS, THEIRS, compare, leaf, r, raises_like
 
 import autograd_core as ag
-from autograd_core import autograd, graph
+from autograd_core import autograd
 from autograd_core.func import hessian, jvp
 from autograd_core.ops import einsum as es
+from autograd_core.tools import graph
 
 torch = pytest.importorskip(
     "torch", reason="PyTorch is not installed: the cross-check against PyTorch 2.13.0 CPU "

@@ -24,7 +24,7 @@ import autograd_core as ag
 from autograd_core import no_grad, tensor
 from autograd_core.autograd import gradcheck
 from autograd_core.func import jacrev, jvp
-from autograd_core.graph import CycleError, topological_order
+from autograd_core.tools.graph import CycleError, topological_order
 
 
 class Case(NamedTuple):
@@ -355,7 +355,7 @@ def routed_cases():
     ]
 
 
-# Known gaps: the fix is in a file this test's author does not own (tensor.py) or
+# Known gaps: the fix is in a file this test's author does not own (recording/tensor.py) or
 # would change an existing template's text; each reason says what to change.
 EXTRA_CASES = [
     Case("numpy-asarray-is-read-only",

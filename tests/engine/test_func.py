@@ -1,4 +1,4 @@
-"""Forward mode (jvp), vjp and Jacobians (func.py), for every op with a jvp rule.
+"""Forward mode (jvp), vjp and Jacobians (func/transforms.py), for every op with a jvp rule.
 
 * jvp of every program in the op table (test_op_gradients.CASES) equals the
   central difference of f along the same tangent, in float64;
@@ -24,9 +24,7 @@ from op_table import CASES, as_outputs, case_ids
 from strategies import PROPERTY_SETTINGS, arrays
 
 import autograd_core as ag
-from autograd_core import counting, memory
 from autograd_core.func import jacfwd, jacobian, jacrev, jvp, vjp
-from autograd_core.function import Function
 from autograd_core.nn import functional as F
 from autograd_core.ops import (
     conv,
@@ -41,6 +39,8 @@ from autograd_core.ops import (
     shape,
     softmax,
 )
+from autograd_core.recording.node import Function
+from autograd_core.tools import counting, memory
 from autograd_core.utils.checkpoint import Checkpoint, checkpoint
 
 try:  # the PyTorch side of the op table, when PyTorch is installed

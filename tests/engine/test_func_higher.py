@@ -1,4 +1,4 @@
-"""Higher-order and composed transforms (func.py): grad, grad_and_value, vhp, hvp as
+"""Higher-order and composed transforms (func/transforms.py): grad, grad_and_value, vhp, hvp as
 forward over reverse, and transforms of transforms, against torch.func and
 torch.autograd.functional on the same programs in float64.
 
@@ -22,18 +22,8 @@ import numpy as np
 import pytest
 
 import autograd_core as ag
-from autograd_core import counting, memory
-from autograd_core.func import (
-    grad,
-    grad_and_value,
-    hessian,
-    hvp,
-    jacfwd,
-    jacrev,
-    jvp,
-    vhp,
-    vjp,
-)
+from autograd_core.func import grad, grad_and_value, hessian, hvp, jacfwd, jacrev, jvp, vhp, vjp
+from autograd_core.tools import counting, memory
 
 try:
     import torch

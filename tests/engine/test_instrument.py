@@ -1,4 +1,4 @@
-"""Instrumentation (instrument.py) and the hooks it is built on (L9, W5).
+"""Instrumentation (tools/instrument.py) and the hooks it is built on (L9, W5).
 
 * one row per module call, in finishing order, with the output's shape, range,
   mean, std and non-finite count, compared with the layers run by hand;
@@ -15,7 +15,7 @@ import pytest
 
 import autograd_core as ag
 from autograd_core import nn
-from autograd_core.instrument import array_stats, instrument
+from autograd_core.tools.instrument import array_stats, instrument
 
 
 def _model():

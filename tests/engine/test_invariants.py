@@ -14,8 +14,8 @@ from op_table import CASES, case_ids, draw_upstream, run_engine
 from strategies import PROPERTY_SETTINGS
 
 import autograd_core as ag
-from autograd_core import graph
-from autograd_core.function import Node
+from autograd_core.recording.node import Node
+from autograd_core.tools import graph
 
 TABLE_SETTINGS = settings(PROPERTY_SETTINGS, max_examples=4)
 SECOND_BACKWARD = "backward through the graph a second time"
@@ -284,7 +284,7 @@ def test_a_saved_zero_dimensional_result_counts_its_bytes():
 
 
 def test_an_op_without_a_backward_rule_fails_with_its_name():
-    from autograd_core.function import Function
+    from autograd_core.recording.node import Function
 
     class NoRule(Function):
         name = "no_rule"

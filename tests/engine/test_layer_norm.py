@@ -19,10 +19,11 @@ import pytest
 from test_adversarial_ops import THEIRS, compare, leaf, r, raises_like
 
 import autograd_core as ag
-from autograd_core import autograd, graph, nn
+from autograd_core import autograd, nn
 from autograd_core.func import jacfwd, jacrev, jvp
 from autograd_core.nn import functional as F
 from autograd_core.ops import layer_norm as ln
+from autograd_core.tools import graph
 
 torch = pytest.importorskip(
     "torch", reason="PyTorch is not installed: the cross-check against PyTorch 2.13.0 CPU "

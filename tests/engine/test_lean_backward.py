@@ -17,8 +17,8 @@ from sample_programs import broadcast_mask_fanout
 
 import autograd_core as ag
 from autograd_core import nn
-from autograd_core.engine import backward_steps, reverse_topological
 from autograd_core.nn import functional as F
+from autograd_core.sweep.engine import backward_steps, reverse_topological
 
 
 class Log:

@@ -28,8 +28,9 @@ from pathlib import Path
 import pytest
 
 import autograd_core as ag
-from autograd_core import graph, no_grad
-from autograd_core.engine import backward_steps, reverse_topological
+from autograd_core import no_grad
+from autograd_core.sweep.engine import backward_steps, reverse_topological
+from autograd_core.tools import graph
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root
 from bench.memory_probe import can_reset_peak_rss, peak_rss_growth  # noqa: E402

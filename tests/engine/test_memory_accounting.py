@@ -1,4 +1,4 @@
-"""Memory accounting (memory.py), every figure against its definition.
+"""Memory accounting (tools/memory.py), every figure against its definition.
 
 * a training step: parameters, gradients, optimizer state and retained activations,
   each equal to the count worked out from the layer sizes (G1, L7);
@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 import autograd_core as ag
-from autograd_core import memory, nn, optim
+from autograd_core import nn, optim
+from autograd_core.tools import memory
 
 F32 = 4
 

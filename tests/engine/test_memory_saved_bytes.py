@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 import autograd_core as ag
-from autograd_core import graph, memory
-from autograd_core.engine import reverse_topological
+from autograd_core.sweep.engine import reverse_topological
+from autograd_core.tools import graph, memory
 from widgets.render import to_dot
 from widgets.replay import record
 from widgets.summary import format_bytes

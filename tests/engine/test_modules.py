@@ -13,9 +13,10 @@ import numpy as np
 import pytest
 
 import autograd_core as ag
-from autograd_core import function, nn
+from autograd_core import nn
 from autograd_core.autograd import gradcheck
-from autograd_core.graph import capture
+from autograd_core.recording.node import module_scope
+from autograd_core.tools.graph import capture
 
 F64 = ag.float64
 
@@ -220,8 +221,6 @@ def test_forward_hooks_see_every_layer_of_a_model():
 
 
 # -- tagging ops with the module that ran them ------------------------------------------------
-@pytest.mark.xfail(not hasattr(function, "module_scope"), strict=True,
-                   reason="needs the engine hook: function.module_scope copied into Node.module")
 def test_recorded_ops_are_tagged_with_the_module_path():
     model = nn.Sequential(nn.Linear(4, 4, generator=g()), nn.ReLU(),
                           nn.ResidualBlock(4, 4, linear=True, generator=g()))
@@ -232,7 +231,7 @@ def test_recorded_ops_are_tagged_with_the_module_path():
     assert {"0", "1", "2", "2.body.fc1", "2.body.bn1", "2.body.relu"} <= set(modules)
     add = [op for op in graph.ops if op.op == "add" and op.module == "2"]
     assert add, "the residual merge belongs to the block itself"
-    assert function.module_scope.path is None  # restored after the call
+    assert module_scope.path is None  # restored after the call
 
     class Broken(nn.Module):
         def forward(self, x):
@@ -240,7 +239,7 @@ def test_recorded_ops_are_tagged_with_the_module_path():
 
     with pytest.raises(ValueError, match="on purpose"):
         nn.Sequential(Broken())(x)
-    assert function.module_scope.path is None  # restored even when forward raises
+    assert module_scope.path is None  # restored even when forward raises
 
 
 # -- printing ----------------------------------------------------------------------------------

@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 
 import autograd_core as ag
 from autograd_core.autograd import gradcheck
-from autograd_core.graph import capture
 from autograd_core.nn import functional as F
+from autograd_core.tools.graph import capture
 
 SETTINGS = settings(deadline=None, max_examples=40, derandomize=True, database=None)
 

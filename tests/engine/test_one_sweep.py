@@ -11,9 +11,9 @@ import pytest
 
 import autograd_core as ag
 from autograd_core import autograd
-from autograd_core.anomaly import detect_anomaly
-from autograd_core.counting import count_ops
-from autograd_core.engine import backward_steps
+from autograd_core.sweep.engine import backward_steps
+from autograd_core.tools.anomaly import detect_anomaly
+from autograd_core.tools.counting import count_ops
 
 try:
     import torch
@@ -209,7 +209,7 @@ def _all_ops():
     import pkgutil
 
     import autograd_core.ops
-    from autograd_core.function import Function
+    from autograd_core.recording.node import Function
     ops = set()
     for info in pkgutil.iter_modules(autograd_core.ops.__path__):
         module = importlib.import_module(f"autograd_core.ops.{info.name}")

@@ -35,10 +35,10 @@ from op_table import (
 from strategies import PROPERTY_SETTINGS, layouts
 
 import autograd_core as ag
-from autograd_core import op_functions as F
 from autograd_core.autograd import GradcheckError, gradcheck
-from autograd_core.graph import capture
+from autograd_core.ops import api as F
 from autograd_core.ops.elementwise import Mul
+from autograd_core.tools.graph import capture
 
 
 # -- the property ---------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 An op's ``rule`` is the formula a learner reads beside the stepper. It is text kept
 next to the code, so this test keeps the two from drifting apart: for EVERY op class
 in ``autograd_core.ops`` it runs the rule as a small NumPy program (the convention is
-in ``autograd_core/function.py``'s docstring) on random inputs, and compares each
+in ``autograd_core/recording/node.py``'s docstring) on random inputs, and compares each
 gradient the rule defines with the one the op's ``backward`` returns. A new op needs
 a row in :data:`EXAMPLES`, or the coverage test fails.
 
@@ -28,8 +28,6 @@ import pytest
 
 import autograd_core as ag
 import autograd_core.ops
-from autograd_core.engine import sum_to
-from autograd_core.function import _UNRECORDED, Function
 from autograd_core.ops import activations as act
 from autograd_core.ops import conv, indexing, joining, matmul, nn_ops, normalization, pooling
 from autograd_core.ops import einsum as es
@@ -41,6 +39,8 @@ from autograd_core.ops import scatter as sc
 from autograd_core.ops import shape as sh
 from autograd_core.ops import softmax as sm
 from autograd_core.ops.special import erf
+from autograd_core.recording.node import _UNRECORDED, Function
+from autograd_core.sweep.engine import sum_to
 from widgets.live import input_names
 
 
@@ -465,7 +465,7 @@ def _pad_reference(run: Run) -> list:
     return [da]
 
 
-# einsum's examples: canonical equations (as op_functions.einsum passes them), with a
+# einsum's examples: canonical equations (as ops/api.py's einsum passes them), with a
 # size-1 dim that broadcasts, diagonals and an index summed inside one operand
 EINSUM_EQUATIONS = [
     ("ij,jk->ik", [(3, 4), (4, 2)]), ("bhqd,bhkd->bhqk", [(2, 2, 3, 4), (2, 2, 5, 4)]),

@@ -12,8 +12,8 @@ import pytest
 
 import autograd_core as ag
 from autograd_core import nn
-from autograd_core.counting import count_ops
-from autograd_core.memory import activation_bytes
+from autograd_core.tools.counting import count_ops
+from autograd_core.tools.memory import activation_bytes
 
 
 def _step(checkpoint_core: bool, dropout: float = 0.0, b=3, t=10, d=16, heads=4):

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import autograd_core as ag
 import widgets  # noqa: F401 - importing widgets is what turns source lines on
-from autograd_core import source
-from autograd_core.graph import capture
+from autograd_core.recording import source
+from autograd_core.tools.graph import capture
 from widgets.inspector import inspect_node
 from widgets.render import to_dot
 from widgets.replay import record

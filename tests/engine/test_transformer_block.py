@@ -13,9 +13,10 @@ import numpy as np
 import pytest
 
 import autograd_core as ag
-from autograd_core import graph, nn, optim
-from autograd_core.grad_mode import no_grad
+from autograd_core import nn, optim
 from autograd_core.nn import functional as F
+from autograd_core.recording.grad_mode import no_grad
+from autograd_core.tools import graph
 
 torch = pytest.importorskip(
     "torch", reason="PyTorch is not installed: the cross-check against PyTorch 2.13.0 CPU "

@@ -15,8 +15,8 @@ from solutions import solution_text
 
 import autograd_core as ag
 from autograd_core.autograd import detect_anomaly, gradcheck
-from autograd_core.instrument import instrument
 from autograd_core.nn import functional as F
+from autograd_core.tools.instrument import instrument
 from autograd_core.utils.checkpoint import checkpoint
 from widgets import exercises as ex
 from widgets.exercises import capstone_tasks as tasks

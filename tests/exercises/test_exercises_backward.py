@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import autograd_core as ag
-from autograd_core.function import Function
+from autograd_core.recording.node import Function
 from widgets import exercises as ex
 from widgets.exercises import check_backward
 

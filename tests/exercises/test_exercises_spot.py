@@ -73,7 +73,7 @@ def s4_checkpoint(w1, w2, x):
 def s4_by_hand(w1, w2, x):
     """sigmoid(tanh(x @ w1) @ w2) as one op that keeps nothing but its inputs and runs the
     forward pass again, recording, when backward reaches it: checkpointing written by hand."""
-    from autograd_core.function import Function
+    from autograd_core.recording.node import Function
 
     class Recomputed(Function):
         name = "recomputed_block"

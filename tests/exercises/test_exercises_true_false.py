@@ -8,7 +8,7 @@ import pytest
 
 import autograd_core as ag
 from autograd_core.func import jacfwd, jacrev, jvp
-from autograd_core.function import observing
+from autograd_core.recording.node import observing
 from widgets import exercises as ex
 from widgets.exercises.true_false import Flaw, Watch, count, numbers, raised, reason_problem
 from widgets.exercises.true_false_experiments import CLAIMS

@@ -22,7 +22,7 @@ from test_feedback_malformed import MALFORMED, assert_a_sentence
 from test_feedback_no_answer import leaked
 
 import autograd_core as ag
-from autograd_core.function import Function
+from autograd_core.recording.node import Function
 from widgets import exercises as ex
 from widgets.course.lesson import graded_cells
 from widgets.exercises import backward_check, check_backward, check_own_gradcheck

@@ -131,7 +131,7 @@ def test_placeholders_leave_a_fresh_start():
     ex.T3(None, None)
     ex.G8(shape=None)
 
-    from autograd_core.function import Function
+    from autograd_core.recording.node import Function
 
     class NotWritten(Function):
         @staticmethod

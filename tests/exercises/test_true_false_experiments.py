@@ -18,10 +18,10 @@ from solutions import words as answer_words
 
 import autograd_core as ag
 from autograd_core import nn
-from autograd_core.counting import count_ops
-from autograd_core.engine import backward_steps
 from autograd_core.func import jacfwd, jacrev, jvp
-from autograd_core.graph import CycleError, capture, topological_order
+from autograd_core.sweep.engine import backward_steps
+from autograd_core.tools.counting import count_ops
+from autograd_core.tools.graph import CycleError, capture, topological_order
 from widgets import exercises as ex
 from widgets.exercises import store
 from widgets.exercises.exercise import forget_results

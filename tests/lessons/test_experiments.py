@@ -23,8 +23,9 @@ from op_table import CASES, as_outputs, case_ids, run_engine
 from strategies import PROPERTY_SETTINGS, arrays
 
 import autograd_core as ag
-from autograd_core import graph, nn
-from autograd_core.graph import CycleError, topological_order
+from autograd_core import nn
+from autograd_core.tools import graph
+from autograd_core.tools.graph import CycleError, topological_order
 from widgets.lessons import floats, modes
 from widgets.lessons.graphs import define_by_run
 

@@ -4,8 +4,9 @@ multiply-add counts worked out from the shapes alone."""
 import numpy as np
 import pytest
 
-from autograd_core import creation, no_grad, tensor
-from autograd_core.memory import track_saved_bytes
+from autograd_core import no_grad, tensor
+from autograd_core.recording import creation
+from autograd_core.tools.memory import track_saved_bytes
 from autograd_core.utils.checkpoint import checkpoint_sequential
 from widgets.lessons.checkpointing import checkpointed_step, swish_stack
 

@@ -12,7 +12,7 @@ import pytest
 
 import autograd_core as ag
 from autograd_core import nn
-from autograd_core.graph import capture
+from autograd_core.tools.graph import capture
 from widgets.lessons.graphs import (
     consumers,
     draw_sideways,
@@ -127,7 +127,7 @@ def test_draw_sideways_lays_a_chain_out_wider_than_tall():
 def test_hide_rules_leaves_out_only_the_named_ops_rules():
     """Lesson 02 draws concatenations before and after exercise L2, which asks for cat's
     rule: the pictures keep every tooltip, less that one rule."""
-    from autograd_core.graph import capture as cap
+    from autograd_core.tools.graph import capture as cap
 
     output = concatenate()
     cat_rule, tanh_rule = (next(o.rule for o in cap(output).ops if o.op == name)

@@ -208,7 +208,7 @@ def worked_lines(exercise_id: str) -> list[str]:
 def engine_rule(build: Callable[[], object]) -> list[str]:
     """Each line of the rule of the op that ``build()`` records (what a graph's tooltip, the
     stepper or a print of ``op.rule`` shows)."""
-    from autograd_core.graph import capture
+    from autograd_core.tools.graph import capture
 
     op = capture(build()).ops[0]
     return [line.strip() for line in op.rule.splitlines() if len(line.strip()) >= 12]

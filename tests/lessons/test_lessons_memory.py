@@ -135,7 +135,8 @@ def test_the_no_grad_peak_is_the_two_layer_outputs_g1s_solution_speaks_of():
     """Lesson 04 once said "three layer outputs" beside a stored figure of two. The figure is
     now printed in layer outputs by the lesson's gated cell, and G1's solution (the only text
     that states it) says two: measure it on the lesson's model."""
-    from autograd_core import memory, nn
+    from autograd_core import nn
+    from autograd_core.tools import memory
     from widgets import exercises as ex
 
     def make_model(depth):
@@ -159,7 +160,7 @@ def test_s4_can_be_solved_with_what_lessons_03_and_04_teach(tmp_path, monkeypatc
     """Lesson 04 names the tools S4 relies on before asking it (an op of one's own, ctx.save
     and ctx.load, enable_grad inside a backward), not lesson 10's checkpoint: a fix built
     from those passes."""
-    from autograd_core.function import Function
+    from autograd_core.recording.node import Function
     from widgets import exercises as ex
 
     monkeypatch.setenv("AUTOGRAD_LESSONS_PROGRESS", str(tmp_path / "progress.json"))

@@ -30,7 +30,7 @@ LESSON = Path(__file__).resolve().parents[2] / "notebooks" / "03_reverse_sweep.i
 def _own_progress_file(tmp_path, monkeypatch):
     """Progress goes to this test's own file, never to a learner's home directory; the
     lesson's global settings (print options, the default generator) are put back after."""
-    import autograd_core.creation as creation
+    import autograd_core.recording.creation as creation
 
     monkeypatch.setenv("AUTOGRAD_LESSONS_PROGRESS", str(tmp_path / "progress.json"))
     monkeypatch.setenv("MPLBACKEND", "Agg")

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import autograd_core as ag
-from autograd_core import graph
+from autograd_core.tools import graph
 from widgets.lessons import transformer as T
 
 

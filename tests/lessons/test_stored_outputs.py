@@ -1,6 +1,6 @@
 """Stored lesson outputs read the same on every machine: no absolute path in any of them.
 
-A traceback or warning that names ``/home/…/autograd_core/engine.py:167`` tells a learner
+A traceback or warning that names ``/home/…/autograd_core/sweep/engine.py:167`` tells a learner
 about the machine that ran the lesson, not about their code, and changes whenever the
 engine's lines move. The lessons show errors with ``widgets.tracebacks.short_tracebacks``
 (the message and the learner's own line); this test fails if any stored output of any
@@ -38,7 +38,7 @@ def known_paths() -> list[str]:
 
 
 @pytest.mark.parametrize("text, found", [
-    ("File /work/main/autograd_core/engine.py:167, in backward", True),
+    ("File /work/main/autograd_core/sweep/engine.py:167, in backward", True),
     ("\x1b[32m/home/ana/venv/lib/python3.11/site-packages/numpy/core/fromnumeric.py\x1b[0m", True),
     ("/tmp/ipykernel_4242/3141592653.py:3: UserWarning", True),
     (r"C:\Users\ana\lesson\engine.py", True),

@@ -25,7 +25,7 @@ from sample_programs import broadcast_mask_fanout
 
 import autograd_core as ag
 from autograd_core import nn
-from autograd_core.graph import capture
+from autograd_core.tools.graph import capture
 from widgets import BackwardStepper, GraphView, theme
 from widgets.highlight import _SHAPES, LABELS, STATES, STYLES, step_legend
 from widgets.render import to_dot

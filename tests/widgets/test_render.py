@@ -15,9 +15,9 @@ from sample_programs import broadcast_mask_fanout
 
 import autograd_core as ag
 from autograd_core import nn
-from autograd_core.graph import Graph, OpInfo, TensorInfo, capture
 from autograd_core.ops.elementwise import Mul, Relu, Tanh
 from autograd_core.ops.matmul import MatMul
+from autograd_core.tools.graph import Graph, OpInfo, TensorInfo, capture
 from widgets import svg as svg_module
 from widgets import theme
 from widgets.graph_ids import saved_node_id

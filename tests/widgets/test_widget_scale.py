@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograd_core.graph import capture
+from autograd_core.tools.graph import capture
 from widgets import BackwardStepper, ForwardTracer, GraphView, controls, draw, graph_view, panels
 from widgets import svg as svg_module
 from widgets.render import COPY_SPAN, layout_estimate, plan_picture, to_dot

@@ -15,8 +15,8 @@ from sample_programs import broadcast_mask_fanout as program
 
 import autograd_core as ag
 from autograd_core import nn
-from autograd_core.graph import saved_bytes
 from autograd_core.ops.elementwise import Mul
+from autograd_core.tools.graph import saved_bytes
 from widgets import BackwardStepper, ForwardTracer, GraphView, MemoryView, draw, theme
 from widgets.feedback.check import check_predicted_gradient
 from widgets.highlight import STYLES

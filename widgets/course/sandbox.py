@@ -56,7 +56,7 @@ def serve() -> None:  # pragma: no cover - runs in the sandbox process (tests dr
     sys.stdout = sys.stderr
     from IPython.core.interactiveshell import InteractiveShell
 
-    from autograd_core.counting import count_ops
+    from autograd_core.tools.counting import count_ops
     from widgets.exercises.learner import describe, where_it_failed
 
     class Shell(InteractiveShell):

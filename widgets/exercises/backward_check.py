@@ -27,8 +27,8 @@ import numpy as np
 
 import autograd_core as ag
 from autograd_core.autograd import numeric_jacobian
-from autograd_core.engine import backward_steps
-from autograd_core.function import Function
+from autograd_core.recording.node import Function
+from autograd_core.sweep.engine import backward_steps
 
 from ..feedback import words
 from ..feedback.check import check_gradient

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 import autograd_core as ag
-from autograd_core.graph import capture
+from autograd_core.tools.graph import capture
 
 from ..feedback import words
 from ..feedback.check import check_gradient

@@ -12,8 +12,8 @@ import numpy as np
 
 import autograd_core as ag
 from autograd_core import nn
-from autograd_core.graph import capture, saved_bytes
-from autograd_core.instrument import instrument
+from autograd_core.tools.graph import capture, saved_bytes
+from autograd_core.tools.instrument import instrument
 
 from ..feedback import words
 from ..feedback.check import check_gradient

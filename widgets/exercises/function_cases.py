@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from autograd_core.counting import count_ops
+from autograd_core.tools.counting import count_ops
 
 from ..feedback.result import Result
 from . import learner

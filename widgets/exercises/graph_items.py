@@ -8,9 +8,9 @@ from functools import lru_cache
 import numpy as np
 
 import autograd_core as ag
-from autograd_core import memory as ag_memory
-from autograd_core.engine import backward_steps
-from autograd_core.graph import capture, saved_bytes
+from autograd_core.sweep.engine import backward_steps
+from autograd_core.tools import memory as ag_memory
+from autograd_core.tools.graph import capture, saved_bytes
 
 from ..feedback.check import check_gradient
 from ..feedback.context import Mistake
@@ -41,7 +41,7 @@ def recording_vs_inference(memory: bool = False) -> Report:
     layer; and what holding a graph-attached tensor keeps alive. ``memory=True`` adds the
     peak and held memory of each forward pass, measured with tracemalloc (machine- and
     NumPy-version-dependent, so not in the default, stored output). The memory figures
-    are the engine's own tools' (``autograd_core.memory``)."""
+    are the engine's own tools' (``autograd_core.tools.memory``)."""
     g = rng(1)
     data = g.standard_normal((32, 16))
     w1, w2 = (ag.tensor(g.standard_normal(s), requires_grad=True) for s in ((64, 16), (4, 64)))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 import autograd_core as ag
-from autograd_core.engine import backward_steps
+from autograd_core.sweep.engine import backward_steps
 
 from ..feedback import words
 from ..feedback.check import check_gradient

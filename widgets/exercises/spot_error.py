@@ -246,7 +246,7 @@ def _s4_block(x, w1, w2):
 
 def _s4_engine(x, w1_0, w2_0):
     """The plain run: dL/dw1, dL/dw2, and the bytes of intermediates its loss holds."""
-    from autograd_core.memory import activation_bytes
+    from autograd_core.tools.memory import activation_bytes
 
     xt = ag.tensor(x)
     w1, w2 = ag.tensor(w1_0, requires_grad=True), ag.tensor(w2_0, requires_grad=True)
@@ -260,7 +260,7 @@ def check_s4(fn=None) -> Result:
     """``S4(loss_for_backward)``: your fixed ``loss_for_backward(w1, w2, x) -> loss``. The
     check measures what your loss holds for backward besides x, w1 and w2, then runs
     ``loss.backward()`` and compares the gradients of w1 and w2 with the engine's."""
-    from autograd_core.memory import activation_bytes
+    from autograd_core.tools.memory import activation_bytes
 
     x, w1_0, w2_0 = _s4_data()
     g1, g2, plain_held = _s4_engine(x, w1_0, w2_0)

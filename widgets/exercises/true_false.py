@@ -40,10 +40,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from autograd_core.engine import sum_to
-from autograd_core.func import TangentCarrier
-from autograd_core.function import Node, Observer, observers, observing
-from autograd_core.tensor import Tensor
+from autograd_core.func.transforms import TangentCarrier
+from autograd_core.recording.node import Node, Observer, observers, observing
+from autograd_core.recording.tensor import Tensor
+from autograd_core.sweep.engine import sum_to
 
 from ..feedback import words
 from ..feedback.result import Result

@@ -8,7 +8,7 @@ import numpy as np
 
 import autograd_core as ag
 from autograd_core.func import jvp
-from autograd_core.graph import CycleError, topological_order
+from autograd_core.tools.graph import CycleError, topological_order
 
 from ..feedback.check import check_gradient
 from ..feedback.result import Result

@@ -27,8 +27,8 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 import autograd_core as ag
-from autograd_core.engine import backward_steps
-from autograd_core.tensor import Tensor
+from autograd_core.recording.tensor import Tensor
+from autograd_core.sweep.engine import backward_steps
 
 from .check import check_gradient
 from .formula_text import FormulaError, read_formula

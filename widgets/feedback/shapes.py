@@ -12,7 +12,7 @@ import itertools
 
 import numpy as np
 
-from autograd_core.engine import sum_to
+from autograd_core.sweep.engine import sum_to
 
 from . import words
 from .context import Context

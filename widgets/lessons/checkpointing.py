@@ -33,11 +33,11 @@ import numpy as np
 
 import autograd_core as ag
 from autograd_core import nn
-from autograd_core.counting import count_ops
-from autograd_core.function import observing
-from autograd_core.memory import SavedBytesTracker, activation_bytes
-from autograd_core.tensor import Tensor
-from autograd_core.utils.checkpoint import checkpoint, checkpoint_sequential, sqrt_segments
+from autograd_core.func.checkpoint import checkpoint, checkpoint_sequential, sqrt_segments
+from autograd_core.recording.node import observing
+from autograd_core.recording.tensor import Tensor
+from autograd_core.tools.counting import count_ops
+from autograd_core.tools.memory import SavedBytesTracker, activation_bytes
 
 from .report import Report
 

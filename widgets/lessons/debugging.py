@@ -1,7 +1,7 @@
 """Helpers for the debugging lesson (notebooks/11_debugging.ipynb): :func:`readable` for
 the engine's reports, and :func:`gradients_without_reset`, S2's comparison.
 
-The engine's debugging tools (``autograd_core.anomaly``, ``autograd_core.instrument``)
+The engine's debugging tools (``autograd_core.tools.anomaly``, ``autograd_core.tools.instrument``)
 point at the forward line that made a NaN, as a Python stack frame. In Jupyter, a cell
 runs from a temporary file named after the kernel's process id
 (``/tmp/ipykernel_4242/3141592653.py``): meaningless to a learner, and different on

@@ -29,8 +29,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import autograd_core as ag
-from autograd_core.graph import Graph, capture
-from autograd_core.tensor import Tensor
+from autograd_core.recording.tensor import Tensor
+from autograd_core.tools.graph import Graph, capture
 
 from ..live import live
 from ..render import to_dot

@@ -19,14 +19,10 @@ from dataclasses import dataclass
 
 import autograd_core as ag
 from autograd_core import nn, optim
-from autograd_core.engine import reverse_topological
-from autograd_core.graph import Graph, OpInfo, SavedInfo, capture, saved_bytes
-from autograd_core.memory import (  # the engine's own byte accounting
-    owner,
-    saved_arrays,
-    training_step_memory,
-)
-from autograd_core.tensor import Tensor
+from autograd_core.recording.tensor import Tensor
+from autograd_core.sweep.engine import reverse_topological
+from autograd_core.tools.graph import Graph, OpInfo, SavedInfo, capture, saved_bytes
+from autograd_core.tools.memory import owner, saved_arrays, training_step_memory
 
 from ..summary import format_bytes, shape_text
 from .report import Report

@@ -14,10 +14,10 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 import autograd_core as ag
-from autograd_core import graph
-from autograd_core.counting import count_ops
 from autograd_core.func import jacfwd, jacrev
-from autograd_core.tensor import Tensor
+from autograd_core.recording.tensor import Tensor
+from autograd_core.tools import graph
+from autograd_core.tools.counting import count_ops
 
 __all__ = ["nested", "recorded_graph_sizes", "finite_difference_errors", "jacobian_costs",
            "mode_costs"]

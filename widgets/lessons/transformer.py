@@ -24,10 +24,11 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 import autograd_core as ag
-from autograd_core import graph, nn, optim
-from autograd_core.engine import reverse_topological
+from autograd_core import nn, optim
 from autograd_core.nn import functional as F
 from autograd_core.optim.lr_scheduler import cosine_with_warmup
+from autograd_core.sweep.engine import reverse_topological
+from autograd_core.tools import graph
 from autograd_core.utils.checkpoint import checkpoint
 
 from ..figures import DescribedFigure

@@ -23,8 +23,8 @@ import numpy as np
 
 import autograd_core as ag
 from autograd_core import nn
-from autograd_core.counting import count_ops
 from autograd_core.nn import functional as F
+from autograd_core.tools.counting import count_ops
 
 from ...feedback import words
 from ...feedback.result import Result

@@ -22,8 +22,8 @@ import numpy as np
 
 import autograd_core as ag
 from autograd_core import nn
-from autograd_core.function import Function
 from autograd_core.nn import functional as F
+from autograd_core.recording.node import Function
 
 from ...feedback import words
 from ...feedback.result import Result

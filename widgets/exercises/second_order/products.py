@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 
 import autograd_core as ag
-from autograd_core.counting import count_ops
 from autograd_core.func import hessian, hvp
+from autograd_core.tools.counting import count_ops
 
 from ...feedback.check import check_gradient
 from ...feedback.context import Mistake

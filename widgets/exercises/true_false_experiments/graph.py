@@ -7,7 +7,7 @@ an op saved.
 from __future__ import annotations
 
 import autograd_core as ag
-from autograd_core.graph import Graph, capture, topological_order
+from autograd_core.tools.graph import Graph, capture, topological_order
 
 from ...feedback import words
 from .. import learner
@@ -75,7 +75,7 @@ def measure_t7(data: dict, watch: Watch) -> bool:
 
 def reference_t7() -> dict:
     """What sigmoid saves, and what a second backward does once it is released."""
-    from autograd_core.graph import saved_bytes
+    from autograd_core.tools.graph import saved_bytes
 
     x = ag.tensor([-2.0, 0.0, 3.0], requires_grad=True)
     y = ag.sigmoid(x)

@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 import autograd_core as ag
-from autograd_core.counting import count_ops
 from autograd_core.func import jacfwd, jacrev
-from autograd_core.function import observing
+from autograd_core.recording.node import observing
+from autograd_core.tools.counting import count_ops
 
 from ...feedback import words
 from .. import learner

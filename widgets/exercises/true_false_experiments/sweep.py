@@ -10,7 +10,7 @@ import numpy as np
 
 import autograd_core as ag
 from autograd_core import nn
-from autograd_core.engine import backward_steps
+from autograd_core.sweep.engine import backward_steps
 
 from ...feedback import words
 from ..true_false import Flaw, Watch, among, function, number, numbers, same

@@ -31,10 +31,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..recording.grad_mode import enable_grad, no_grad
+from ..recording.node import Observer, observing
+from ..recording.tensor import Tensor
 from .anomaly import user_frames
-from .function import Observer, observing
-from .grad_mode import enable_grad, no_grad
-from .tensor import Tensor
 
 __all__ = ["instrument", "Instrumentation", "ModuleStats", "NonFiniteOp", "array_stats"]
 

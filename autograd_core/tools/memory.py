@@ -17,7 +17,7 @@ shows that holding a tensor attached to the graph keeps every saved array alive,
 while holding ``.item()`` or a detached copy does not.
 
 Arrays are counted by the memory they keep alive, with the engine's one definition of
-saved bytes (``autograd_core.buffers``): a view counts as its base array's buffer, and
+saved bytes (``autograd_core.tools.buffers``): a view counts as its base array's buffer, and
 a buffer saved by several ops, or seen through several views, counts once.
 """
 
@@ -32,11 +32,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..recording.grad_mode import no_grad
+from ..recording.node import Observer, observing
+from ..recording.tensor import Tensor
+from ..sweep.engine import reverse_topological
 from .buffers import buffer_bytes, owner, saved_arrays, saved_buffer_bytes
-from .engine import reverse_topological
-from .function import Observer, observing
-from .grad_mode import no_grad
-from .tensor import Tensor
 
 __all__ = ["MemoryBreakdown", "training_step_memory", "activation_bytes", "buffer_bytes",
            "SavedBytesTracker", "track_saved_bytes", "forward_peak_memory",

@@ -29,12 +29,12 @@ import traceback
 
 import numpy as np
 
-from . import errors
-from .function import Observer, observing
+from .. import errors
+from ..recording.node import Observer, observing
+from ..recording.source import ENGINE_DIRECTORY
 
 __all__ = ["detect_anomaly", "user_frames"]
 
-_ENGINE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _LIBRARY_DIRS = tuple(
     os.path.abspath(p) + os.sep
     for p in {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
@@ -44,7 +44,7 @@ MAX_FRAMES = 4
 
 def _is_user_file(filename: str) -> bool:
     path = os.path.abspath(filename)
-    if path.startswith(_ENGINE_DIR):
+    if path.startswith(ENGINE_DIRECTORY):
         return False
     # <ipython-input-...>, <stdin> and notebook cells are user code; frozen modules are not
     if filename.startswith("<frozen"):

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from . import errors
+from .. import errors
 from .grad_mode import state as _grad_mode
 
 _FLOAT_KINDS = "f"
@@ -147,16 +147,6 @@ class Tensor:
         """The same values (shared memory), cut from the graph: no gradient flows back."""
         return Tensor._wrap(self._data, None, self._version)
 
-    def backward(self, gradient=None, retain_graph: bool | None = None,
-                 create_graph: bool = False) -> None:
-        """Run the reverse sweep from this tensor, filling ``.grad`` of every leaf. With
-        ``create_graph=True`` the sweep is recorded as ops, so each ``.grad`` has a graph
-        and can be differentiated again (the graph is kept: ``retain_graph`` defaults to
-        ``create_graph``, as in PyTorch)."""
-        if retain_graph is None:
-            retain_graph = create_graph
-        _backward(self, gradient, bool(retain_graph), create_graph)
-
     # -- NumPy-like metadata ------------------------------------------------------
     @property
     def shape(self) -> tuple:
@@ -241,52 +231,7 @@ class Tensor:
 
     __hash__ = object.__hash__
 
-    # -- operators and methods: each calls the function (or op) of the same name -----
-    # The arithmetic operators and the common one-input methods (exp, log, tanh,
-    # sigmoid, relu) apply their op directly: they are the hottest path.
-    def __add__(self, other):
-        return _ew.Add.apply(self, other)
-
-    def __radd__(self, other):
-        return _ew.Add.apply(other, self)
-
-    def __sub__(self, other):
-        return _ew.Sub.apply(self, other)
-
-    def __rsub__(self, other):
-        return _ew.Sub.apply(other, self)
-
-    def __mul__(self, other):
-        return _ew.Mul.apply(self, other)
-
-    def __rmul__(self, other):
-        return _ew.Mul.apply(other, self)
-
-    def __truediv__(self, other):
-        return _ew.Div.apply(self, other)
-
-    def __rtruediv__(self, other):
-        return _ew.Div.apply(other, self)
-
-    def __pow__(self, other):
-        return _ew.Pow.apply(self, other)
-
-    def __rpow__(self, other):
-        return _ew.Pow.apply(other, self)
-
-    def __matmul__(self, other):
-        return F.matmul(self, other)
-
-    def __rmatmul__(self, other):
-        return F.matmul(other, self)
-
-    def __neg__(self):
-        return F.neg(self)
-
-    def __getitem__(self, key):
-        return F.getitem(self, key)
-
-    # Comparisons give plain boolean tensors: they are not differentiable.
+    # -- comparisons and indices: plain arrays, not differentiable ----------------
     def _compare(self, other, ufunc):
         return Tensor._wrap(ufunc(self._data, _value(other)))
 
@@ -308,157 +253,11 @@ class Tensor:
     def __ne__(self, other):
         return self._compare(other, np.not_equal)
 
-    def exp(self):
-        return _ew.Exp.apply(self)
-
-    def log(self):
-        return _ew.Log.apply(self)
-
-    def sqrt(self):
-        return F.sqrt(self)
-
-    def abs(self):
-        return F.abs(self)
-
-    def sin(self):
-        return F.sin(self)
-
-    def cos(self):
-        return F.cos(self)
-
-    def tanh(self):
-        return _ew.Tanh.apply(self)
-
-    def sigmoid(self):
-        return _ew.Sigmoid.apply(self)
-
-    def relu(self):
-        return _ew.Relu.apply(self)
-
-    def clip(self, min=None, max=None):  # noqa: A002
-        return F.clip(self, min, max)
-
-    clamp = clip
-
-    def sum(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
-        return F.sum(self, dim, keepdim, axis=axis, keepdims=keepdims)
-
-    def mean(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
-        return F.mean(self, dim, keepdim, axis=axis, keepdims=keepdims)
-
-    def max(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
-        return F.max(self, dim, keepdim, axis=axis, keepdims=keepdims)
-
-    def min(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
-        return F.min(self, dim, keepdim, axis=axis, keepdims=keepdims)
-
-    def amax(self, dim=(), keepdim: bool = False) -> Tensor:
-        """The maximum over ``dim`` (an int or a tuple; ``()``: every dim), ``torch.amax``."""
-        return F.amax(self, dim, keepdim)
-
-    def amin(self, dim=(), keepdim: bool = False) -> Tensor:
-        """The minimum over ``dim`` (an int or a tuple; ``()``: every dim), ``torch.amin``."""
-        return F.amin(self, dim, keepdim)
-
-    def var(self, dim=None, keepdim=False, *, correction=1, axis=None, keepdims=None,
-            ddof=None):
-        return F.var(self, dim, keepdim, correction=correction, axis=axis, keepdims=keepdims,
-                     ddof=ddof)
-
     def argmax(self, dim=None, keepdim=False):
         return Tensor._wrap(np.argmax(self._data, axis=dim, keepdims=keepdim))
 
     def argmin(self, dim=None, keepdim=False):
         return Tensor._wrap(np.argmin(self._data, axis=dim, keepdims=keepdim))
-
-    def reshape(self, *shape):
-        return F.reshape(self, *shape)
-
-    view = reshape
-
-    def flatten(self, start_dim=0, end_dim=-1):
-        return F.flatten(self, start_dim, end_dim)
-
-    def permute(self, *dims):
-        return F.permute(self, *dims)
-
-    def transpose(self, dim0=-2, dim1=-1):
-        return F.transpose(self, dim0, dim1)
-
-    @property
-    def T(self):
-        """All axes reversed (a matrix transpose for 2-D tensors)."""
-        return F.permute(self, *range(self.ndim - 1, -1, -1))
-
-    def squeeze(self, dim=None):
-        return F.squeeze(self, dim)
-
-    def unsqueeze(self, dim):
-        return F.unsqueeze(self, dim)
-
-    def expand(self, *sizes):
-        return F.expand(self, *sizes)
-
-    def split(self, split_size_or_sections, dim=0):
-        return F.split(self, split_size_or_sections, dim)
-
-    def softmax(self, dim=-1):
-        return F.softmax(self, dim)
-
-    def log_softmax(self, dim=-1):
-        return F.log_softmax(self, dim)
-
-    def logsumexp(self, dim=-1, keepdim=False):
-        return F.logsumexp(self, dim, keepdim)
-
-    def masked_fill(self, mask, value) -> Tensor:
-        """``value`` where the bool ``mask`` is True, these values elsewhere."""
-        return F.masked_fill(self, mask, value)
-
-    def tril(self, diagonal: int = 0) -> Tensor:
-        return F.tril(self, diagonal)
-
-    def triu(self, diagonal: int = 0) -> Tensor:
-        return F.triu(self, diagonal)
-
-    def cumsum(self, dim: int, *, dtype=None) -> Tensor:
-        return F.cumsum(self, dim, dtype=dtype)
-
-    def flip(self, *dims, **kwargs) -> Tensor:
-        """Reversed along ``dims``: ``x.flip(0)``, ``x.flip(0, 1)``, ``x.flip([0, 1])`` or
-        ``x.flip(dims=(0, 1))``, as PyTorch's method takes them."""
-        if "dims" in kwargs and not dims:
-            dims = (kwargs.pop("dims"),)
-        if kwargs or not dims:
-            raise errors.flip_no_dims()
-        one = len(dims) == 1 and isinstance(dims[0], tuple | list)
-        return F.flip(self, dims[0] if one else dims)
-
-    def gather(self, dim: int, index) -> Tensor:
-        return F.gather(self, dim, index)
-
-    def scatter_add(self, dim: int, index, src) -> Tensor:
-        return F.scatter_add(self, dim, index, src)
-
-    def matmul(self, other):
-        return F.matmul(self, other)
-
-    def astype(self, dtype):
-        return F.astype(self, dtype)
-
-    to = astype
-
-    def float(self):
-        """A float32 copy (differentiable)."""
-        return F.astype(self, np.float32)
-
-    def double(self):
-        """A float64 copy (differentiable)."""
-        return F.astype(self, np.float64)
-
-    def clone(self):
-        """A copy with its own memory that stays in the graph (a ``clone`` node)."""
-        return F.clone(self)
 
     # -- in-place updates (no recording; for optimizers and data edits) -------------
     def _inplace(self, compute) -> Tensor:
@@ -534,10 +333,3 @@ def tensor(data: Any, requires_grad: bool = False, dtype=None, name: str | None 
 
 
 __all__ = ["Tensor", "tensor"]
-
-# The sweep and the ops build on Tensor (they wrap their outputs in it), and Tensor's
-# methods call them: import them once the class exists, so each module can import
-# the names it needs at its top, with nothing assigned into another module.
-from . import op_functions as F  # noqa: E402
-from .engine import backward as _backward  # noqa: E402
-from .ops import elementwise as _ew  # noqa: E402

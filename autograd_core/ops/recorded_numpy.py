@@ -25,10 +25,10 @@ import sys
 
 import numpy as np
 
-from . import op_functions as F
-from .function import Node
-from .ops._util import constant
-from .tensor import Tensor
+from ..recording.node import Node
+from ..recording.tensor import Tensor
+from . import api as F
+from ._util import constant
 
 exp, log, sin, cos, tanh = F.exp, F.log, F.sin, F.cos, F.tanh
 

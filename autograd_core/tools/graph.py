@@ -6,7 +6,7 @@ order (``op0``, ``op1``, ... and ``t0``, ``t1``, ...), the edges between them, a
 every saved tensor with its name, shape, dtype and byte size. The same program
 always gives the same IDs, so a picture drawn from it is stable run to run.
 
-Saved bytes follow the engine's one definition (``autograd_core.buffers``): each
+Saved bytes follow the engine's one definition (``autograd_core.tools.buffers``): each
 memory buffer counts once. A saved tensor's ``buffer`` names the buffer it lives in
 (``b0``, ``b1``, ... in execution order; views of one array share one), so the
 captured data gives the same totals as the live arrays (``held_bytes``).
@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import errors
+from .. import errors
+from ..errors import CycleError
+from ..recording.node import Node
+from ..sweep.engine import backward_steps, reverse_topological
 from .buffers import owner, saved_buffer_bytes
-from .engine import backward_steps, reverse_topological
-from .errors import CycleError
-from .function import Node
 
 __all__ = ["Graph", "OpInfo", "TensorInfo", "SavedInfo", "capture", "saved_bytes",
            "held_bytes", "backward_steps", "topological_order", "CycleError"]
@@ -69,7 +69,7 @@ class OpInfo:
     """An op node: what ran, on which tensors, and what it kept.
 
     ``source`` is where the learner's code called it, ``(filename, lineno,
-    function)``, if source lines were being recorded (``autograd_core.source``), else
+    function)``, if source lines were being recorded (``autograd_core.recording.source``), else
     ``None``. The filename differs from machine to machine (a notebook cell's is a
     temporary file), so it takes no part in equality or repr, and nothing drawn from
     a graph (what notebooks store) shows it: only the live inspector does.
@@ -200,7 +200,7 @@ def _saved_info(op_id, saved, inputs, out_id, buffers: dict[int, str]) -> SavedI
 
 def saved_bytes(output) -> int:
     """Bytes currently held by the saved tensors reachable from ``output``: each memory
-    buffer once, however many ops saved it or views of it (``autograd_core.buffers``).
+    buffer once, however many ops saved it or views of it (``autograd_core.tools.buffers``).
 
     >>> import autograd_core as ag
     >>> x = ag.tensor([1.0, 2.0], requires_grad=True)

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 
-from .tensor import Tensor
+from ..recording.tensor import Tensor
 
 __all__ = ["owner", "buffer_bytes", "saved_arrays", "saved_buffer_bytes"]
 

@@ -28,7 +28,7 @@ on** (the inspector shows the line, see ``widgets/inspector.py``), as does::
     True
 
 The switch is process-wide (not per thread): an op recorded in any thread while it
-is on records its source. ``Graph`` (``autograd_core.graph.capture``) carries the
+is on records its source. ``Graph`` (``autograd_core.tools.graph.capture``) carries the
 tuple as ``OpInfo.source``, left out of the graph's equality and repr, and the
 graph's pictures never show it, so stored notebook outputs stay the same on every
 machine.
@@ -63,7 +63,10 @@ def _directory(path: str) -> str:
     return os.path.join(os.path.abspath(path), "")  # with a trailing separator
 
 
-_skipped: list[str] = [_directory(os.path.dirname(__file__))]
+# The engine's own folder (autograd_core/, one up from this file's recording/): no line
+# in it is the learner's.
+ENGINE_DIRECTORY = _directory(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_skipped: list[str] = [ENGINE_DIRECTORY]
 for _key in ("stdlib", "platstdlib", "purelib", "platlib"):
     _path = sysconfig.get_paths().get(_key)
     if _path:

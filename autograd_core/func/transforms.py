@@ -27,7 +27,7 @@ constant) gets ``None``. The rule reads the same context backward reads:
 ``jvp`` calls ``f`` once, with recording on, on fresh leaf copies of the primals that
 require grad. So every op that touches them is recorded as a node, and the node is
 both the ctx its rule reads and the identity its output's tangent is filed under. An
-:class:`~autograd_core.function.Observer` sees each node right after its forward has
+:class:`~autograd_core.recording.node.Observer` sees each node right after its forward has
 run, looks up its inputs' tangents, applies the op's ``jvp`` rule, broadcasts the
 result to the output's shape (the mirror image of the reverse sweep's un-broadcast)
 and then releases the node's saved tensors, since no backward will ever read them:
@@ -88,14 +88,14 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from . import autograd as _autograd
-from . import errors
-from .errors import transforms as transform_errors
-from .function import Node, Observer, observers, observing
-from .grad_mode import enable_grad, is_grad_enabled
-from .op_functions import stack
-from .ops.shape import Reshape
-from .tensor import Tensor
+from .. import errors
+from ..errors import transforms as transform_errors
+from ..ops.api import stack
+from ..ops.shape import Reshape
+from ..recording.grad_mode import enable_grad, is_grad_enabled
+from ..recording.node import Node, Observer, observers, observing
+from ..recording.tensor import Tensor
+from ..sweep.grad import grad as _reverse_grad
 
 __all__ = ["jvp", "vjp", "jacfwd", "jacrev", "jacobian", "grad", "grad_and_value", "hvp", "vhp",
            "hessian"]
@@ -295,7 +295,7 @@ def _gradients(outputs, wrt, seeds, cut, create_graph: bool = True,
     if not pairs:
         return tuple(Tensor._wrap(np.zeros_like(x._data)) for x in wrt)
     with _cut_at(cut):
-        return _autograd.grad([o for o, _ in pairs], list(wrt), [s for _, s in pairs],
+        return _reverse_grad([o for o, _ in pairs], list(wrt), [s for _, s in pairs],
                               retain_graph=retain_graph, create_graph=create_graph,
                               allow_unused=True, materialize_grads=True)
 

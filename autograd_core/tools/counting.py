@@ -63,12 +63,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .engine import sweep_state
-from .function import Observer, observing
-from .ops.einsum import gradient_plan, letter_sizes
+from ..ops.einsum import gradient_plan, letter_sizes
+from ..recording.node import Observer, observing
+from ..sweep.engine import sweep_state
 
 __all__ = ["count_ops", "OpCounter", "PhaseCount", "forward_cost", "input_cost",
-           "tangent_cost", "recomputing", "PHASES"]
+           "tangent_cost", "PHASES"]
 
 PHASES = ("forward", "recompute", "backward", "jvp")
 
@@ -171,25 +171,6 @@ class PhaseCount:
         self.by_op[op] = (ops + 1, total + macs)
 
 
-class _Phase:
-    """Set while a checkpoint re-runs its segment, so its forward ops count as recompute."""
-
-    recomputing = 0
-
-
-_phase = _Phase()
-
-
-@contextlib.contextmanager
-def recomputing() -> Iterator[None]:
-    """Mark forward ops run inside this block as recomputation (used by checkpoint)."""
-    _phase.recomputing += 1
-    try:
-        yield
-    finally:
-        _phase.recomputing -= 1
-
-
 class OpCounter(Observer):
     """Counts ops and multiply-adds per phase: ``.forward``, ``.recompute``,
     ``.backward``, ``.jvp`` (each a :class:`PhaseCount`)."""
@@ -203,7 +184,7 @@ class OpCounter(Observer):
     def on_forward(self, op, node, arrays, out, params) -> None:
         if sweep_state.recording:  # a recorded backward rule: counted in on_backward
             return
-        phase = self.recompute if _phase.recomputing else self.forward
+        phase = self.recompute if sweep_state.recomputing else self.forward
         phase.add(op.name, forward_cost(op.name, [np.shape(a) for a in arrays], np.shape(out),
                                         params))
 

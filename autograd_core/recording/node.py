@@ -38,7 +38,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from . import errors
+from .. import errors
 from .grad_mode import state as _grad_mode
 from .source import caller as _caller
 from .source import state as _source
@@ -118,7 +118,7 @@ class Node:
     retains_grad = False
     reads = None
     trace = None
-    called_from = None  # where the learner's code called the op: autograd_core.source
+    called_from = None  # where the learner's code called the op: autograd_core.recording.source
     # The array namespace the op's backward computes with: NumPy, on NumPy arrays. Under
     # create_graph the backward gets a recorded_numpy.RecordedContext instead, whose
     # ``xp`` runs the engine's own ops on Tensors (see that module).
@@ -189,7 +189,7 @@ class Node:
     @property
     def source(self) -> tuple[str, int, str] | None:
         """(filename, lineno, function) of the learner's line that recorded this node,
-        or ``None`` if source lines were not being recorded (``autograd_core.source``)."""
+        or ``None`` if source lines were not being recorded (``autograd_core.recording.source``)."""
         return _where(self.called_from)
 
     @property

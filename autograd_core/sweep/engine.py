@@ -30,20 +30,19 @@ ones above; tests/engine/test_one_sweep.py holds the two modes to that.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import errors, function
-from .function import Node, observers
-from .grad_mode import state as _grad_mode
-
-if TYPE_CHECKING:
-    from .tensor import Tensor
+from .. import errors
+from ..ops.recorded_numpy import RecordedContext
+from ..recording.grad_mode import state as _grad_mode
+from ..recording.node import Node, observers
+from ..recording.tensor import Tensor
 
 
 @dataclass(slots=True, eq=False)
@@ -164,7 +163,7 @@ def _seed_tensor(output, gradient, index: int = 0):
     """The seed of a recorded sweep (``create_graph``): a Tensor ``gradient`` as given (it
     may itself require grad: double backward differentiates through it), else
     :func:`_seed`'s array as a constant Tensor."""
-    if isinstance(gradient, function.Tensor):
+    if isinstance(gradient, Tensor):
         if gradient.shape != output.shape:
             raise errors.grad_output_shape(index, gradient.shape, output.shape)
         return gradient
@@ -172,13 +171,26 @@ def _seed_tensor(output, gradient, index: int = 0):
 
 
 class _SweepState(threading.local):
-    """``recording`` is True while a ``create_graph`` sweep runs: the ops it records are
-    the backward pass's work, not the program's forward pass (``count_ops``)."""
+    """Why the ops running now run, for the observers that sort them (``count_ops``).
+    ``recording`` is True while a ``create_graph`` sweep runs: the ops it records are the
+    backward pass's work, not the program's forward pass. ``recomputing`` counts the
+    :func:`recomputing` blocks open: a checkpoint re-running its segment."""
 
     recording = False
+    recomputing = 0
 
 
 sweep_state = _SweepState()
+
+
+@contextlib.contextmanager
+def recomputing() -> Iterator[None]:
+    """Mark forward ops run inside this block as recomputation (used by checkpoint)."""
+    sweep_state.recomputing += 1
+    try:
+        yield
+    finally:
+        sweep_state.recomputing -= 1
 
 
 def _run_hooks(hooks: list, grad):
@@ -186,12 +198,12 @@ def _run_hooks(hooks: list, grad):
     PyTorch, a hook may change the values, never the shape or the dtype. A hook sees a
     Tensor: the array wrapped in the lean sweep, the recorded gradient itself under
     ``create_graph`` (what it returns then stays on the recorded graph)."""
-    recorded = isinstance(grad, function.Tensor)
+    recorded = isinstance(grad, Tensor)
     for hook in tuple(hooks):  # a hook may remove itself
         result = hook(grad if recorded else _as_tensor(grad))
         if result is None:
             continue
-        if not isinstance(result, function.Tensor):
+        if not isinstance(result, Tensor):
             raise errors.hook_returned(hook, result)
         if result.shape != grad.shape:
             raise errors.hook_changed(hook, "size", grad.shape, result.shape)
@@ -212,7 +224,7 @@ def _accumulate_leaf(leaf, grad, upstream, grads=(), i=0) -> tuple:
     ``.grad`` keeps the graph of the whole sum. Returns (previous, total) for the step
     record."""
     held = leaf.grad
-    if isinstance(grad, function.Tensor):  # a recorded gradient
+    if isinstance(grad, Tensor):  # a recorded gradient
         leaf.grad = grad if held is None else held + grad
         return (None if held is None else held._data), leaf.grad._data
     if held is None:
@@ -248,12 +260,12 @@ def _own(grad: np.ndarray, upstream, others) -> np.ndarray:
 
 
 def _as_tensor(array):
-    return function.Tensor._wrap(array)
+    return Tensor._wrap(array)
 
 
 def _array(grad):
     """The values of a gradient: the array itself, or a recorded gradient's array."""
-    return grad._data if isinstance(grad, function.Tensor) else grad
+    return grad._data if isinstance(grad, Tensor) else grad
 
 
 def backward_steps(output, gradient=None, retain_graph: bool = False,
@@ -380,11 +392,9 @@ def _recorded_backward(node: Node, upstream) -> tuple:
     """The op's backward under ``create_graph``: one Tensor gradient per input (or None),
     each computed by recorded ops from the Tensor ``upstream``: the op's own
     ``backward``, given a context whose arrays are Tensors (``recorded_numpy``)."""
-    from .recorded_numpy import RecordedContext
-
     grads = node.op.backward(RecordedContext(node), upstream)
     grads = tuple(grads) + (None,) * (len(node.edges) - len(grads))
-    return tuple(grad if grad is None or isinstance(grad, function.Tensor)
+    return tuple(grad if grad is None or isinstance(grad, Tensor)
                  else _as_tensor(np.asarray(grad)) for grad in grads)
 
 
@@ -406,7 +416,7 @@ def _fit_input(grad, shape: tuple, dtype) -> tuple:
     """A backward's gradient for one input, summed down to the input's ``shape`` where
     the forward pass broadcast it, in its ``dtype``; and the shape it was summed from.
     (A recorded gradient is summed and cast by recorded ops: the same calls.)"""
-    if grad.__class__ is not np.ndarray and not isinstance(grad, function.Tensor):
+    if grad.__class__ is not np.ndarray and not isinstance(grad, Tensor):
         grad = np.asarray(grad)
     broadcast_from = None
     if grad.shape != shape:
@@ -480,7 +490,7 @@ def _retain(node: Node, grad) -> None:
     tensor = node.output
     if tensor is None:
         return
-    if isinstance(grad, function.Tensor):  # recorded: the sum stays on the graph
+    if isinstance(grad, Tensor):  # recorded: the sum stays on the graph
         tensor.grad = grad if tensor.grad is None else tensor.grad + grad
     else:
         tensor.grad = _as_tensor(grad if tensor.grad is None else tensor.grad._data + grad)

@@ -16,17 +16,17 @@ from functools import wraps
 
 import numpy as np
 
-from . import errors
-from .ops import einsum as es
-from .ops import elementwise as ew
-from .ops import indexing, joining, reductions
-from .ops import masking as mk
-from .ops import matmul as mm
-from .ops import scatter as sc
-from .ops import shape as sh
-from .ops import softmax as sm
-from .ops._util import normalize_axes, normalize_dim, normalize_new_dim
-from .tensor import Tensor, tensor
+from .. import errors
+from ..recording.tensor import Tensor, tensor
+from . import einsum as es
+from . import elementwise as ew
+from . import indexing, joining, reductions
+from . import masking as mk
+from . import matmul as mm
+from . import scatter as sc
+from . import shape as sh
+from . import softmax as sm
+from ._util import normalize_axes, normalize_dim, normalize_new_dim
 
 __all__ = [
     "add", "sub", "mul", "div", "pow", "neg", "matmul", "exp", "log", "sqrt", "abs", "sin", "cos",
