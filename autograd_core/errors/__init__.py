@@ -33,7 +33,10 @@ often serves several families (``broadcast`` is raised by add, where and expand;
 of forward and backward side by side, and a call site reads the same wherever the op
 lives: ``raise errors.bad_reshape(shape, size)``. This package re-exports every
 message, so ``from autograd_core import errors`` is the one import an engine module
-needs. Widget messages (drawing, stepping, reading a learner's answer) live in
+needs. To go from a sentence to what raises it, each family's docstring ends with the
+files that raise its sentences (``Raised from: ...``), kept true by
+``tests/engine/test_error_index.py``; within a file, ``errors.<name>(`` finds the line.
+Widget messages (drawing, stepping, reading a learner's answer) live in
 ``widgets/messages.py``: the engine does not know about them.
 """
 
@@ -78,7 +81,6 @@ from .attention import (
 )
 from .backward import (
     CycleError,
-    create_graph_case,
     grad_count,
     grad_input_not_requiring,
     grad_input_unused,

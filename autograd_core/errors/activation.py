@@ -1,5 +1,8 @@
 """Messages of the activation functions (nn.functional gelu, silu, softplus, leaky_relu
-and their layers): PyTorch's kind of error and, where PyTorch has one, its sentence."""
+and their layers): PyTorch's kind of error and, where PyTorch has one, its sentence.
+
+Raised from: nn/functional.py.
+"""
 
 from __future__ import annotations
 

@@ -2,7 +2,10 @@
 ``nn.MultiheadAttention`` (nn/multihead_attention.py). Each starts with PyTorch's
 sentence for the same mistake where PyTorch has one (``AssertionError`` where
 PyTorch's MultiheadAttention asserts), with the shapes written as this engine writes
-them."""
+them.
+
+Raised from: nn/attention.py, nn/blocks.py, nn/multihead_attention.py.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
 """Messages of the reverse sweep (sweep/engine.py, recording/node.py, tools/graph.py):
-starting it, the saved tensors it reads, and tensors changed in place under it."""
+starting it, the saved tensors it reads, and tensors changed in place under it.
+
+Raised from: recording/node.py, sweep/engine.py, sweep/grad.py, tools/graph.py.
+"""
 
 from __future__ import annotations
 
@@ -131,11 +134,3 @@ def grad_no_inputs() -> RuntimeError:
     """autograd.grad with an empty inputs list."""
     return error(RuntimeError, "`inputs` argument to `grad()` cannot be empty.",
                  "name the tensors whose gradients you want.")
-
-
-def create_graph_case(what: str, instead: str) -> NotImplementedError:
-    """create_graph=True on a case of a supported op that is not recorded yet."""
-    return error(NotImplementedError, f"create_graph=True: {what} is not recorded yet.",
-                 instead)
-
-

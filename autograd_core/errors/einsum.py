@@ -1,5 +1,8 @@
 """Messages of einsum (ops/einsum.py and its wrapper in ops/api.py): PyTorch's kind
-of error and, for each mistake in an equation, PyTorch's sentence, then a hint."""
+of error and, for each mistake in an equation, PyTorch's sentence, then a hint.
+
+Raised from: ops/api.py, ops/einsum.py.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,9 @@
 """Messages of nn.functional (nn/functional.py, nn/layers.py): convolution, pooling,
 normalisation, dropout, embedding, linear and the losses. Layer inputs are written as
-PyTorch writes them, ``[N, C, H, W]``."""
+PyTorch writes them, ``[N, C, H, W]``.
+
+Raised from: nn/functional.py, nn/layers.py, nn/multihead_attention.py.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,9 @@
 """Messages of masking, triangles, running sums, flips, padding, gather and scatter_add
 (ops/masking.py, ops/scatter.py and their wrappers in ops/api.py and
-nn/functional.py). Each starts with PyTorch's sentence for the same mistake."""
+nn/functional.py). Each starts with PyTorch's sentence for the same mistake.
+
+Raised from: ops/_util.py, ops/api.py, ops/masking.py, ops/scatter.py, tensor_methods.py.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
 """Messages of nn.Module and the layers built on it (nn/module.py, nn/layers.py,
-nn/blocks.py, nn/init.py): registering members, state_dict, options."""
+nn/blocks.py, nn/init.py): registering members, state_dict, options.
+
+Raised from: nn/blocks.py, nn/init.py, nn/layers.py, nn/module.py.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,9 @@
 """Messages of layer norm and RMS norm (ops/layer_norm.py, their functions in
 nn/functional.py and the modules nn.LayerNorm, nn.RMSNorm). Each starts with PyTorch's
-sentence for the same mistake; shapes are written as PyTorch writes them, ``[2, 3]``."""
+sentence for the same mistake; shapes are written as PyTorch writes them, ``[2, 3]``.
+
+Raised from: nn/functional.py, nn/layers.py.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,9 @@
 """Messages of operands that do not fit together (ops/elementwise.py, ops/matmul.py and
-their wrappers in ops/api.py): broadcasting, where, matmul, clip."""
+their wrappers in ops/api.py): broadcasting, where, matmul, clip.
+
+Raised from: nn/attention.py, ops/_util.py, ops/api.py, ops/elementwise.py, ops/matmul.py,
+ops/shape.py.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,9 @@
 """Messages of the optimizers (optim/optimizer.py, optim/sgd.py, optim/adam.py) and of the
 learning-rate schedulers (optim/lr_scheduler.py), with PyTorch's key phrases ("can only
-optimize Tensors", "Invalid learning rate", "is not an Optimizer")."""
+optimize Tensors", "Invalid learning rate", "is not an Optimizer").
+
+Raised from: optim/adam.py, optim/lr_scheduler.py, optim/optimizer.py, optim/sgd.py.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
 """Messages of dims and of the ops that reshape or join tensors (ops/_util.py,
-ops/shape.py, ops/joining.py, ops/indexing.py and their wrappers in ops/api.py)."""
+ops/shape.py, ops/joining.py, ops/indexing.py and their wrappers in ops/api.py).
+
+Raised from: ops/_util.py, ops/api.py, ops/shape.py.
+"""
 
 from __future__ import annotations
 

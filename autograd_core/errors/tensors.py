@@ -1,6 +1,9 @@
 """Messages of making a Tensor and of using one (recording/tensor.py, recording/creation.py):
 data it cannot hold, requires_grad, in-place changes, and the Python protocols (bool, len,
-item, index)."""
+item, index).
+
+Raised from: ops/_util.py, ops/api.py, recording/tensor.py.
+"""
 
 from __future__ import annotations
 

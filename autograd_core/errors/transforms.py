@@ -1,6 +1,9 @@
 """Messages of the function transforms (func/transforms.py: jvp, vjp, jacrev, jacfwd, jacobian,
 grad, hvp, vhp, and their compositions) and of checkpointing (func/checkpoint.py), which re-runs
-a function in backward."""
+a function in backward.
+
+Raised from: func/checkpoint.py, func/transforms.py.
+"""
 
 from __future__ import annotations
 
