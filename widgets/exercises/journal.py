@@ -19,20 +19,32 @@ Merging keeps every event's effect whatever the order the files are read in: ``e
 is an *or*, counts are sums, "first" fields keep the earliest value, and only a part's
 latest ``ok`` and a "set" field depend on time (the event with the later ``t`` wins; a
 reset hides everything before it). A line cut off by a crash is left alone until it is
-whole; a line that is not an event is skipped, kept in its file, and reported once.
+whole; a line that is not an event (not JSON, nested too deep, longer than
+:data:`MAX_LINE`, or an event whose fields have the wrong types) is skipped, kept in its
+file, and reported once, as is a file of the folder that is not a regular file. An item's
+record from an earlier ``progress.json`` is read field by field (:func:`clean_items`):
+a field of the wrong type is left out with a sentence, the rest is kept.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import secrets
 import socket
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 
+from .safe_reading import parse_json, read_regular
+
 SUFFIX = ".jsonl"
+MAX_LINE = 1 << 16  # bytes: an event is a few hundred; a longer line is no event
+MAX_FILE = 1 << 28  # bytes of one kernel's file read at once (years of progress fit)
+RECORD_FIELDS = ("parts", "misses", "solved", "solution_seen")  # the rest are "set" fields
+FIRST_FIELDS = ("solved", "solution_seen")
 
 
 def empty_entry() -> dict:
@@ -71,8 +83,7 @@ def merge(base: dict, events: Iterable[dict]) -> dict:
     if resets:
         ordered, items = ordered[resets[-1] + 1:], {}
     else:
-        items = {name: _copy(entry) for name, entry in base.get("items", {}).items()
-                 if isinstance(entry, dict)}
+        items = {name: _copy(entry) for name, entry in base.get("items", {}).items()}
     for event in ordered:
         apply(items, event)
     return items
@@ -91,9 +102,58 @@ def apply(items: dict, event: dict) -> None:
 
 def _copy(entry: dict) -> dict:
     out = {**empty_entry(), **entry}
-    out["parts"] = {k: dict(v) for k, v in (out["parts"] or {}).items() if isinstance(v, dict)}
-    out["misses"] = dict(out["misses"] or {})
+    out["parts"] = {k: dict(v) for k, v in out["parts"].items()}
+    out["misses"] = dict(out["misses"])
     return out
+
+
+def clean_items(items: object) -> tuple[dict, list[str]]:
+    """Every item's record of an earlier or exported progress file, read field by field:
+    the fields of the right type kept; and, for a sentence, the name of each item or field
+    left out because it has the wrong type (``"item 'G6'"``, ``"'misses' of item 'G6'"``)."""
+    if not isinstance(items, dict):
+        return {}, ["the items"]
+    kept, dropped = {}, []
+    for name, entry in items.items():
+        if not isinstance(entry, dict):
+            dropped.append(f"item {name[:20]!r}")
+            continue
+        record, bad = clean_entry(entry)
+        kept[name] = record
+        dropped += [f"{field[:20]!r} of item {name[:20]!r}" for field in bad]
+    return kept, dropped
+
+
+def clean_entry(entry: dict) -> tuple[dict, list[str]]:
+    """One item's record with every field of the wrong type left out; and their names."""
+    record, bad = empty_entry(), []
+    for field, value in entry.items():
+        if field == "parts":
+            ok = isinstance(value, dict) and all(_is_part(v) for v in value.values())
+        elif field == "misses":
+            ok = isinstance(value, dict) and all(_is_count(v) for v in value.values())
+        elif field in FIRST_FIELDS:
+            ok = value is None or isinstance(value, str)
+        else:
+            ok = _is_scalar(value)
+        if ok:
+            record[field] = value
+        else:
+            bad.append(field)
+    return record, bad
+
+
+def _is_part(value) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("ok"), bool) \
+        and isinstance(value.get("ever"), bool)
+
+
+def _is_count(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _is_scalar(value) -> bool:
+    return value is None or isinstance(value, bool | int | float | str)
 
 
 def _apply(entry: dict, event: dict) -> None:
@@ -112,18 +172,28 @@ def _apply(entry: dict, event: dict) -> None:
 
 
 def _is_event(value) -> bool:
-    if not isinstance(value, dict) or not isinstance(value.get("t"), (int, float)):
+    """Whether a JSON value is an event whose every field ``apply`` reads has its type."""
+    if not isinstance(value, dict):
+        return False
+    t = value.get("t")
+    if isinstance(t, bool) or not isinstance(t, int | float) or not math.isfinite(t):
         return False
     if value.get("reset") is True:
         return True
     if not isinstance(value.get("item"), str):
         return False
     if "part" in value:
-        return isinstance(value["part"], str) and isinstance(value.get("ok"), bool) \
-            and isinstance(value.get("ever"), bool)
+        return isinstance(value["part"], str) and _is_part(value)
     if "miss" in value:
-        return isinstance(value["miss"], str) and isinstance(value.get("by"), int)
-    return isinstance(value.get("first"), dict) or isinstance(value.get("set"), dict)
+        by = value.get("by")
+        return isinstance(value["miss"], str) and isinstance(by, int) \
+            and not isinstance(by, bool)
+    first, settled = value.get("first"), value.get("set")
+    if isinstance(first, dict):
+        return all(k in FIRST_FIELDS and isinstance(v, str) for k, v in first.items())
+    if isinstance(settled, dict):
+        return all(k not in RECORD_FIELDS and _is_scalar(v) for k, v in settled.items())
+    return False
 
 
 class Journal:
@@ -136,6 +206,7 @@ class Journal:
         self._pid: int | None = None
         self._read: dict[str, tuple[int, list[dict]]] = {}  # file -> (bytes taken, events)
         self.skipped: list[str] = []  # sentences about lines that are not events
+        self._unreadable: set[str] = set()  # files already said to be unreadable
 
     def _own_file(self) -> Path:
         if self._mine is None or self._pid != os.getpid():  # a forked child writes its own
@@ -173,35 +244,50 @@ class Journal:
         """Read what every file gained since the last call; whether another process's
         file brought new events (this process's own are known already)."""
         changed = False
-        with contextlib.suppress(FileNotFoundError, NotADirectoryError):
-            for entry in os.scandir(self.folder):
-                if entry.name.endswith(SUFFIX) and entry.is_file():
-                    grew = self._take(entry.path, entry.stat().st_size)
-                    changed |= grew and entry.path != str(self._mine)
+        try:
+            entries = list(os.scandir(self.folder))
+        except OSError:  # no folder yet, or one that cannot be listed: nothing to read
+            return False
+        for entry in entries:
+            if entry.name.endswith(SUFFIX):
+                grew = self._take(entry.path)
+                changed |= grew and entry.path != str(self._mine)
         return changed
 
     def events(self) -> list[dict]:
         """Every whole event read so far, from every file."""
         return [e for _, taken in self._read.values() for e in taken]
 
-    def _take(self, path: str, size: int) -> bool:
+    def _take(self, path: str) -> bool:
+        """Read what the file at ``path`` gained since last time; whether it gained a
+        whole line. A file that cannot be read is reported once and left alone."""
         taken, known = self._read.get(path, (0, []))
-        if size < taken:  # replaced by a shorter file: read it again
-            taken, known = 0, []
-        if size == taken:
-            return False
         try:
-            with open(path, "rb") as f:
-                f.seek(taken)
-                chunk = f.read(size - taken)
-        except OSError:
+            info = os.stat(path)
+            if not stat.S_ISREG(info.st_mode):
+                raise ValueError("it is not a regular file (a folder, a named pipe or a device)")
+            size = info.st_size
+            if size < taken:  # replaced by a shorter file: read it again
+                taken, known = 0, []
+            if size == taken:
+                return False
+            chunk = read_regular(path, MAX_FILE, start=taken)
+        except FileNotFoundError:
+            return False
+        except (OSError, ValueError) as exc:
+            if path not in self._unreadable:  # said once, not at every read
+                self._unreadable.add(path)
+                reason = exc if isinstance(exc, ValueError) else \
+                    f"it could not be read ({exc.strerror or exc})"
+                self.skipped.append(f"{Path(path).name} in the progress folder was not "
+                                    f"read: {reason}.")
             return False
         whole = chunk[:chunk.rfind(b"\n") + 1]  # a line still being written waits
         for line in whole.splitlines():  # appended in place: no copy per new line
-            try:
-                value = json.loads(line)
-            except ValueError:
-                value = None
+            value = None
+            if len(line) <= MAX_LINE:
+                with contextlib.suppress(ValueError):
+                    value = parse_json(line)
             if _is_event(value):
                 known.append(value)
             elif line.strip():

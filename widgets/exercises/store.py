@@ -28,7 +28,6 @@ silently.
 from __future__ import annotations
 
 import copy
-import json
 import os
 import sys
 import time
@@ -36,12 +35,14 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
-from .journal import Journal, apply, changes, empty_entry, merge
+from .journal import Journal, apply, changes, clean_items, empty_entry, merge
+from .safe_reading import parse_json, read_regular
 
 ENV = "AUTOGRAD_LESSONS_PROGRESS"
 DEFAULT = Path("~/.autograd-lessons/progress.json")
 MEMORY_ONLY = (":memory:", "memory")  # values of the variable that keep progress in memory
 VERSION = 1
+MAX_EARLIER = 1 << 26  # bytes: an earlier progress file is a few kilobytes
 
 
 @dataclass(frozen=True)
@@ -164,22 +165,32 @@ def _store() -> _Store:
 
 def _read_earlier(path: Path) -> dict:
     """The progress file an earlier version wrote (``{"items": ...}``), or an empty one;
-    an unreadable one is moved aside, never overwritten."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (FileNotFoundError, NotADirectoryError):
-        return {"items": {}}
-    except OSError as exc:
-        _notice(f"Your progress file {path} could not be read ({exc.strerror or exc}); "
-                "it is left as it is.")
+    an unreadable one is moved aside, never overwritten. Its items are read field by
+    field: a field of the wrong type is left out (and said), the file is not changed."""
+    if not path.exists() and not path.is_symlink():
         return {"items": {}}
     try:
-        data = json.loads(text)
+        text = read_regular(path, MAX_EARLIER)
+    except ValueError as exc:  # not a regular file, too large, or not readable
+        _notice(f"Your progress file {path} could not be read ({exc}); it is left as it is.")
+        return {"items": {}}
+    try:
+        data = parse_json(text)
         if not isinstance(data, dict) or not isinstance(data.get("items"), dict):
-            raise ValueError("not a progress file")
-        return data
-    except ValueError as exc:
+            raise ValueError("it is not a progress file")
+    except ValueError as exc:  # read, but not progress: moved aside, kept
         return _set_aside(path, exc)
+    items, dropped = clean_items(data["items"])
+    if dropped:
+        _notice(f"In your progress file {path}, what has the wrong type was left out "
+                f"({_listed(dropped)}); the rest was read, and the file is left as it is.")
+    return {**data, "items": items}
+
+
+def _listed(clauses: list[str], most: int = 3) -> str:
+    """Up to ``most`` clauses joined, and how many more."""
+    shown = "; ".join(clauses[:most])
+    return shown + (f" (and {len(clauses) - most} more)" if len(clauses) > most else "")
 
 
 def _set_aside(path: Path, exc: Exception) -> dict:
