@@ -13,7 +13,8 @@ import pytest
 
 from widgets import exercises as ex
 from widgets.course import __main__ as course_cli
-from widgets.course.class_report import read_folder, summarise, write_report
+from widgets.course.class_report import summarise, write_report
+from widgets.course.report_inputs import read_folder
 
 LEARNERS = 32
 # learner number ranges -> the wrong answer they give first
@@ -80,6 +81,10 @@ def test_the_planted_mistakes_come_out_ranked_with_their_counts(submissions):
     assert (g6.tried, g6.solved) == (LEARNERS, LEARNERS - len(LEAVES_G6_OPEN))
     assert g6.after_solution == len(set(SEES_G6_SOLUTION) - set(LEAVES_G6_OPEN))
     assert (g9.tried, g9.solved) == (LEARNERS, 0)  # db right, the shape part not asked
+    # partly solved: some part right, not all (G6's dA for those who left dB transposed,
+    # G9's db for everyone); every learner who tried is in exactly one group
+    assert (g6.partly, g9.partly) == (len(LEAVES_G6_OPEN), LEARNERS)
+    assert (g6.not_solved, g9.not_solved) == (0, 0)
     assert g9.median_tries == 1  # 17 of 32 made one wrong try, 15 none
     assert set(by_item) == {"G6", "G9"}
 
@@ -92,7 +97,14 @@ def test_the_report_has_a_table_a_chart_and_a_csv_and_no_names(submissions, tmp_
     assert text.index("dB: transpose") < text.index("dA: sign") < text.index("dA: scale")
     assert "learner0" not in text  # no names unless asked
     assert (tmp_path / "out" / "lesson_05.png").stat().st_size > 1000
-    assert 'alt="G6: 22 of 32 solved, 6 after the solution' in text
+    alone = LEARNERS - len(LEAVES_G6_OPEN) - len(SEES_G6_SOLUTION)
+    assert (f'alt="G6: of {LEARNERS} learners who tried it, {alone} solved it without the '
+            f'solution, {len(SEES_G6_SOLUTION)} after it, {len(LEAVES_G6_OPEN)} partly, 0 not; '
+            f'G9: of {LEARNERS} learners who tried it, 0 solved it without the solution, 0 '
+            f'after it, {LEARNERS} partly, 0 not"') in text
+    # the table counts the same groups: solved 28 of 32, 6 of them after the solution
+    assert "<td>28 of 32 (88 %)</td><td>6</td><td>4 of 32 (12 %)</td>" in text
+    assert "1 items" not in text and "1 learners" not in text
     rows = list(csv.DictReader((tmp_path / "out" / "report.csv").open()))
     assert [r["item"] for r in rows] == ["G6", "G9"]
     assert rows[0]["commonest_mistakes"] == "dB: transpose (14); dA: sign (8); dA: scale (3)"

@@ -29,10 +29,11 @@ from test_class_report import (
 
 from widgets import exercises as ex
 from widgets.course import __main__ as course_cli
-from widgets.course.class_report import read_folder, summarise, write_report
+from widgets.course.class_report import summarise, write_report
 from widgets.course.graded_feedback import question_feedback
 from widgets.course.lesson import graded_cells, read_lesson
-from widgets.course.otter_results import exercise_of, is_otter_results, learner_from_results
+from widgets.course.otter_results import exercise_of, is_otter_results, items_from_results
+from widgets.course.report_inputs import read_folder
 
 LESSON = Path(__file__).resolve().parents[2] / "notebooks" / "05_matmul_mlp.ipynb"
 # question (as lesson 05's export names its exercise cells) -> exercise, check, points
@@ -130,25 +131,26 @@ def test_otter_results_are_told_from_other_json():
 
 def test_one_results_file_reads_as_progress_items():
     mistake = "mistake:check:dx:transpose"
-    learner = learner_from_results({"tests": [
+    items, unread = items_from_results({"tests": [
         {"name": "Public Tests", "output": "Named mistakes: mistake:other:dy:sign"},
         {"name": "G7", "score": 0, "max_score": 1, "output": f"x\nNamed mistakes: {mistake}"},
         {"name": "G7_2", "score": 0, "max_score": 1, "output": f"  Named mistakes: {mistake}"},
         {"name": "G10_2", "score": 1, "max_score": 1, "output": "G10_2 results: All passed"},
         {"name": "G5", "score": 0, "max_score": 0, "output": f"Named mistakes: {mistake}"},
-        {"name": "q1", "score": 0, "max_score": 1, "output": ""}]}, "ada")
-    assert (learner.name, learner.graded, set(learner.items)) == ("ada", True,
-                                                                   {"G7", "G10", "G5"})
-    g7, g10, g5 = (learner.items[i] for i in ("G7", "G10", "G5"))
+        {"name": "G9", "score": "full", "max_score": 1, "output": ""},
+        {"name": "q1", "score": 0, "max_score": 1, "output": ""}]})
+    assert set(items) == {"G7", "G10", "G5"}  # G9's one question has no numeric score
+    assert unread == ["question 'G9' (its score is not a number)"]
+    g7, g10, g5 = (items[i] for i in ("G7", "G10", "G5"))
     assert g7["misses"] == {"tries:": 2, mistake: 1}  # once per learner, 2 wrong questions
     assert (g7["solved"], g7["after_solution"], sorted(g7["parts"])) == (False, False,
                                                                          ["G7", "G7_2"])
     assert (g10["solved"], g10["misses"], bool(g10["parts"])) == (True, {"tries:": 0}, True)
     assert not g5["solved"]  # 0 of 0 points, but its output names a mistake
     with pytest.raises(ValueError, match="no graded question is named after an exercise"):
-        learner_from_results({"tests": [{"name": "q1", "score": 1, "max_score": 1}]}, "bo")
+        items_from_results({"tests": [{"name": "q1", "score": 1, "max_score": 1}]})
     with pytest.raises(ValueError, match="'G6' has a score of 'full'"):
-        learner_from_results({"tests": [{"name": "G6", "score": "full", "max_score": 1}]}, "x")
+        items_from_results({"tests": [{"name": "G6", "score": "full", "max_score": 1}]})
 
 
 def test_graded_mistakes_come_out_ranked_with_their_counts(graded):
@@ -175,7 +177,7 @@ def test_the_report_of_graded_work_says_what_wrong_tries_mean(graded, tmp_path):
     page = write_report(read_folder(graded)[0], tmp_path / "out")
     text = page.read_text()
     solved_g6 = sum(submitted("G6", k) is None for k in range(LEARNERS))
-    assert f'alt="G6: {solved_g6} of {LEARNERS} solved, 0 after the solution' in text
+    assert f'alt="G6: of {LEARNERS} learners who tried it, {solved_g6} solved it without' in text
     assert f"{LEARNERS} of them from otter's grades" in text and "wrong questions" in text
     assert "dB: transpose: 14 learners" in text and "shape: prediction: 10 learners" in text
     assert "learner0" not in text  # no names unless asked

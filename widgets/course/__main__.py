@@ -66,7 +66,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _report(args) -> int:
-    from .class_report import learners_text, read_folder, write_report
+    from .class_report import counted, write_report
+    from .report_inputs import read_folder
 
     if not args.folder.is_dir():
         return _fail(f"{args.folder} is not a folder of exported progress files or otter "
@@ -82,7 +83,7 @@ def _report(args) -> int:
     except OSError as error:
         return _fail(f"could not write the report: {error.strerror or error} "
                      f"({error.filename or args.out}).")
-    print(f"Report on {learners_text(len(learners))}: {page} (and report.csv beside it)")
+    print(f"Report on {counted(len(learners), 'learner')}: {page} (and report.csv beside it)")
     return 0
 
 

@@ -16,8 +16,16 @@ The folder's files read: every ``*.json`` in it, and ``*/results.json`` one fold
 (progress), else by the file's stem, or for ``results.json`` by its folder's name. A
 graded submission is read by :mod:`widgets.course.otter_results`: otter grades once, so
 there a learner's "wrong tries" at an item are its wrong questions, and whether they saw
-the solution is unknown (counted as not). A file that is neither is left out, with a
-sentence, and never changed.
+the solution is unknown (counted as not). The files are read by
+:mod:`widgets.course.report_inputs`: what cannot be read is left out with a sentence, for
+that file or field only, and no file is changed.
+
+Each learner who tried an item counts once, in one of four groups that the chart, its text
+alternative, the table and the CSV all use: solved without the solution, solved after
+seeing it, partly solved (some part right, not all), not solved. The report is safe to
+open anywhere: its HTML escapes every text, its CSV cells cannot start a spreadsheet
+formula, and its charts are drawn without touching matplotlib's global backend (a
+notebook's plots after it still show), in light and dark versions for the page's theme.
 
 Private by design: nothing is sent anywhere, and the report holds no learner's name
 unless the instructor asks for it (``--names``), and then only beside each mistake.
@@ -27,22 +35,12 @@ from __future__ import annotations
 
 import csv
 import html
-import json
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..exercises.tracking import LESSONS, MISTAKE, TRIES
-
-
-@dataclass(frozen=True)
-class Learner:
-    """One learner: a name (their chosen one, or the file's or folder's name) and every
-    item's record, from exported progress, or from otter's grades (``graded``)."""
-
-    name: str
-    items: dict
-    graded: bool = False
+from .report_inputs import Learner
 
 
 @dataclass
@@ -54,6 +52,7 @@ class ItemSummary:
     tried: int = 0
     solved: int = 0
     after_solution: int = 0
+    partly: int = 0  # not solved, but some part right at least once
     tries: list[int] = field(default_factory=list)
     mistakes: dict[str, list[str]] = field(default_factory=dict)  # mistake -> learners
 
@@ -62,52 +61,19 @@ class ItemSummary:
         """The median number of wrong tries among the learners who tried the item."""
         return statistics.median(self.tries) if self.tries else None
 
+    @property
+    def alone(self) -> int:
+        """Learners who solved it without seeing the solution."""
+        return self.solved - self.after_solution
+
+    @property
+    def not_solved(self) -> int:
+        """Learners who tried it and got no part right."""
+        return self.tried - self.solved - self.partly
+
     def ranked_mistakes(self) -> list[tuple[str, list[str]]]:
         """The named mistakes, most learners first (ties by name)."""
         return sorted(self.mistakes.items(), key=lambda kv: (-len(kv[1]), kv[0]))
-
-
-def learner_files(folder: Path) -> list[Path]:
-    """The files a report reads in ``folder``: every ``*.json`` in it and every
-    ``*/results.json`` one folder down, in order of their paths."""
-    found = [*folder.glob("*.json"), *folder.glob("*/results.json")]
-    return sorted(found, key=lambda path: path.relative_to(folder).as_posix())
-
-
-def read_learner(path: Path) -> Learner:
-    """The learner of one exported progress file or otter ``results.json``; a ValueError
-    saying (in one clause) why it is neither."""
-    from .otter_results import is_otter_results, learner_from_results
-
-    name = path.parent.name if path.name == "results.json" else path.stem
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise ValueError(f"it is not an exported progress file or otter results "
-                         f"({str(error)[:80]})") from None
-    if isinstance(data, dict) and isinstance(data.get("items"), dict):
-        learner = data.get("learner")
-        return Learner(learner if isinstance(learner, str) else name, data["items"])
-    if not is_otter_results(data):
-        raise ValueError("it is not an exported progress file or otter results (it holds "
-                         "neither progress items nor graded tests)")
-    try:
-        return learner_from_results(data, name)
-    except ValueError as error:
-        raise ValueError(f"it is otter results the report cannot read ({error})") from None
-
-
-def read_folder(folder: Path) -> tuple[list[Learner], list[str]]:
-    """Every learner in ``folder`` (exported progress files and otter's results, see
-    :func:`learner_files`), and a sentence for each file that is neither (it is left out,
-    never changed)."""
-    learners, skipped = [], []
-    for path in learner_files(folder):
-        try:
-            learners.append(read_learner(path))
-        except ValueError as error:
-            skipped.append(f"{path.relative_to(folder).as_posix()} was left out: {error}.")
-    return learners, skipped
 
 
 def describe(mistake: str) -> str:
@@ -133,6 +99,8 @@ def summarise(learners: list[Learner]) -> list[ItemSummary]:
                 if entry.get("solved"):
                     s.solved += 1
                     s.after_solution += bool(entry.get("after_solution"))
+                elif any(part.get("ever") for part in (entry.get("parts") or {}).values()):
+                    s.partly += 1
                 s.tries.append(int(misses.get(TRIES, 0)))
                 for key in misses:
                     if key.startswith(MISTAKE):
@@ -143,7 +111,28 @@ def summarise(learners: list[Learner]) -> list[ItemSummary]:
 
 
 def _share(n: int, of: int) -> str:
-    return f"{100 * n / of:.0f} %" if of else "–"
+    """``28 of 32 (88 %)``."""
+    return f"{n} of {of} ({100 * n / of:.0f} %)" if of else "–"
+
+
+def counted(n: int, word: str) -> str:
+    """``1 item``, ``3 items``.
+
+    >>> counted(1, "item"), counted(3, "learner")
+    ('1 item', '3 learners')
+    """
+    return f"{n:,} {word}" + ("" if n == 1 else "s")
+
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # OWASP's CSV-injection list
+
+
+def csv_cell(value: object) -> object:
+    """A value as a CSV cell no spreadsheet runs: text that starts like a formula gets a
+    leading apostrophe (OWASP's rule), so ``=cmd|...`` shows as text."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
 
 
 def write_csv(summaries: list[ItemSummary], path: Path) -> None:
@@ -151,47 +140,60 @@ def write_csv(summaries: list[ItemSummary], path: Path) -> None:
     with path.open("w", newline="", encoding="utf-8") as f:
         out = csv.writer(f)
         out.writerow(["lesson", "item", "tried", "solved", "solved_after_solution",
-                      "median_wrong_tries", "commonest_mistakes"])
+                      "partly_solved", "not_solved", "median_wrong_tries",
+                      "commonest_mistakes"])
         for s in summaries:
             top = "; ".join(f"{m} ({len(who)})" for m, who in s.ranked_mistakes()[:3])
-            out.writerow([s.lesson, s.item, s.tried, s.solved, s.after_solution,
-                          "" if s.median_tries is None else f"{s.median_tries:g}", top])
+            row = [s.lesson, s.item, s.tried, s.solved, s.after_solution, s.partly,
+                   s.not_solved, "" if s.median_tries is None else f"{s.median_tries:g}", top]
+            out.writerow([csv_cell(value) for value in row])
 
 
-def plot_lesson(summaries: list[ItemSummary], path: Path) -> str:
-    """A bar chart of one lesson's items (solved alone, solved after the solution, not
-    solved), saved to ``path``; returns its text alternative."""
-    import matplotlib
+# the chart's four groups: label, colour in the light and the dark theme, hatch (so
+# that no group is told by colour alone)
+GROUPS = (("solved without the solution", "#0072b2", "#56b4e9", ""),
+          ("solved after the solution", "#e69f00", "#e69f00", "//"),
+          ("partly solved", "#009e73", "#2fc49a", "xx"),
+          ("not solved", "#dddddd", "#4a4a4a", ".."))
+THEMES = {"light": ("#ffffff", "#1a1a1a"), "dark": ("#1e1e1e", "#e8e8e8")}
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
+def chart_text(summaries: list[ItemSummary]) -> str:
+    """The chart's text alternative: each item's four groups, counted as in the table."""
+    return "; ".join(f"{s.item}: of {counted(s.tried, 'learner')} who tried it, {s.alone} "
+                     f"solved it without the solution, {s.after_solution} after it, "
+                     f"{s.partly} partly, {s.not_solved} not" for s in summaries)
+
+
+def plot_lesson(summaries: list[ItemSummary], path: Path, theme: str = "light") -> str:
+    """A bar chart of one lesson's items (the four groups of the module docstring, as
+    shares of the learners who tried each), in ``theme``'s colours, saved to ``path``;
+    returns its text alternative. It draws on a figure of its own: matplotlib's global
+    backend and pyplot's state are left as they were."""
+    from matplotlib.figure import Figure
+
+    background, ink = THEMES[theme]
     names = [s.item for s in summaries]
-    alone = [100 * (s.solved - s.after_solution) / s.tried for s in summaries]
-    helped = [100 * s.after_solution / s.tried for s in summaries]
-    open_ = [100 - a - h for a, h in zip(alone, helped)]
-    fig, ax = plt.subplots(figsize=(max(3.0, 0.6 * len(names)) + 2.6, 3.2), dpi=100)
-    ax.bar(names, alone, color="#0072b2", label="solved without the solution")
-    ax.bar(names, helped, bottom=alone, color="#e69f00", hatch="//",
-           label="solved after the solution")
-    ax.bar(names, open_, bottom=[a + h for a, h in zip(alone, helped)], color="#dddddd",
-           hatch="..", label="not solved")
-    ax.set_ylabel("% of learners who tried")
+    counts = [[s.alone, s.after_solution, s.partly, s.not_solved] for s in summaries]
+    fig = Figure(figsize=(max(3.0, 0.6 * len(names)) + 2.6, 3.2), dpi=100,
+                 facecolor=background)
+    ax = fig.subplots()
+    ax.set_facecolor(background)
+    bottom = [0.0] * len(names)
+    for k, (label, light, dark, hatch) in enumerate(GROUPS):
+        share = [100 * c[k] / s.tried for c, s in zip(counts, summaries)]
+        ax.bar(names, share, bottom=bottom, color=light if theme == "light" else dark,
+               hatch=hatch, edgecolor=ink, linewidth=0.4, label=label)
+        bottom = [b + v for b, v in zip(bottom, share)]
+    ax.set_ylabel("% of learners who tried", color=ink)
     ax.set_ylim(0, 100)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=9, frameon=False)
-    fig.savefig(path, bbox_inches="tight")
-    plt.close(fig)
-    return "; ".join(f"{s.item}: {s.solved - s.after_solution} of {s.tried} solved, "
-                     f"{s.after_solution} after the solution" for s in summaries)
-
-
-def learners_text(n: int) -> str:
-    """``1 learner`` or ``12 learners``.
-
-    >>> learners_text(1), learners_text(3)
-    ('1 learner', '3 learners')
-    """
-    return f"{n:,} learner" + ("" if n == 1 else "s")
+    ax.tick_params(colors=ink)
+    for spine in ax.spines.values():
+        spine.set_color(ink)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=9, frameon=False,
+              labelcolor=ink)
+    fig.savefig(path, bbox_inches="tight", facecolor=background)
+    return chart_text(summaries)
 
 
 def write_report(learners: list[Learner], out: Path, *, names: bool = False,
@@ -201,8 +203,10 @@ def write_report(learners: list[Learner], out: Path, *, names: bool = False,
     out.mkdir(parents=True, exist_ok=True)
     summaries = summarise(learners)
     write_csv(summaries, out / "report.csv")
-    body = [f"<h1>What the class got wrong</h1><p>The work of {learners_text(len(learners))}; "
-            f"{len(summaries)} items tried by at least one of them.</p>"]
+    body = [f"<h1>What the class got wrong</h1><p>The work of {counted(len(learners), 'learner')}; "
+            f"{counted(len(summaries), 'item')} tried by at least one of them. Each learner "
+            "who tried an item counts once: solved without the solution, solved after "
+            "seeing it, partly solved (some part right, not all), or not solved.</p>"]
     graded = sum(learner.graded for learner in learners)
     if graded:
         body.append(f"<p>{graded} of them from otter's grades: otter grades a submission "
@@ -213,33 +217,43 @@ def write_report(learners: list[Learner], out: Path, *, names: bool = False,
         lesson = [s for s in summaries if s.lesson == number]
         if not lesson:
             continue
-        chart = f"lesson_{number}.png"
+        chart, dark = f"lesson_{number}.png", f"lesson_{number}_dark.png"
         alt = plot_lesson(lesson, out / chart)
+        plot_lesson(lesson, out / dark, theme="dark")
         body.append(f"<h2>{number} {html.escape(title)}</h2>"
-                    f'<img src="{chart}" alt="{html.escape(alt)}">')
-        body.append("<table><thead><tr><th scope='col'>item</th><th scope='col'>tried</th>"
+                    f'<picture><source media="(prefers-color-scheme: dark)" srcset="{dark}">'
+                    f'<img src="{chart}" alt="{html.escape(alt)}"></picture>')
+        body.append("<div class='scroll' role='region' tabindex='0' "
+                    f"aria-label='lesson {number}, item by item'>"
+                    "<table><thead><tr><th scope='col'>item</th><th scope='col'>tried</th>"
                     "<th scope='col'>solved (in all)</th>"
-                    "<th scope='col'>solved after the solution</th>"
+                    "<th scope='col'>of them after the solution</th>"
+                    "<th scope='col'>partly solved</th><th scope='col'>not solved</th>"
                     "<th scope='col'>median wrong tries</th>"
                     "<th scope='col'>named mistakes, most learners first</th>"
                     "</tr></thead><tbody>")
         for s in lesson:
             ranked = "".join(
-                f"<li>{html.escape(m)}: {len(who)} learner{'s' if len(who) != 1 else ''}"
+                f"<li>{html.escape(m)}: {counted(len(who), 'learner')}"
                 + (f" ({html.escape(', '.join(sorted(set(who))))})" if names else "")
                 + "</li>" for m, who in s.ranked_mistakes())
             median = "–" if s.median_tries is None else f"{s.median_tries:g}"
             body.append(f"<tr><th scope='row'>{s.item}</th><td>{s.tried}</td>"
-                        f"<td>{_share(s.solved, s.tried)}</td>"
-                        f"<td>{_share(s.after_solution, s.tried)}</td><td>{median}</td>"
+                        f"<td>{_share(s.solved, s.tried)}</td><td>{s.after_solution}</td>"
+                        f"<td>{_share(s.partly, s.tried)}</td>"
+                        f"<td>{_share(s.not_solved, s.tried)}</td><td>{median}</td>"
                         f"<td><ol>{ranked}</ol></td></tr>")
-        body.append("</tbody></table>")
+        body.append("</tbody></table></div>")
     page = out / "report.html"
     page.write_text(
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
         "<title>What the class got wrong</title><style>"
-        "body{font-family:sans-serif;max-width:70em;margin:2em auto;color:#1a1a1a;"
-        "background:#fff}table{border-collapse:collapse}th,td{border:1px solid #767676;"
-        "padding:.3em .6em;text-align:left;vertical-align:top}ol{margin:0;padding-left:1.4em}"
+        "body{font-family:sans-serif;max-width:70em;margin:2em auto;padding:0 1em;"
+        "color:#1a1a1a;background:#fff}table{border-collapse:collapse}"
+        "th,td{border:1px solid #767676;padding:.3em .6em;text-align:left;vertical-align:top}"
+        "ol{margin:0;padding-left:1.4em}img{max-width:100%;height:auto}"
+        ".scroll{overflow-x:auto;max-width:100%}.scroll:focus{outline:2px solid #0072b2}"
+        "@media (prefers-color-scheme: dark){body{color:#e8e8e8;background:#1e1e1e}"
+        "th,td{border-color:#8c8c8c}.scroll:focus{outline-color:#56b4e9}}"
         "</style></head><body><main>" + "".join(body) + "</main></body></html>", encoding="utf-8")
     return page

@@ -24,7 +24,8 @@ report counts both alike:
 * ``parts``: one per question, so the item counts as tried.
 
 Entries without a score (otter's summaries) and questions named after no exercise of the
-course are not read.
+course are not read; a question whose score is not a number is left out with a clause
+saying so, and the rest of the file is read.
 """
 
 from __future__ import annotations
@@ -34,7 +35,6 @@ from numbers import Real
 
 from ..exercises import EXERCISE_IDS
 from ..exercises.tracking import TRIES
-from .class_report import Learner
 from .graded_feedback import mistakes_in
 
 
@@ -79,15 +79,22 @@ def graded_question(test: dict) -> GradedQuestion:
     return GradedQuestion(test["name"], score >= most and not mistakes, mistakes)
 
 
-def questions_by_item(data: dict) -> dict[str, list[GradedQuestion]]:
+def questions_by_item(data: dict) -> tuple[dict[str, list[GradedQuestion]], list[str]]:
     """The scored questions of a ``results.json``, grouped by the exercise each is named
-    after, in the file's order."""
+    after, in the file's order; and a clause for each question left out (its score is not
+    a number)."""
     by_item: dict[str, list[GradedQuestion]] = {}
+    unread = []
     for test in data["tests"]:
         exercise = exercise_of(test["name"])
         if "score" in test and exercise is not None:
-            by_item.setdefault(exercise, []).append(graded_question(test))
-    return by_item
+            try:
+                question = graded_question(test)
+            except ValueError as error:
+                unread.append(str(error))
+                continue
+            by_item.setdefault(exercise, []).append(question)
+    return by_item, unread
 
 
 def item_record(questions: list[GradedQuestion]) -> dict:
@@ -100,15 +107,19 @@ def item_record(questions: list[GradedQuestion]) -> dict:
             "parts": {q.name: {"ok": q.right, "ever": q.right} for q in questions}}
 
 
-def learner_from_results(data: dict, name: str) -> Learner:
-    """One otter ``results.json`` as a learner called ``name``, with the items of exported
-    progress; a ValueError (one clause, for a sentence) if the file is not otter results,
-    a score is not a number, or no question is named after an exercise of the course."""
+def items_from_results(data: dict) -> tuple[dict, list[str]]:
+    """One otter ``results.json`` as the items of exported progress, and a clause for each
+    question left out; a ValueError (one clause, for a sentence) if the file is not otter
+    results, or no question named after an exercise of the course could be read."""
     if not is_otter_results(data):
         raise ValueError("it has no list of graded tests")
-    by_item = questions_by_item(data)
+    by_item, unread = questions_by_item(data)
+    if not by_item and unread:
+        raise ValueError(unread[0])
+    unread = [f"{reason.split(' has a score', 1)[0]} (its score is not a number)"
+              for reason in unread]
     if not by_item:
         names = ", ".join(test["name"][:20] for test in data["tests"][:5]) or "none"
         raise ValueError(f"no graded question is named after an exercise of the course; "
                          f"its tests: {names}")
-    return Learner(name, {item: item_record(qs) for item, qs in by_item.items()}, graded=True)
+    return {item: item_record(qs) for item, qs in by_item.items()}, unread
