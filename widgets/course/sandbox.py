@@ -12,6 +12,21 @@ autograder decides.
 
 Messages are JSON, one per line: requests on the sandbox's stdin, replies on a copy of
 its stdout taken before any learner code runs (the learner's prints go to stderr).
+
+A submission must not take the grading machine with it, so the sandbox runs under limits
+(:class:`Limits`), each answered by a sentence in the grade's feedback rather than a
+stopped grader:
+
+* **memory**: the address space (``RLIMIT_AS``); an allocation beyond it raises
+  ``MemoryError`` in the learner's code, said back with the limit;
+* **processor time**: each request (running the cells again, one call) may use so many
+  seconds of CPU (``RLIMIT_CPU``'s soft limit, moved on at every request; the kernel sends
+  ``SIGXCPU``, which stops the learner's code with a sentence), besides the wall-clock
+  time the grader waits;
+* **processes**: the sandbox may start a few processes and its children none: an audit
+  hook refuses ``fork``, ``exec``, ``spawn``, ``system`` and ``subprocess`` beyond that,
+  and the same C functions looked up through ``ctypes``. (``RLIMIT_NPROC`` would count
+  every process and thread of the grader's user, and does not apply to root.)
 """
 
 from __future__ import annotations
@@ -19,9 +34,11 @@ from __future__ import annotations
 import json
 import os
 import select
+import signal
 import subprocess
 import sys
 import time
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from widgets.exercises.learner import RaisedElsewhere
@@ -30,6 +47,34 @@ from .answers import ANSWERS_ENV, Unencodable, decode, encode, python_running
 
 CALL_SECONDS = 60.0  # one call of a learner's function
 REPLAY_SECONDS = 600.0  # running the submission's cells again
+LIMITS_ENV = "AUTOGRAD_LESSONS_SANDBOX_LIMITS"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What the sandbox process may use (see the module docstring)."""
+
+    memory_bytes: int = 4 * 2**30
+    call_cpu_seconds: int = 60
+    replay_cpu_seconds: int = 600
+    processes: int = 4
+
+    def memory_text(self) -> str:
+        return f"{self.memory_bytes / 2**30:g} GiB"
+
+
+LIMITS = Limits()
+# the events that start a process (Python's audit events, see sys.addaudithook), and the
+# C functions that do it, as ctypes would look them up
+PROCESS_EVENTS = frozenset({"os.fork", "os.forkpty", "os.exec", "os.spawn", "os.posix_spawn",
+                            "os.system", "subprocess.Popen", "pty.spawn"})
+PROCESS_FUNCTIONS = frozenset({"fork", "vfork", "clone", "clone3", "execve", "execv",
+                               "execvp", "system", "popen", "posix_spawn", "posix_spawnp"})
+
+
+class CPULimitReached(BaseException):
+    """Raised in the sandbox when a request used up its processor time (``SIGXCPU``); a
+    BaseException, so that a learner's ``except Exception`` does not swallow it."""
 
 
 class NotRegradable(BaseException):
@@ -54,6 +99,8 @@ def serve() -> None:  # pragma: no cover - runs in the sandbox process (tests dr
     replies = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
+    limits = Limits(**json.loads(os.environ.get(LIMITS_ENV, "{}")))
+    _limit_memory_and_processes(limits)
     from IPython.core.interactiveshell import InteractiveShell
 
     from autograd_core.tools.counting import count_ops
@@ -68,16 +115,24 @@ def serve() -> None:  # pragma: no cover - runs in the sandbox process (tests dr
     kept: dict[tuple[int, str], object] = {}
     for line in sys.stdin:
         request = json.loads(line)
+        _allow_cpu_seconds(limits.replay_cpu_seconds if request["op"] == "replay"
+                           else limits.call_cpu_seconds)
         if request["op"] == "replay":
-            done = -1
+            done, stopped = -1, None
             for capture in request["captures"]:
                 for cell in request["cells"]:
-                    if done < cell["cell"] <= capture["cell"] and not _skip(cell["source"]):
-                        shell.run_cell(cell["source"], store_history=True)
+                    if done < cell["cell"] <= capture["cell"] and not _skip(cell["source"]) \
+                            and stopped is None:
+                        result = shell.run_cell(cell["source"], store_history=True)
+                        if isinstance(result.error_in_exec, CPULimitReached):
+                            stopped = (f"TimeoutError: running the notebook again used more "
+                                       f"than {limits.replay_cpu_seconds} s of processor "
+                                       "time, the grader's limit")
                 done = max(done, capture["cell"])
                 for name in capture["names"]:
                     kept[capture["record"], name] = shell.user_ns.get(name)
-            reply = {"kept": [[r, n] for (r, n), fn in kept.items() if callable(fn)]}
+            reply = {"kept": [[r, n] for (r, n), fn in kept.items() if callable(fn)],
+                     "stopped": stopped}
         else:
             fn = kept.get((request["record"], request["name"]))
             try:
@@ -88,11 +143,58 @@ def serve() -> None:  # pragma: no cover - runs in the sandbox process (tests dr
                 reply = {"value": encode(value), "engine_ops": counts.total_ops}
             except Unencodable as why:
                 reply = {"unencodable": str(why)}
+            except CPULimitReached:
+                reply = {"raised": f"TimeoutError: it used more than "
+                                   f"{limits.call_cpu_seconds} s of processor time, the "
+                                   "grader's limit for one call"}
+            except MemoryError:
+                reply = {"raised": f"MemoryError: it needed more memory than the grader "
+                                   f"allows ({limits.memory_text()} in all)"}
             except Exception as error:  # noqa: BLE001 - said back in the lesson's words
                 reply = {"raised": describe(error), "where": where_it_failed(error),
                          "not_implemented": isinstance(error, NotImplementedError)}
         replies.write(json.dumps(reply) + "\n")
         replies.flush()
+
+
+def _limit_memory_and_processes(limits: Limits) -> None:  # pragma: no cover - in the sandbox
+    """Set the sandbox's memory and process limits, and the handler that turns its CPU
+    limit into :class:`CPULimitReached` (see the module docstring)."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
+    started = [0]
+    os.register_at_fork(after_in_child=lambda: started.__setitem__(0, limits.processes))
+
+    def refuse_processes(event: str, args) -> None:
+        if event == "ctypes.dlsym" and str(args[-1]).strip("_") in PROCESS_FUNCTIONS:
+            raise PermissionError("the grader does not let a submission start processes "
+                                  "through ctypes")
+        if event in PROCESS_EVENTS:
+            started[0] += 1
+            if started[0] > limits.processes:
+                raise PermissionError(f"the grader lets a submission start at most "
+                                      f"{limits.processes} processes, and a process it "
+                                      "started none")
+
+    sys.addaudithook(refuse_processes)
+
+    def cpu_used_up(*_) -> None:
+        raise CPULimitReached
+
+    signal.signal(signal.SIGXCPU, cpu_used_up)
+
+
+def _allow_cpu_seconds(seconds: int) -> None:  # pragma: no cover - in the sandbox
+    """Let the next request use ``seconds`` more of processor time, then SIGXCPU (code
+    that never returns to Python is stopped by the grader's wall-clock limit)."""
+    import resource
+
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    now = int(used.ru_utime + used.ru_stime) + 1
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    soft = now + seconds if hard == resource.RLIM_INFINITY else min(now + seconds, hard)
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
 
 
 
@@ -106,6 +208,7 @@ class Sandbox:
         env = {k: v for k, v in os.environ.items() if k != ANSWERS_ENV}
         env["AUTOGRAD_LESSONS_PROGRESS"] = str(workdir / "progress")
         env["MPLBACKEND"] = "Agg"
+        env[LIMITS_ENV] = json.dumps(asdict(LIMITS))
         self.process = subprocess.Popen(
             python_running(root, "from widgets.course.sandbox import serve; serve()"),
             cwd=workdir, env=env,
@@ -114,6 +217,7 @@ class Sandbox:
         reply = self._ask({"op": "replay", "cells": cells, "captures": captures},
                           REPLAY_SECONDS)
         self.kept = {(r, n) for r, n in reply["kept"]}
+        self.stopped = reply.get("stopped")  # why running the cells again stopped early
 
     def _ask(self, request: dict, seconds: float) -> dict:
         if self.process.poll() is not None:
@@ -165,6 +269,8 @@ class SandboxedFunction:
 
     def __call__(self, *args, **kwargs):
         if (self.record, self.__name__) not in self.sandbox.kept:
+            if self.sandbox.stopped:
+                raise RaisedElsewhere(self.sandbox.stopped, "")
             raise RaisedElsewhere(f"NameError: name {self.__name__!r} is not defined when "
                                   "the notebook runs from the top", "")
         try:
