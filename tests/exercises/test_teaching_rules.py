@@ -12,6 +12,8 @@ item cannot break them.
 4. Right answers in the forms learners type are right: "True", "yes", 1 for a yes/no,
    op names in any case, "a, b" for a set of names, "3" for a count.
 5. Every part the bank names is required (G6 on non-square shapes, G7 with stride too).
+6. A placeholder is never an attempt: every check called as a lesson's exercise cell
+   first holds it (nothing given, or None) leaves the item "not started".
 """
 
 from __future__ import annotations
@@ -228,3 +230,16 @@ def test_g7_needs_its_strided_problem_too():
         dx, dw, _ = conv_backward(p.x, p.w, p.G, stride, padding)
         assert ex.G7(dx=dx, dw=dw, stride=stride, padding=padding).ok
         assert status("G7") == solved
+
+
+# -- 6. a placeholder is never an attempt -------------------------------------------------------
+
+
+@pytest.mark.parametrize("exercise_id", IDS)
+def test_a_placeholder_leaves_the_item_not_started(exercise_id):
+    exercise = ex.registry()[exercise_id]
+    for check in exercise.checks:
+        with contextlib.redirect_stdout(io.StringIO()):
+            exercise.run(check)  # each answer at its default: None, as the cells hold it
+    assert status(exercise_id) == "not started"
+    assert store.read_item(exercise_id)["misses"] == {}

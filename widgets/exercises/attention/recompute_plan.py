@@ -134,8 +134,9 @@ def check_a3(plan=None) -> Result:
     'memory'
     """
     problem = plan_problem(plan)
-    if problem is not None:
-        return Result(False, problem[:1].upper() + problem[1:], diagnosis="format",
+    if problem is not None:  # a placeholder is no attempt ("none"); a slip is a format one
+        return Result(False, problem[:1].upper() + problem[1:],
+                      diagnosis="none" if plan is None or plan is Ellipsis else "format",
                       hint=f"Write the plan as [[parts of block 0], [parts of block 1]], each "
                            f"part one of {', '.join(map(repr, PARTS))}.")
     parts = _normalised(plan)
