@@ -4,6 +4,11 @@ A tensor is a *leaf* when the program created it (data, parameters) and a
 *non-leaf* when an op computed it while recording; then ``grad_fn`` is the
 recorded node. ``requires_grad`` says whether gradients flow to it. After
 ``backward()``, leaves that require grad hold their gradient in ``.grad``.
+
+This file holds what a tensor *is*: its data, its place in the graph, hooks, in-place
+updates. Its maths (``x + y``, ``x.exp()``, ``x.sum()``) and ``backward()`` run ops and
+the reverse sweep, which sit in layers above this one and make Tensors themselves; they
+are written in ``autograd_core/tensor_methods.py`` and put on the class at import.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from lab_session import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, SKIPS
+from lab_session import ARTIFACTS, SKIPS, browser_page
 
 from widgets.course.class_report import write_report
 from widgets.course.report_inputs import read_folder
@@ -44,17 +44,6 @@ def report(tmp_path_factory):
     return write_report(learners, out, names=True, skipped=said)
 
 
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM),
-                                              args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
-
-
 # the page scrolls sideways, or a picture is wider than the page's column
 OVERFLOW = """() => ({
   page: document.scrollingElement.scrollWidth - window.innerWidth,
@@ -67,11 +56,10 @@ OVERFLOW = """() => ({
 
 @pytest.mark.parametrize("theme", ["light", "dark"])
 @pytest.mark.parametrize("width", [1400, 900, 480])
-def test_the_report_fits_and_axe_finds_nothing(report, browser, theme, width):
+def test_the_report_fits_and_axe_finds_nothing(report, theme, width):
     from axe_playwright_python.sync_playwright import Axe
 
-    page = browser.new_page(viewport={"width": width, "height": 900}, color_scheme=theme)
-    try:
+    with browser_page(width=width, height=900, color_scheme=theme) as page:
         page.goto(report.as_uri())
         page.wait_for_load_state("load")
         fit = page.evaluate(OVERFLOW)
@@ -80,8 +68,6 @@ def test_the_report_fits_and_axe_finds_nothing(report, browser, theme, width):
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / f"report_{theme}_{width}.png"), full_page=True)
         result = Axe().run(page).response
-    finally:
-        page.close()
     assert fit["loaded"] and fit["page"] <= 0 and not fit["pictures"], fit
     assert background == ("rgb(30, 30, 30)" if theme == "dark" else "rgb(255, 255, 255)")
     assert all(name.endswith("_dark.png") == (theme == "dark") for name in shown), shown
@@ -89,9 +75,8 @@ def test_the_report_fits_and_axe_finds_nothing(report, browser, theme, width):
         (v["id"], [n["target"] for n in v["nodes"]]) for v in result["violations"]]
 
 
-def test_the_keyboard_reaches_each_table_and_scrolls_it(report, browser):
-    page = browser.new_page(viewport={"width": 480, "height": 900})
-    try:
+def test_the_keyboard_reaches_each_table_and_scrolls_it(report):
+    with browser_page(width=480, height=900) as page:
         page.goto(report.as_uri())
         regions = page.locator(".scroll").count()
         reached = []
@@ -104,8 +89,6 @@ def test_the_keyboard_reaches_each_table_and_scrolls_it(report, browser):
         scrolled = page.evaluate("document.activeElement.scrollLeft")
         wide = page.evaluate("document.activeElement.scrollWidth > "
                              "document.activeElement.clientWidth")
-    finally:
-        page.close()
     assert regions == 3 and reached == ["lesson 02, item by item", "lesson 05, item by item",
                                         "lesson 06, item by item"], reached
     assert wide and scrolled > 0

@@ -13,13 +13,12 @@ from __future__ import annotations
 import csv
 import json
 import os
-import signal
-from contextlib import contextmanager
 
 import matplotlib
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from time_limit import at_most
 
 from widgets.course.class_report import summarise, write_report
 from widgets.course.report_inputs import read_folder
@@ -65,20 +64,6 @@ def test_any_files_beside_a_good_learner_neither_raise_nor_lose_it(tmp_path_fact
     g6 = next(s for s in summarise(learners) if s.item == "G6")
     assert g6.solved >= 1 and "dB: transpose" in dict(g6.ranked_mistakes())
     assert page.read_text().count("<h1>") == 1
-
-
-@contextmanager
-def at_most(seconds: int):
-    """Fail, rather than hang, if the block takes longer than ``seconds``."""
-    def expire(*_):
-        raise TimeoutError(f"the report did not finish within {seconds} s")
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes on this system")

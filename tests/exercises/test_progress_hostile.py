@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from time_limit import at_most
 
 from widgets.exercises import store
 from widgets.exercises.journal import Journal, clean_items, merge
@@ -98,20 +97,6 @@ def home(tmp_path, monkeypatch):
     yield tmp_path
     store._STORES.clear()
     store.notices()
-
-
-@contextmanager
-def at_most(seconds: int):
-    """Fail, rather than hang, if the block takes longer than ``seconds``."""
-    def expire(*_):
-        raise TimeoutError(f"the read did not finish within {seconds} s")
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def test_an_earlier_file_with_fields_of_the_wrong_type_is_read_in_part_and_said(home):

@@ -431,3 +431,20 @@ def lab_page(tmp_path: Path, notebook: Path, *, width: int = 1500, height: int =
     with _SHARED.page(notebook, width=width, height=height, theme=theme, run_all=run_all,
                       trust=trust) as page:
         yield page
+
+
+@contextlib.contextmanager
+def browser_page(*, width: int, height: int, color_scheme: str = "light") -> Iterator:
+    """A plain page of the process's shared Chromium (:class:`SharedLab`; Playwright's sync
+    API allows one per process), for a page that is not a notebook (the class report),
+    with ``prefers-color-scheme`` set to ``color_scheme``."""
+    global _SHARED
+    if _SHARED is None:
+        _SHARED = SharedLab(_FOLDER())
+    page = _SHARED.context.new_page()
+    try:
+        page.set_viewport_size({"width": width, "height": height})
+        page.emulate_media(color_scheme=color_scheme)
+        yield page
+    finally:
+        page.close()
