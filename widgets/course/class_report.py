@@ -252,7 +252,8 @@ def write_report(learners: list[Learner], out: Path, *, names: bool = False,
         "color:#1a1a1a;background:#fff}table{border-collapse:collapse}"
         "th,td{border:1px solid #767676;padding:.3em .6em;text-align:left;vertical-align:top}"
         "ol{margin:0;padding-left:1.4em}img{max-width:100%;height:auto}"
-        ".scroll{overflow-x:auto;max-width:100%}.scroll table{min-width:44em}.scroll:focus{outline:2px solid #0072b2}"
+        ".scroll{overflow-x:auto;max-width:100%}.scroll table{min-width:44em}"
+        ".scroll:focus{outline:2px solid #0072b2}"
         "@media (prefers-color-scheme: dark){body{color:#e8e8e8;background:#1e1e1e}"
         "th,td{border-color:#8c8c8c}.scroll:focus{outline-color:#56b4e9}}"
         "</style></head><body><main>" + "".join(body) + "</main></body></html>", encoding="utf-8")

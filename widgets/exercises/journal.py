@@ -45,6 +45,7 @@ MAX_LINE = 1 << 16  # bytes: an event is a few hundred; a longer line is no even
 MAX_FILE = 1 << 28  # bytes of one kernel's file read at once (years of progress fit)
 RECORD_FIELDS = ("parts", "misses", "solved", "solution_seen")  # the rest are "set" fields
 FIRST_FIELDS = ("solved", "solution_seen")
+MAX_COUNT = 10**9  # tries or mistakes of one item: a larger count is no count of ours
 
 
 def empty_entry() -> dict:
@@ -149,7 +150,17 @@ def _is_part(value) -> bool:
 
 
 def _is_count(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_COUNT
+
+
+def _is_time(value) -> bool:
+    """A finite number of seconds (JSON's integers can be too large for a float)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def _is_scalar(value) -> bool:
@@ -175,8 +186,7 @@ def _is_event(value) -> bool:
     """Whether a JSON value is an event whose every field ``apply`` reads has its type."""
     if not isinstance(value, dict):
         return False
-    t = value.get("t")
-    if isinstance(t, bool) or not isinstance(t, int | float) or not math.isfinite(t):
+    if not _is_time(value.get("t")):
         return False
     if value.get("reset") is True:
         return True
@@ -187,7 +197,7 @@ def _is_event(value) -> bool:
     if "miss" in value:
         by = value.get("by")
         return isinstance(value["miss"], str) and isinstance(by, int) \
-            and not isinstance(by, bool)
+            and not isinstance(by, bool) and abs(by) <= MAX_COUNT
     first, settled = value.get("first"), value.get("set")
     if isinstance(first, dict):
         return all(k in FIRST_FIELDS and isinstance(v, str) for k, v in first.items())
