@@ -47,22 +47,35 @@ GOOD = {"learner": "good", "items": {"G6": {
     "solved": "2026-12-06T10:00:00Z", "solution_seen": None}}}
 
 
-@given(texts=st.lists(file_texts, max_size=5))
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-def test_any_files_beside_a_good_learner_neither_raise_nor_lose_it(tmp_path_factory, texts):
+def hostile_folder(tmp_path_factory, texts: list[str]):
+    """A submissions folder: the good learner, and each text as a file at the top and as
+    a ``results.json`` one folder down."""
     folder = tmp_path_factory.mktemp("submissions")
     (folder / "good.json").write_text(json.dumps(GOOD))
     for k, text in enumerate(texts):
         (folder / f"other{k}.json").write_text(text)
         (folder / f"sub{k}").mkdir()
         (folder / f"sub{k}" / "results.json").write_text(text)
-    learners, said = read_folder(folder)
+    return folder
+
+
+@given(texts=st.lists(file_texts, max_size=5))
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_any_files_beside_a_good_learner_neither_raise_nor_lose_it(tmp_path_factory, texts):
+    learners, said = read_folder(hostile_folder(tmp_path_factory, texts))
     good = [x for x in learners if x.name == "good"]
     assert len(good) == 1 and good[0].items["G6"] == {**GOOD["items"]["G6"]}
     assert all(isinstance(sentence, str) and sentence.endswith(".") for sentence in said)
-    page = write_report(learners, tmp_path_factory.mktemp("out"), skipped=said)
     g6 = next(s for s in summarise(learners) if s.item == "G6")
     assert g6.solved >= 1 and "dB: transpose" in dict(g6.ranked_mistakes())
+
+
+@given(texts=st.lists(file_texts, max_size=5))
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_a_report_is_written_whatever_the_files(tmp_path_factory, texts):
+    """Fewer examples: each draws the charts of every lesson tried, light and dark."""
+    learners, said = read_folder(hostile_folder(tmp_path_factory, texts))
+    page = write_report(learners, tmp_path_factory.mktemp("out"), skipped=said)
     assert page.read_text().count("<h1>") == 1
 
 
