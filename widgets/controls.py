@@ -194,7 +194,7 @@ def module_picker(graph, collapse=()) -> w.SelectMultiple:
     return w.SelectMultiple(
         options=[(module_label(graph, m), m) for m in modules],
         value=tuple(c for c in collapse if c in modules),
-        description="collapse", rows=min(len(modules), 5) or 1,
+        description="collapse", rows=min(len(modules), 8) or 1,
         tooltip="modules drawn as one box (ctrl- or shift-click to pick several)",
         layout=w.Layout(width="auto", display="" if modules else "none"))
 

@@ -118,3 +118,15 @@ def test_a_module_that_runs_no_op_of_its_own_can_be_folded():
     folded = view.picture.svg
     assert folded != unfolded and "mlp" in folded
     assert ">gelu<" in unfolded and ">gelu<" not in folded
+
+
+def test_the_module_picker_shows_up_to_eight_modules_without_scrolling():
+    """Lesson 15's block has six modules: a list of five rows hid the last one."""
+    from autograd_core.tools.graph import capture
+
+    for count in (1, 6, 8, 12):
+        model = nn.Sequential(*[nn.Linear(2, 2) for _ in range(count)])
+        graph = capture(model(ag.randn(1, 2)).sum())
+        picker = controls.module_picker(graph)
+        assert len(picker.options) == count
+        assert picker.rows == min(count, 8)

@@ -3,8 +3,11 @@
 // The kernel sends the picture once (`svg`) and, per step, a small scoped style block
 // (`css`) and the id of the node to keep in view (`focus`). Everything here is view
 // state: the scale and offset live in the browser, so panning and zooming never go
-// back to the kernel. A click on a node (or Enter on the node the keyboard cursor is
-// on) sets `selected`; a key the stepper knows is sent as a message {event: "key", key}.
+// back to the kernel. A view opens fitted: the whole picture, or, when that would shrink
+// its labels below `min_font_px`, the readable scale around the focused node or else the
+// graph's output, with a note saying how much is in view. A click on a node (or Enter
+// on the node the keyboard cursor is on) sets `selected`; a key the stepper knows is
+// sent as a message {event: "key", key}.
 //
 // For a learner who does not use a mouse or does not see the picture: one tab stop
 // into the picture; ↑ and ↓ move a keyboard cursor along the graph's edges (↑ to what
@@ -110,6 +113,9 @@ function render({ model, el }) {
   const readout = document.createElement("span");
   readout.className = "ag-canvas-readout";
   readout.title = "zoom";
+  // What "fit" left out of view, when the whole picture would not be readable.
+  const note = document.createElement("span");
+  note.className = "ag-canvas-note";
   // The keyboard cursor's ring: drawn over the picture, so it shows on any node shape.
   const ring = document.createElement("div");
   ring.className = "ag-canvas-cursor";
@@ -147,10 +153,14 @@ function render({ model, el }) {
   let scale = 1, tx = 0, ty = 0;
   let natural = { w: 1, h: 1 }; // the picture's size in CSS px at scale 1
   let minFitScale = 0; // below this, labels would be smaller than min_font_px
+  let fitted = false; // the view is where fit() put it (no pan or zoom since)
 
   const viewSize = () => ({ w: view.clientWidth || 1, h: view.clientHeight || 1 });
 
   function apply() {
+    fitted = false; // fit() sets it again, and its note, once it has placed the view
+    note.textContent = "";
+    delete root.dataset.fit;
     stage.style.transform = `translate(${tx}px, ${ty}px) scale(${scale})`;
     root.dataset.scale = scale.toFixed(4);
     root.dataset.tx = tx.toFixed(1);
@@ -180,16 +190,72 @@ function render({ model, el }) {
     return Math.min(v.w / natural.w, v.h / natural.h, 1.5);
   };
 
-  // Fit: the whole picture if its labels stay readable, else the readable scale
-  // around the focused node (or the top left), and the overview shows the rest.
+  // The node a view opens on and "fit" centres when the whole picture cannot be shown
+  // readably: the focused node (the stepper's current op), else the graph's output.
+  const homeNode = () => nodeById(model.get("focus")) || stage.querySelector("g.node.output");
+
+  // How many nodes lie wholly inside the visible part of the view.
+  function nodesInView() {
+    const b = visibleBox();
+    const nodes = [...stage.querySelectorAll("g.node")];
+    const inside = nodes.filter((n) => {
+      const r = n.getBoundingClientRect();
+      return r.left >= b.left - 1 && r.right <= b.right + 1 && r.top >= b.top - 1 &&
+        r.bottom <= b.bottom + 1;
+    });
+    return { inside: inside.length, all: nodes.length };
+  }
+
+  // Fit: the whole picture if its labels stay readable. Else the readable scale, centred
+  // on the home node (kept inside the picture's bounds, so no empty margin is shown),
+  // and a sentence says how much is in view and where the rest is.
   function fit() {
     const v = viewSize();
-    scale = Math.max(fitScale(), minFitScale);
-    tx = Math.max(0, (v.w - natural.w * scale) / 2);
-    ty = Math.max(0, (v.h - natural.h * scale) / 2);
+    const whole = fitScale();
+    scale = Math.max(whole, minFitScale);
+    tx = (v.w - natural.w * scale) / 2;
+    ty = (v.h - natural.h * scale) / 2;
+    const home = homeNode();
+    const larger = natural.w * scale > v.w + 1 || natural.h * scale > v.h + 1;
+    if (home && larger) {
+      const r = home.getBoundingClientRect();
+      const s = stage.querySelector("svg").getBoundingClientRect();
+      const b = visibleBox(), box = view.getBoundingClientRect();
+      // the node's centre in picture px at scale 1 (the stage's own transform undone)
+      const cx = (r.left + r.width / 2 - s.left) / (s.width / natural.w);
+      const cy = (r.top + r.height / 2 - s.top) / (s.height / natural.h);
+      tx = b.left - box.left + b.width / 2 - cx * scale;
+      ty = v.h / 2 - cy * scale;
+    }
+    // never past the picture's edges on an axis where it is larger than the view
+    if (natural.w * scale > v.w) tx = Math.min(0, Math.max(v.w - natural.w * scale, tx));
+    if (natural.h * scale > v.h) ty = Math.min(0, Math.max(v.h - natural.h * scale, ty));
     apply();
-    const focus = model.get("focus");
-    if (focus) reveal(focus, false);
+    if (home && larger) clearOfOverview(home);
+    fitted = true;
+    if (scale > whole + 1e-6) {
+      const { inside, all } = nodesInView();
+      note.textContent =
+        `${inside} of ${all} nodes in view: all of them would make the labels too small ` +
+        "to read. Drag, or use the overview, for the rest.";
+    }
+    root.dataset.fit = note.textContent ? "partial" : "whole";
+  }
+  // Move the picture the least needed (left or up) for `node` not to sit under the
+  // overview in the view's corner, even if that shows a margin past the picture's edge.
+  function clearOfOverview(node) {
+    if (mini.style.display === "none") return;
+    const r = node.getBoundingClientRect(), m = mini.getBoundingClientRect();
+    const overlapX = r.right - m.left + 8, overlapY = r.bottom - m.top + 8;
+    if (r.right <= m.left || r.bottom <= m.top || r.left >= m.right || r.top >= m.bottom) return;
+    if (overlapX <= overlapY) tx -= overlapX;
+    else ty -= overlapY;
+    apply();
+  }
+  // "fit" pressed: fit, and say the outcome even when the view was already fitted.
+  function fitPressed() {
+    fit();
+    say(note.textContent || `The whole graph is in view, at ${Math.round(scale * 100)}%.`);
   }
 
   // The part of the view the picture shows: left of the inspector when it is open
@@ -534,7 +600,7 @@ function render({ model, el }) {
     } else if (e.key === "-") {
       zoomCentre(0.8);
     } else if (e.key === "0") {
-      fit();
+      fitPressed();
     } else {
       return;
     }
@@ -579,12 +645,13 @@ function render({ model, el }) {
   toolbar.append(
     button("−", "zoom out (-)", () => zoomCentre(0.8)),
     button("+", "zoom in (+)", () => zoomCentre(1.25)),
-    button("fit", "fit the picture, never below readable text (0)", fit),
+    button("fit", "fit the picture, never below readable text (0)", fitPressed),
     button("1:1", "actual size", () => zoomCentre(1 / scale)),
     readout,
     button("SVG", "save this picture as SVG", exportSvg),
     button("PNG", "save this picture as PNG", exportPng),
     tableButton,
+    note,
   );
 
   model.on("change:svg", setSvg);
@@ -606,8 +673,10 @@ function render({ model, el }) {
   const resize = new ResizeObserver(() => {
     buildMini();
     updateMini();
-    const focus = model.get("focus");
-    if (focus) reveal(focus); // a narrower view must not leave the current op outside
+    // A view still as fit() left it is fitted again to its new size; else a narrower
+    // view must not leave the current op outside.
+    if (fitted) fit();
+    else if (model.get("focus")) reveal(model.get("focus"));
   });
   resize.observe(view);
   return () => resize.disconnect();
