@@ -4,8 +4,12 @@ The kernel lays the graph out once (``widgets.svg``) and sends the SVG; the brow
 (``widgets/static/canvas.js``, an anywidget module shipped in the package, nothing
 fetched) pans by dragging, zooms with the wheel, a pinch or the buttons, shows an
 overview of a picture larger than its box, keeps the focused node in view on both
-axes, and exports the picture with its current highlights as SVG or PNG. "fit"
-never draws labels smaller than ``min_font_px``; past that it pans instead.
+axes, and exports the picture with its current highlights as SVG or PNG. A view
+opens fitted: the whole picture if its labels stay at least ``min_font_px`` tall,
+else that readable scale centred on the focused node (or, with none, the graph's
+output), with a line beside the buttons saying how many nodes are in view. Pressing
+"fit" does the same and says its outcome to a screen reader, even when the view does
+not move. A view still as "fit" left it fits itself again when its box changes size.
 
 Back to the kernel come only what the views act on: the node clicked or chosen with
 the keyboard (``selected``), whether the table view is open (``table_open``) and the
@@ -35,6 +39,8 @@ import anywidget
 import ipywidgets
 import traitlets
 
+from . import theme
+
 __all__ = ["GraphCanvas", "STEP_KEYS"]
 
 _STATIC = Path(__file__).parent / "static"
@@ -52,7 +58,7 @@ class GraphCanvas(anywidget.AnyWidget):
     # Read as text, not given as paths: anywidget watches a path for live reloading
     # and its watcher keeps every widget alive.
     _esm = (_STATIC / "canvas.js").read_text(encoding="utf-8")
-    _css = (_STATIC / "canvas.css").read_text(encoding="utf-8")
+    _css = (_STATIC / "canvas.css").read_text(encoding="utf-8") + theme.dark_theme_css()
 
     svg = traitlets.Unicode("").tag(sync=True)
     css = traitlets.Unicode("").tag(sync=True)

@@ -36,7 +36,7 @@ read           tensor  underlined label                 yellow fill
 stepper's legend cannot drift from the picture.
 
 >>> css_block("c1", {"current": ["op3"]})  # doctest: +ELLIPSIS
-'#c1 :is(#op3)>:is(ellipse,polygon,path){stroke:#000000;stroke-width:4px;...}'
+'#c1 :is(#op3)>:is(ellipse,polygon,path){stroke:var(--ag-000000,#000000);...}'
 """
 
 from __future__ import annotations
@@ -56,22 +56,22 @@ _SHAPES = ">:is(ellipse,polygon,path)"
 
 def _outline(colour: str, width: float, dashes: str = "none", caps: str = "butt") -> str:
     """A whole outline: every property, so one rule never mixes with another's."""
-    return (f"stroke:{colour};stroke-width:{width}px;stroke-dasharray:{dashes};"
-            f"stroke-linecap:{caps}")
+    return (f"stroke:{theme.paint(colour)};stroke-width:{width}px;"
+            f"stroke-dasharray:{dashes};stroke-linecap:{caps}")
 
 
 # Category -> (what to select inside each highlighted group, declarations). Later
 # categories win over earlier ones, so the current op always shows on top.
 STYLES: dict[str, tuple[str, str]] = {
-    "done": (_SHAPES, f"fill:{theme.DONE_FILL};stroke:none"),
-    "has-grad": (_SHAPES, f"fill:{theme.HAS_GRAD_FILL}"),
+    "done": (_SHAPES, f"fill:{theme.paint(theme.DONE_FILL)};stroke:none"),
+    "has-grad": (_SHAPES, f"fill:{theme.paint(theme.HAS_GRAD_FILL)}"),
     "released": (_SHAPES, _outline(theme.RELEASED, 1.5, "8 3 2 3")),
-    "read": (_SHAPES, f"fill:{theme.READ}"),
+    "read": (_SHAPES, f"fill:{theme.paint(theme.READ)}"),
     "sent-edge": (">path", _outline(theme.SENT, 3, "0.5 6", "round")),
-    "sent-head": (">polygon", f"fill:{theme.SENT};{_outline(theme.SENT, 1)}"),
+    "sent-head": (">polygon", f"fill:{theme.paint(theme.SENT)};{_outline(theme.SENT, 1)}"),
     "sent": (_SHAPES, _outline(theme.SENT, 4, "0.5 7", "round")),
     "upstream": (_SHAPES, _outline(theme.UPSTREAM, 4, "10 5")),
-    "current": (_SHAPES, f"{_outline(theme.CURRENT, 4)};fill:{theme.CURRENT_FILL}"),
+    "current": (_SHAPES, f"{_outline(theme.CURRENT, 4)};fill:{theme.paint(theme.CURRENT_FILL)}"),
 }
 # Category -> declarations for the labels (``<text>``) of its nodes.
 LABELS: dict[str, str] = {
@@ -120,7 +120,7 @@ def css_block(container: str, groups: Mapping[str, Iterable[str]], *,
     return "\n".join(rules)
 
 
-_CARD = f"background:{theme.WHITE};border-radius:2px;vertical-align:middle;flex:none"
+_CARD = f"background:{theme.paint(theme.WHITE)};border-radius:2px;vertical-align:middle;flex:none"
 # Graphviz's own dash patterns for its border styles, for the legend's samples.
 _DASHES = {"solid": "", "dashed": "stroke-dasharray:5 2", "dotted": "stroke-dasharray:1 5"}
 
@@ -128,7 +128,7 @@ _DASHES = {"solid": "", "dashed": "stroke-dasharray:5 2", "dotted": "stroke-dash
 def _sample(node: str, shape_style: str = "", label_style: str = "", *, fill: str | None = None,
             border: str | None = None, extra: str = "") -> str:
     """A small picture of one node as the graph draws it (``node``: ``"op"``,
-    ``"tensor"`` or ``"note"``), on the light card the graph sits on, restyled
+    ``"tensor"`` or ``"note"``), on the card the graph sits on, restyled
     with ``shape_style`` and ``label_style``; ``extra`` is more SVG after it."""
     width = 70 if extra else 44
     if node == "op":

@@ -453,7 +453,7 @@ class _DotWriter:
                  f"{_h(self.full.ops[a].id)} to {_h(self.full.ops[b - 1].id)}: {_h(what)}"
                  "</font>>")
         return (f'  gap{i} [id="gap{i}", class="gap", shape=note, style="dashed", '
-                f'color="#6c757d", fontcolor="{theme.MUTED}", label={label}, '
+                f'color="{theme.GAP_BORDER}", fontcolor="{theme.MUTED}", label={label}, '
                 f'tooltip="these ops are left out of the picture: draw them with '
                 f'ops=({a}, {b})"];')
 
@@ -577,7 +577,7 @@ class _DotWriter:
                         into.add((self._rep(t.id), self._gap_of(self.full_ops[c].order)))
             for a, b in sorted(into):
                 out.append(f'  {a} -> {b} [id="e_{a}_{b}", class="gap_edge", style=dashed, '
-                           'color="#adb5bd"];')
+                           f'color="{theme.GAP_EDGE}"];')
         return out
 
     # -- tooltips (the SVG <title> of each node) -----------------------------------------

@@ -7,6 +7,9 @@
   deuteranopia.
 * Every text colour of the picture has a WCAG contrast ratio of at least 4.5:1 on
   every fill it can sit on.
+* The same two checks hold for the dark theme's colours (``theme.DARK_THEME``), which
+  has a colour for every colour a picture uses; a picture shown as an image keeps its
+  contrast through the dark theme's filter (``theme.PICTURE_DARK_FILTER``).
 * The stepper shows one legend, drawn from the same rules as its picture.
 
 Colour-vision simulation: Machado, Oliveira & Fernandes (2009), "A Physiologically-
@@ -17,6 +20,7 @@ distance in CIE L*a*b*, D65 white). Contrast: WCAG 2.1 relative luminance.
 
 import itertools
 import re
+from pathlib import Path
 
 import ipywidgets as w
 import numpy as np
@@ -24,6 +28,7 @@ import pytest
 from sample_programs import broadcast_mask_fanout
 
 import autograd_core as ag
+import widgets
 from autograd_core import nn
 from autograd_core.tools.graph import capture
 from widgets import BackwardStepper, GraphView, theme
@@ -187,11 +192,63 @@ FILLS = {"card": theme.WHITE, **{f"{k} kind": f for k, f in KIND_FILL.items()},
          "module box": theme.MODULE_FILL, **{f"{k} state": f for k, f in STATE_FILLS.items()}}
 
 
+THEMES = {"light": lambda colour: colour, "dark": theme.DARK_THEME.__getitem__}
+
+
+@pytest.mark.parametrize("shown", list(THEMES))
 @pytest.mark.parametrize("fill", list(FILLS))
 @pytest.mark.parametrize("text", list(TEXTS))
-def test_every_text_colour_reads_on_every_fill(text, fill):
-    ratio = contrast(TEXTS[text], FILLS[fill])
-    assert ratio >= MIN_CONTRAST, f"{text} {TEXTS[text]} on {fill} {FILLS[fill]}: {ratio:.2f}"
+def test_every_text_colour_reads_on_every_fill(text, fill, shown):
+    text_colour, fill_colour = THEMES[shown](TEXTS[text]), THEMES[shown](FILLS[fill])
+    ratio = contrast(text_colour, fill_colour)
+    assert ratio >= MIN_CONTRAST, (
+        f"{shown}: {text} {text_colour} on {fill} {fill_colour}: {ratio:.2f}")
+
+
+@pytest.mark.parametrize("vision", list(VISIONS))
+@pytest.mark.parametrize("a, colour_a, b, colour_b", PAIRS,
+                         ids=[f"{a} vs {b}" for a, _, b, _ in PAIRS])
+def test_state_colours_stay_apart_in_the_dark_theme(a, colour_a, b, colour_b, vision):
+    dark_a, dark_b = theme.DARK_THEME[colour_a], theme.DARK_THEME[colour_b]
+    difference = delta_e(dark_a, dark_b, vision)
+    assert difference >= MIN_DELTA_E, f"{a} {dark_a} vs {b} {dark_b}: {difference:.1f}"
+
+
+# A picture shown as an image has no step states: its fills are the card's, the kinds',
+# an op's, a saved note's and a collapsed module's.
+STATIC_FILLS = {name: fill for name, fill in FILLS.items() if not name.endswith(" state")}
+
+
+@pytest.mark.parametrize("fill", list(STATIC_FILLS))
+@pytest.mark.parametrize("text", list(TEXTS))
+def test_an_image_keeps_its_contrast_through_the_dark_filter(text, fill):
+    shown = theme.through_picture_filter
+    ratio = contrast(shown(TEXTS[text]), shown(STATIC_FILLS[fill]))
+    assert ratio >= MIN_CONTRAST, f"{text} on {fill} through the filter: {ratio:.2f}"
+
+
+def test_a_figures_text_reads_through_the_dark_filter():
+    """matplotlib's text and axes are black on white, the memory view's marks grey."""
+    card = theme.through_picture_filter("#ffffff")
+    assert contrast(theme.through_picture_filter("#000000"), card) >= 7
+    assert contrast(theme.through_picture_filter("#6c757d"), card) >= 3  # a line, not text
+    assert contrast(card, "#111111") < 1.1  # about JupyterLab's dark background
+
+
+def test_the_dark_filter_computed_here_is_what_chromium_draws():
+    """Pixels Chromium 14x drew through ``filter: invert(0.93) hue-rotate(180deg)``, read
+    from a screenshot: white, the label grey and four colours of the palette."""
+    drawn = {"#ffffff": (18, 18, 18), "#212529": (203, 206, 210), "#e69f00": (155, 94, 0),
+             "#f0e442": (67, 57, 0), "#0072b2": (75, 173, 228), "#009e73": (29, 164, 128)}
+    for colour, rgb in drawn.items():
+        got = theme.through_picture_filter(colour)
+        channels = [int(got[i:i + 2], 16) for i in (1, 3, 5)]
+        assert all(abs(c - r) <= 1 for c, r in zip(channels, rgb)), (colour, got, rgb)
+
+
+def test_the_extension_uses_the_filter_checked_here():
+    extension = (Path(widgets.__file__).parent / "labextension" / "static" / "remoteEntry.js")
+    assert f"filter: {theme.PICTURE_DARK_FILTER};" in extension.read_text()
 
 
 def rich_dots() -> list[str]:
@@ -215,8 +272,34 @@ def test_the_picture_uses_only_the_text_colours_and_fills_checked_above():
     assert fills and fills <= set(FILLS.values()), fills - set(FILLS.values())
     assert 'node [fontname="Helvetica", fontsize=11, fontcolor="' in rich_dots()[0]
     styled = {v for _, d in STYLES.values() for v in HEX.findall(d)
-              if f"fill:{v}" in d and ">polygon" not in _}
-    assert styled <= set(FILLS.values()), styled - set(FILLS.values())
+              if f"fill:{theme.paint(v)}" in d and ">polygon" not in _}
+    assert styled and styled <= set(FILLS.values()), styled - set(FILLS.values())
+
+
+def test_the_dark_theme_has_a_colour_for_every_colour_a_picture_uses():
+    """Every colour of the rendered pictures, the step styles and the legend is swapped
+    in the dark theme: by a rule on the SVG's attribute, or through ``paint``."""
+    from widgets.svg import to_svg
+
+    used = set()
+    for dot in rich_dots():
+        used |= set(re.findall(r'(?:fill|stroke)="(#\w+|white)"', to_svg(dot)))
+    legend = step_legend()
+    used |= set(re.findall(r'(?:fill|stroke)="(#\w+)"', legend))
+    assert {"#ffffff", "#212529", "white"} <= used
+    assert used <= set(theme.DARK_THEME), used - set(theme.DARK_THEME)
+    css = theme.dark_theme_css()
+    for colour in used:
+        dark = theme.DARK_THEME[colour]
+        assert f'[fill="{colour}"]{{fill:{dark}}}' in css
+        assert f'[stroke="{colour}"]{{stroke:{dark}}}' in css
+    painted = {v for _, d in STYLES.values() for v in HEX.findall(d)
+               if theme.paint(v) in d} | set(re.findall(r"var\(--ag-\w+,(#\w+)\)", legend))
+    assert painted == {v for _, d in STYLES.values() for v in HEX.findall(d)} | {"#ffffff"}
+    for colour in painted:
+        assert f"--ag-{colour[1:]}:{theme.DARK_THEME[colour]}" in css
+    # no colour of a step style or of the legend's card is written without paint()
+    assert not re.search(r"(?<![,-])#[0-9a-f]{6}(?!,)", " ".join(d for _, d in STYLES.values()))
 
 
 # -- (d) one legend ------------------------------------------------------------------------

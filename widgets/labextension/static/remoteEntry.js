@@ -20,7 +20,10 @@
  * widgets/alt_text.py), gets it as the <img>'s `alt`, and is shrunk to its column's
  * width when it is wider (as JupyterLab already does for a PNG). And a picture wider or taller
  * than its output (a large graph drawn at full size) makes the output scroll: such
- * an output is put in the tab order, so the keyboard can scroll it too.
+ * an output is put in the tab order, so the keyboard can scroll it too. In JupyterLab's
+ * dark theme, the project's pictures (those with a text alternative, and the widgets'
+ * DescribedImage) are shown through widgets/theme.py's PICTURE_DARK_FILTER: their white
+ * card turns dark and their dark text light, each colour keeping its hue.
  *
  * JupyterLab loads an extension as a module-federation container: an object on
  * `window._JUPYTERLAB[name]` whose `get('./extension')` resolves to a factory of the
@@ -90,6 +93,10 @@
   };
 
   const PICTURES = ['image/png', 'image/jpeg', 'image/gif', 'image/svg+xml'];
+  // widgets/theme.py's PICTURE_DARK_FILTER, for the project's pictures in a dark theme
+  const DARK_PICTURES = 'body[data-jp-theme-light="false"] img.ag-picture, '
+    + 'body[data-jp-theme-light="false"] img.ag-described-image '
+    + '{ filter: invert(0.93) hue-rotate(180deg); }';
   const described = new WeakSet(); // renderer factories already wrapped
   const watched = new WeakSet(); // outputs whose scrolling is already watched
 
@@ -135,6 +142,7 @@
             // lesson also shows on the pan-and-zoom canvas, shrinks to fit)
             renderer.node.querySelectorAll('img').forEach(img => {
               img.alt = alt;
+              img.classList.add('ag-picture');
               img.style.maxWidth = '100%';
               img.style.height = 'auto';
             });
@@ -164,6 +172,9 @@
       + 'that makes its output scroll can be scrolled from the keyboard.',
     autoStart: true,
     activate: app => {
+      const style = document.createElement('style');
+      style.textContent = DARK_PICTURES;
+      document.head.appendChild(style);
       app.docRegistry.addWidgetExtension('Notebook', {
         createNew: panel => describePictures(panel.content.rendermime)
       });
