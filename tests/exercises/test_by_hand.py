@@ -7,6 +7,7 @@ closed forms, and training with the learner's own gradients.
   and no message contains an entry of any expected gradient.
 * Malformed answers (None, text, a Tensor, NaN, a wrong shape, a function ...) get a sentence.
 * Placeholders record nothing; H1 is solved only when all 23 rows are right.
+* The loss plot carries a text alternative computed from the run (how the curves compare).
 * The stored lesson ships unanswered and holds no line of a solution.
 """
 
@@ -26,6 +27,7 @@ import autograd_core as ag
 from widgets import exercises as ex
 from widgets.exercises import by_hand, forget_results, store
 from widgets.exercises.tracking import parts_of, status
+from widgets.figures import DescribedFigure
 
 ROOT = Path(__file__).resolve().parents[2]
 LESSON = ROOT / "notebooks" / "13_backprop_by_hand.ipynb"
@@ -184,6 +186,44 @@ def test_training_on_your_gradients_is_training_on_the_engines():
     fig = run.plot()
     assert [line.get_label() for line in fig.axes[0].get_lines()] == [
         "the engine's gradients (loss.backward())", "your gradients"]
+
+
+# A made-up engine curve, and curves of yours against it -> what the plot's alt text must say.
+ENGINE = np.linspace(2.5, 0.3, 300)
+CURVES = {
+    "not trained": (None, ["300 training steps", "engine's gradients (loss.backward()) only",
+                           "it falls from 2.5 to 0.3", "Your curve is not drawn"]),
+    "the same": (ENGINE.copy(), ["two curves", "with yours it falls from 2.5 to 0.3",
+                                 "the same loss at every step"]),
+    "rounding apart": (ENGINE * (1 + 1e-15), ["The two curves are one",
+                                              "differ by at most 1e-15 (relative)"]),
+    "apart from step 120": (ENGINE + 0.05 * (np.arange(300) >= 120),
+                            ["with yours it falls from 2.5 to 0.35",
+                             "leaves the engine's at step 120 and ends above it"]),
+    "rising": (np.linspace(2.5, 4.0, 300), ["with yours it rises from 2.5 to 4",
+                                            "leaves the engine's at step 1 and ends above"]),
+    "stopped early": (ENGINE[:100], ["stops at step 100, on the engine's until then"]),
+    "below, stopped early": (ENGINE[:100] - 0.1 * (np.arange(100) >= 7),
+                             ["leaves the engine's at step 7 and ends below it"]),
+}
+
+
+@pytest.mark.parametrize("label", CURVES)
+def test_the_loss_plot_says_what_it_shows(label):
+    yours, said = CURVES[label]
+    fig = by_hand.TrainingRun(ENGINE, yours, "").plot()
+    assert isinstance(fig, DescribedFigure) and repr(fig) == "<Figure size 700x300 with 1 Axes>"
+    assert fig._repr_mimebundle_()[1] == {"image/png": {"alt": fig.alt}}
+    for words in said:
+        assert words in fig.alt, (words, fig.alt)
+
+
+def test_the_lessons_loss_plot_says_its_curves_are_one():
+    run = by_hand.train(my_gradients)
+    alt = run.plot().alt
+    assert f"falls from {run.engine[0]:.3g} to {run.engine[-1]:.3g}" in alt, alt
+    assert "The two curves are one" in alt and "(relative)" in alt, alt
+    assert "Your curve is not drawn" in by_hand.train(None).plot().alt
 
 
 # -- named mistakes, each in its own row ----------------------------------------------------------

@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -19,6 +18,7 @@ from autograd_core import Tensor, optim
 
 from ...feedback import words
 from ...feedback.result import Result
+from ...figures import DescribedFigure
 from .. import learner
 from ..exercise import Exercise, register
 from ..parts import answers, one_answer
@@ -38,9 +38,6 @@ from .network import (
     reference,
 )
 from .table import _contexts, _row_message, _summary, _with_dependencies
-
-if TYPE_CHECKING:
-    from matplotlib.figure import Figure
 
 LEARNING_RATE = 0.1
 CURVE_TOLERANCE = 1e-9  # your loss curve against the engine's, relative
@@ -79,6 +76,16 @@ class TrainingRun:
         return self.note
 
     @property
+    def difference(self) -> float:
+        """The largest difference between your loss and the engine's at a step, relative
+        (over the steps of both; nan without your curve)."""
+        if self.yours is None:
+            return float("nan")
+        n = min(len(self.yours), len(self.engine))
+        engine = self.engine[:n]
+        return float(np.max(np.abs(self.yours[:n] - engine) / np.maximum(1, np.abs(engine))))
+
+    @property
     def matches(self) -> bool:
         """Whether your curve is the engine's, step by step (relative 1e-9)."""
         if self.yours is None or len(self.yours) != len(self.engine):
@@ -86,12 +93,12 @@ class TrainingRun:
         return bool(np.all(np.abs(self.yours - self.engine)
                            <= CURVE_TOLERANCE * np.maximum(1, np.abs(self.engine))))
 
-    def plot(self) -> Figure:
-        """Both loss curves, one point per step (a matplotlib Figure, no pyplot)."""
+    def plot(self) -> DescribedFigure:
+        """Both loss curves, one point per step (a matplotlib Figure, no pyplot), with a
+        text alternative saying what they show (``fig.alt``, see :meth:`alt`)."""
         from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
 
-        fig = Figure(figsize=(7, 3), dpi=100)
+        fig = DescribedFigure(figsize=(7, 3), dpi=100)
         FigureCanvasAgg(fig)
         ax = fig.add_subplot()
         steps = np.arange(len(self.engine))
@@ -106,7 +113,48 @@ class TrainingRun:
                                                     else ": yours is not trained yet"))
         ax.legend(fontsize=8)
         fig.tight_layout()
+        fig.alt = self.alt()
         return fig
+
+    def alt(self) -> str:
+        """What :meth:`plot` shows, in words, from the losses: each curve from its first
+        step to its last, and how yours compares with the engine's.
+
+        >>> TrainingRun(np.array([2.5, 1.0, 0.5]), None, "").alt()   # doctest: +ELLIPSIS
+        "A line chart of the loss at each of 3 training steps, with the engine's gradients \
+(loss.backward()) only: it falls from 2.5 to 0.5. Your curve is not drawn: ..."
+        """
+        chart = f"A line chart of the loss at each of {len(self.engine)} training steps"
+        engine = "the engine's gradients (loss.backward())"
+        if self.yours is None:
+            return (f"{chart}, with {engine} only: it {_course(self.engine)}. Your curve is "
+                    "not drawn: your gradients have not trained the network yet.")
+        said = (f"{chart}, two curves from the same start on the same batches: with {engine} "
+                f"it {_course(self.engine)}; with yours it {_course(self.yours)}.")
+        n = min(len(self.yours), len(self.engine))
+        if self.matches:
+            return f"{said} The two curves are one: " + (
+                f"they differ by at most {self.difference:.0e} (relative)." if self.difference
+                else "the same loss at every step.")
+        first = _first_difference(self)
+        if first == n:
+            return f"{said} Your curve stops at step {n}, on the engine's until then."
+        ends = "below" if self.yours[-1] < self.engine[n - 1] else "above"
+        return f"{said} Your curve leaves the engine's at step {first} and ends {ends} it."
+
+
+def _course(losses: np.ndarray) -> str:
+    """'falls from 2.52 to 0.314' (or rises): a curve from its first step to its last."""
+    verb = "falls" if losses[-1] < losses[0] else "rises"
+    return f"{verb} from {losses[0]:.3g} to {losses[-1]:.3g}"
+
+
+def _first_difference(run: TrainingRun) -> int:
+    """The first step where your loss is not the engine's (relative 1e-9)."""
+    n = min(len(run.yours), len(run.engine))
+    yours, engine = run.yours[:n], run.engine[:n]
+    off = np.abs(yours - engine) > CURVE_TOLERANCE * np.maximum(1, np.abs(engine))
+    return int(np.argmax(off)) if off.any() else n
 
 
 @functools.lru_cache(maxsize=4)
@@ -159,10 +207,9 @@ def train(my_gradients: Callable | None = None, steps: int = TRAIN_STEPS,
             params[k] = params[k] - lr * grads[k]
     yours = np.array(losses)
     run = TrainingRun(engine, yours, "")
-    worst = float(np.max(np.abs(yours - engine) / np.maximum(1, np.abs(engine))))
     run.note = (f"{steps} steps of SGD (lr {lr}) from the same start on the same batches. "
                 f"Loss at the last step: yours {yours[-1]:.4f}, the engine's {engine[-1]:.4f}; "
-                f"the curves differ by at most {worst:.0e} (relative): "
+                f"the curves differ by at most {run.difference:.0e} (relative): "
                 + ("the same curve." if run.matches else "not the same curve."))
     return run
 
@@ -235,10 +282,9 @@ def check_h4(my_gradients: Callable) -> Result:
 def _departure(run: TrainingRun) -> str:
     if run.yours is None:
         return run.note
-    off = np.abs(run.yours - run.engine) > CURVE_TOLERANCE * np.maximum(1, np.abs(run.engine))
-    return (f"Your curve leaves the engine's at step {int(np.argmax(off))}: your gradients are "
-            "right on the lesson's batch but not on that step's. Is something of the first "
-            "batch (its labels, its size, an array from H1) built into your function?")
+    return (f"Your curve leaves the engine's at step {_first_difference(run)}: your gradients "
+            "are right on the lesson's batch but not on that step's. Is something of the "
+            "first batch (its labels, its size, an array from H1) built into your function?")
 
 
 
