@@ -3,10 +3,10 @@
 >>> DerivationWidget(lambda x, W: ag.tanh(x @ W), shapes={"x": (4, 3), "W": (3, 2)},
 ...                  wrt=("W",))                                      # doctest: +SKIP
 
-Each box takes the formula as text, as on the whiteboard (``x.T @ (g * ...)``); Check
-runs :func:`widgets.feedback.derivation.check_derivation` and shows its Result. The
-widget only calls that check: a cell calling ``check_derivation`` directly prints the
-same feedback.
+Each box takes the formula as text, as on the whiteboard (``x.T @ (g * ...)``); Check,
+or Enter in a box, runs :func:`widgets.feedback.derivation.check_derivation` and shows
+its Result. The widget only calls that check: a cell calling ``check_derivation``
+directly prints the same feedback.
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ class DerivationWidget(w.VBox):
         shown = ", ".join(f"{k} {tuple(v)}" for k, v in self.shapes.items())
         header = w.HTML(f"<b>{html.escape(title)}</b><br>Inputs: {html.escape(shown)}. "
                         "Write each gradient as a formula of the inputs (and g, the "
-                        "upstream gradient, when the output is not a scalar).")
+                        "upstream gradient, when the output is not a scalar), then press "
+                        "Enter or Check.")
         self.boxes = {name: w.Text(description=f"d{name} =", placeholder=f"dL/d{name}",
                                    layout=w.Layout(width="100%")) for name in names}
         self.check_button = w.Button(description="Check", button_style="primary",
@@ -39,6 +40,8 @@ class DerivationWidget(w.VBox):
         self.feedback = w.HTML()
         self.result: Result | None = None
         self.check_button.on_click(lambda _: self.check())
+        for box in self.boxes.values():
+            box.on_msg(self._on_box_message)
         super().__init__([header, *self.boxes.values(), self.check_button, self.feedback])
 
     def check(self) -> Result:
@@ -51,3 +54,10 @@ class DerivationWidget(w.VBox):
             self.result = check_derivation(self.f, formulas, self.shapes)
         self.feedback.value = self.result._repr_html_()
         return self.result
+
+    def _on_box_message(self, _box, content, _buffers) -> None:
+        """Enter in a formula box checks, as the button does: the front end sends the box
+        ``{"event": "submit"}`` on Enter (after the value it holds), and nothing for other
+        keys."""
+        if content.get("event") == "submit":
+            self.check()

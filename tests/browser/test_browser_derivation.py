@@ -3,9 +3,11 @@
 JupyterLab serves tests/browser/derivation.ipynb (a DerivationWidget for dW of
 tanh(x @ W)). The test focuses the formula box by its label, types a derivation that
 forgets the upstream gradient, moves to Check with Tab and presses Enter: the feedback
-names the missing upstream gradient. It then types the fixed formula and checks it the
-same way, in JupyterLab's light and dark themes. Along the way, the focused box and the
-focused button must show that they have the focus (a ring, or the box's border colour).
+names the missing upstream gradient. It then types the fixed formula, which checks
+nothing while it is typed, and presses Enter in the box itself: that checks, as the
+button does, and the focus stays in the box. In JupyterLab's light and dark themes.
+Along the way, the focused box and the focused button must show that they have the
+focus (a ring, or the box's border colour).
 """
 
 from __future__ import annotations
@@ -52,8 +54,11 @@ def test_a_learner_checks_a_derivation_with_the_keyboard_only(tmp_path, theme):
         box.focus()
         page.keyboard.press("Control+a")
         page.keyboard.type("x.T @ (g * (1 - tanh(x @ W)**2))")
-        check_with_keyboard(page)
+        page.wait_for_timeout(1000)  # the keystrokes reach the kernel (see check_with_keyboard)
+        while_typing = page.evaluate(FEEDBACK)
+        page.keyboard.press("Enter")  # in the box: Enter checks, as the button does
         second = poll(page, FEEDBACK, lambda t: "match the engine" in t)
+        after_enter = page.evaluate(FOCUS_RING)
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / f"browser_derivation_{theme}.png"),
                         full_page=True)
@@ -63,4 +68,6 @@ def test_a_learner_checks_a_derivation_with_the_keyboard_only(tmp_path, theme):
     assert on_button["tag"] == "BUTTON" and "Check" in on_button["text"], on_button
     assert on_button["ring"], on_button
     assert "does not use the upstream gradient g" in first, first
+    assert while_typing == first, (while_typing, first)  # typing checks nothing
     assert "match the engine's gradients" in second, second
+    assert after_enter["tag"] == "INPUT" and "tanh" in after_enter["text"], after_enter

@@ -1,5 +1,6 @@
-"""DerivationWidget without a browser: a labelled box per formula, Check shows the same
-Result as check_derivation, and empty or unreadable boxes get a sentence."""
+"""DerivationWidget without a browser: a labelled box per formula, Check (or Enter in a
+box) shows the same Result as check_derivation, and empty or unreadable boxes get a
+sentence."""
 
 import pytest
 
@@ -36,3 +37,25 @@ def test_empty_and_unreadable_boxes_get_a_sentence():
     view.boxes["x"].value = "import os"
     result = view.check()
     assert not result.ok and "not a formula I can read" in result.message
+
+
+def from_the_front_end(box, content: dict) -> None:
+    """A custom message from the box's view, as the kernel receives it (Enter sends
+    ``{"event": "submit"}``)."""
+    box._handle_msg({"content": {"data": {"method": "custom", "content": content}},
+                     "buffers": []})
+
+
+def test_enter_in_a_box_checks_and_typing_does_not():
+    view = DerivationWidget(layer, SHAPES)
+    view.boxes["W"].value = "x.T @ (g * (1 - tanh(x @ W)**2))"  # typing syncs the value only
+    from_the_front_end(view.boxes["W"], {"event": "something else"})
+    assert view.result is None and view.feedback.value == ""
+    from_the_front_end(view.boxes["W"], {"event": "submit"})
+    assert view.result.ok and "match the engine" in view.feedback.value
+    view.boxes["x"].value = "g @ W.T"  # without tanh's derivative
+    from_the_front_end(view.boxes["x"], {"event": "submit"})
+    shown = view.feedback.value
+    assert not view.result.ok and "dx: Your answer differs" in shown
+    view.check()
+    assert view.feedback.value == shown  # what the button shows
