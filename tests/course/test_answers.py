@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 
 import numpy as np
@@ -181,3 +182,19 @@ def test_read_jsonl_skips_what_is_not_a_record(tmp_path):
     path.write_text('{"a": 1}\n[1, 2]\nbroken\n\n{"b": 2}\n')
     assert read_jsonl(path) == [{"a": 1}, {"b": 2}]
     assert read_jsonl(tmp_path / "missing.jsonl") == []
+
+
+def test_read_jsonl_skips_a_line_nested_too_deep_and_keeps_the_others(tmp_path):
+    """json.loads raised RecursionError on such a line, and the whole regrade stopped."""
+    path = tmp_path / "a.jsonl"
+    deep = '{"x": ' * 100_000 + "1" + "}" * 100_000
+    shallow_but_over_the_cap = "[" * 70 + "]" * 70
+    path.write_text(f'{{"a": 1}}\n{deep}\n{{"b": {shallow_but_over_the_cap}}}\n{{"c": 3}}\n')
+    assert read_jsonl(path) == [{"a": 1}, {"c": 3}]
+
+
+def test_read_jsonl_reads_nothing_from_what_is_not_a_regular_file(tmp_path):
+    assert read_jsonl(tmp_path) == []  # a folder
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    assert read_jsonl(fifo) == []  # a named pipe: refused at once, not waited on

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from widgets.exercises.problems import Problem, learner_name
+from widgets.exercises.safe_reading import parse_json, read_regular
 
 ANSWERS_ENV = "AUTOGRAD_LESSONS_ANSWERS"
 ANSWERS, CELLS, GRADED = "answers.jsonl", "cells.jsonl", "graded.jsonl"
@@ -182,14 +183,21 @@ def note_graded(question: str, result) -> None:
         _RECORDER[0].graded(question, result)
 
 
+MAX_JSONL_BYTES = 256 * 2**20  # a submission's answers, cells or marks: far above any lesson's
+
+
 def read_jsonl(path: Path) -> list[dict]:
-    """Every JSON object line of ``path`` (none if it is missing; broken lines skipped)."""
-    if not path.is_file():
+    """Every JSON object line of ``path``: none if it is missing or cannot be read (not a
+    regular file, over ``MAX_JSONL_BYTES``); a line that is not a JSON object, or is nested
+    deeper than ``safe_reading.MAX_DEPTH``, is skipped, and the others are kept."""
+    try:
+        data = read_regular(path, MAX_JSONL_BYTES)
+    except ValueError:
         return []
     out = []
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+    for line in data.decode("utf-8", errors="replace").splitlines():
         try:
-            entry = json.loads(line)
+            entry = parse_json(line)
         except ValueError:
             continue
         if isinstance(entry, dict):
