@@ -375,6 +375,35 @@ def test_g2_relu_derivative_of_one_half_at_zero():
     assert result.diagnosis == "relu_at_zero" and "½" in result.message
 
 
+# Words that would state the tie convention lesson 06 asks the learner to derive.
+TIE_CONVENTION_WORDS = ("half", "halv", "0.5", "1/2", "½", "split", "equal", "50%")
+
+
+def _g2_tie_slips(p):
+    tie, wins_a, wins_b = (p.a == p.b) * 1.0, (p.a > p.b) * 1.0, (p.b > p.a) * 1.0
+    return {"a all": ("da", p.G * (wins_a + tie)), "a nothing": ("da", p.G * wins_a),
+            "b all": ("db", p.G * (wins_b + tie)), "b nothing": ("db", p.G * wins_b)}
+
+
+@pytest.mark.parametrize("slip", ["a all", "a nothing", "b all", "b nothing"])
+def test_g2_names_a_tie_slip_without_stating_the_convention(slip):
+    """A tie given one side's whole gradient, or none, is named (the tie, index 2, the
+    winner's or loser's rule), and the reply never states the split lesson 06 asks for."""
+    part, answer = _g2_tie_slips(ex.G2.problem())[slip]
+    result = ex.G2(**{part: answer})
+    assert result.diagnosis == "tie_convention", repr(result)
+    message = result.message.lower()
+    assert "tie (index 2)" in message and ("winner" in message or "loser" in message)
+    assert not [w for w in TIE_CONVENTION_WORDS if w in message], result.message
+
+
+def test_g2_relu_reply_does_not_state_the_tie_rule_of_maximum():
+    """ReLU′(0) = ½ is named as the learner's own value, not as maximum's tie rule."""
+    p = ex.G2.problem()
+    message = ex.G2(dx=p.G * ((p.x > 0) + 0.5 * (p.x == 0))).message.lower()
+    assert "maximum" not in message and "tie" not in message, message
+
+
 def test_two_mistakes_read_as_one_sentence():
     """'…with that undone, Your dW2…' was the audit's example."""
     p = ex.G5.problem()

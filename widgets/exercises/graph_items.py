@@ -151,6 +151,14 @@ def g2_problem(size: int = G2_SIZE) -> Problem:
                    G=g.standard_normal(size) + 2)
 
 
+def _g2_tie(side: str, gave: str, rule: str) -> str:
+    """What G2 says to a tie given one side's rule: the kind of slip and where, never the
+    convention itself, which lesson 06 asks the learner to derive."""
+    return (f"At the tie (index 2) you gave {side} {gave}, the {rule}'s rule; at a tie neither "
+            f"a nor b is the {rule}. Go back to step 3 of section 1: what do its two demands "
+            f"leave for {side}?")
+
+
 @answers("da", "db", "dx")
 def check_g2(*, size: int = G2_SIZE, **answers) -> Result:
     """``G2(da=..., db=..., dx=...)`` for ``G2.problem()``; ``size=`` for answers to
@@ -165,25 +173,22 @@ def check_g2(*, size: int = G2_SIZE, **answers) -> Result:
         ag.relu(x).backward(p.G)
         win_a = (p.a > p.b) * 1.0
         tie = p.a == p.b
-        full_tie = "At the tie (index 2) you gave each side the whole gradient; the engine " \
-                   "splits it equally (half each), so the total sent back still equals G."
         context = {
             "da": dict(of="a", upstream=p.G, mistakes=[
-                Mistake(p.G * (win_a + tie), full_tie, "", "tie_convention"),
-                Mistake(p.G * win_a, "At the tie you gave a nothing; the engine's convention "
-                        "splits a tie equally.", "", "tie_convention")]),
+                Mistake(p.G * (win_a + tie), _g2_tie("a", "all of G", "winner"), "",
+                        "tie_convention"),
+                Mistake(p.G * win_a, _g2_tie("a", "nothing", "loser"), "", "tie_convention")]),
             "db": dict(of="b", upstream=p.G, mistakes=[
-                Mistake(p.G * (1 - win_a), "At the tie you gave b the whole gradient; the "
-                        "engine splits a tie equally.", "", "tie_convention"),
-                Mistake(p.G * (p.b > p.a), "At the tie you gave b nothing; the engine splits "
-                        "a tie equally.", "", "tie_convention")]),
+                Mistake(p.G * (1 - win_a), _g2_tie("b", "all of G", "winner"), "",
+                        "tie_convention"),
+                Mistake(p.G * (p.b > p.a), _g2_tie("b", "nothing", "loser"), "",
+                        "tie_convention")]),
             "dx": dict(of="x", upstream=p.G, mistakes=[
                 Mistake(p.G * (p.x >= 0), "At x = 0 you passed the gradient; the engine's ReLU "
                         "uses gradient 0 at 0 (its mask is x > 0).", "", "relu_at_zero"),
                 Mistake(p.G * ((p.x > 0) + 0.5 * (p.x == 0)), "At x = 0 (index 1) you used "
-                        "ReLU′(0) = ½, the tie rule of maximum(a, b); relu is its own op, and "
-                        "its mask is x > 0, so nothing passes at exactly 0.", "",
-                        "relu_at_zero")]),
+                        "ReLU′(0) = ½; relu is its own op, and its mask is x > 0, so nothing "
+                        "passes at exactly 0.", "", "relu_at_zero")]),
         }
         grads = {"da": a.grad, "db": b.grad, "dx": x.grad}
         return [check_gradient(given[k], grads[k], name=k, **context[k]) for k in grads
