@@ -32,9 +32,9 @@ def rgb(hex_colour: str) -> str:
     return "rgb({}, {}, {})".format(*(int(h[i:i + 2], 16) for i in (0, 2, 4)))
 
 
-# The op drawn with the "current" stroke, whether it lies inside the canvas's visible
-# box, and the step label.
-READ = """() => {
+# The op drawn with the "current" stroke (the theme's: black on the light card, white
+# on the dark one), whether it lies inside the canvas's visible box, and the step label.
+READ_IN = """() => {
   const graph = document.querySelector('.ag-graph');
   if (!graph) return null;
   const current = [...graph.querySelectorAll('g.node.op')].filter(g => {
@@ -51,7 +51,10 @@ READ = """() => {
       .map(e => e.innerText).find(t => / \\/ /.test(t));
   const inspector = document.querySelector('.ag-inspector');
   return {current, shown, label, inspector: inspector ? inspector.innerText : ''};
-}""".replace("STROKE", rgb(theme.CURRENT))
+}"""
+READ_BY_THEME = {"light": READ_IN.replace("STROKE", rgb(theme.CURRENT)),
+                 "dark": READ_IN.replace("STROKE", rgb(theme.DARK_THEME[theme.CURRENT]))}
+READ = READ_BY_THEME["light"]
 
 # Arms a timer: the next input event of ``kind`` starts it, and it stops at the first DOM
 # change after which ``done`` (a JS expression) holds; the result lands in window.__trip.
@@ -123,13 +126,14 @@ def test_click_and_step_round_trips_at_a_thousand_nodes(tmp_path):
 def walk_capstone(tmp_path, theme_name: str) -> list[dict]:
     with lab_page(tmp_path, CAPSTONE, width=1100, theme=theme_name) as page:
         page.get_by_role("button", name="next ▶").wait_for(timeout=120_000)
-        first = poll(page, READ, lambda s: s is not None and s["label"] is not None)
+        read = READ_BY_THEME[theme_name]
+        first = poll(page, read, lambda s: s is not None and s["label"] is not None)
         n = int(first["label"].split("/")[1])
         page.locator(".ag-canvas").focus()
         states = []
         for k in range(1, n + 1):
             page.keyboard.press("ArrowRight")
-            states.append(poll(page, READ, lambda s, k=k: s["label"] == f"{k} / {n}"
+            states.append(poll(page, read, lambda s, k=k: s["label"] == f"{k} / {n}"
                                and len(s["current"]) == 1))
             if k == n // 2:
                 page.locator(".ag-canvas").scroll_into_view_if_needed()

@@ -202,6 +202,16 @@ def menu(page, top: str, item: str, timeout: float = 90_000) -> None:
         timeout=timeout)
 
 
+def switch_theme(page, theme: str) -> None:
+    """Settings > Theme > the theme (``"light"`` or ``"dark"``), on a page already open,
+    and wait until the page shows it."""
+    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile("^Settings$")).click()
+    page.locator(".lm-Menu-itemLabel", has_text=re.compile("^Theme$")).first.hover()
+    page.locator(".lm-Menu-itemLabel", has_text=re.compile(f"^{THEMES[theme]}$")).first.click()
+    page.wait_for_function("name => document.body.dataset.jpThemeName === name",
+                           arg=THEMES[theme])
+
+
 # Some code cell's prompt shows that it ran or is queued: "[3]:" or "[*]:".
 _RUN_STARTED = ("() => [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]"
                 ".some(p => /\\[(\\*|\\d+)\\]/.test(p.innerText))")
