@@ -75,23 +75,31 @@ class TrainingRun:
     def __repr__(self) -> str:
         return self.note
 
+    def gaps(self) -> np.ndarray:
+        """Your loss against the engine's at each step both curves have, relative (the
+        difference over the engine's loss, or over 1 where that is smaller)."""
+        n = min(len(self.yours), len(self.engine))
+        engine = self.engine[:n]
+        return np.abs(self.yours[:n] - engine) / np.maximum(1, np.abs(engine))
+
     @property
     def difference(self) -> float:
         """The largest difference between your loss and the engine's at a step, relative
         (over the steps of both; nan without your curve)."""
-        if self.yours is None:
-            return float("nan")
-        n = min(len(self.yours), len(self.engine))
-        engine = self.engine[:n]
-        return float(np.max(np.abs(self.yours[:n] - engine) / np.maximum(1, np.abs(engine))))
+        return float("nan") if self.yours is None else float(np.max(self.gaps()))
 
     @property
     def matches(self) -> bool:
         """Whether your curve is the engine's, step by step (relative 1e-9)."""
         if self.yours is None or len(self.yours) != len(self.engine):
             return False
-        return bool(np.all(np.abs(self.yours - self.engine)
-                           <= CURVE_TOLERANCE * np.maximum(1, np.abs(self.engine))))
+        return bool(np.all(self.gaps() <= CURVE_TOLERANCE))
+
+    def first_difference(self) -> int:
+        """The first step where your loss is not the engine's (relative 1e-9); the number
+        of steps both curves have if there is none."""
+        off = self.gaps() > CURVE_TOLERANCE
+        return int(np.argmax(off)) if off.any() else len(off)
 
     def plot(self) -> DescribedFigure:
         """Both loss curves, one point per step (a matplotlib Figure, no pyplot), with a
@@ -136,7 +144,7 @@ class TrainingRun:
             return f"{said} The two curves are one: " + (
                 f"they differ by at most {self.difference:.0e} (relative)." if self.difference
                 else "the same loss at every step.")
-        first = _first_difference(self)
+        first = self.first_difference()
         if first == n:
             return f"{said} Your curve stops at step {n}, on the engine's until then."
         ends = "below" if self.yours[-1] < self.engine[n - 1] else "above"
@@ -147,14 +155,6 @@ def _course(losses: np.ndarray) -> str:
     """'falls from 2.52 to 0.314' (or rises): a curve from its first step to its last."""
     verb = "falls" if losses[-1] < losses[0] else "rises"
     return f"{verb} from {losses[0]:.3g} to {losses[-1]:.3g}"
-
-
-def _first_difference(run: TrainingRun) -> int:
-    """The first step where your loss is not the engine's (relative 1e-9)."""
-    n = min(len(run.yours), len(run.engine))
-    yours, engine = run.yours[:n], run.engine[:n]
-    off = np.abs(yours - engine) > CURVE_TOLERANCE * np.maximum(1, np.abs(engine))
-    return int(np.argmax(off)) if off.any() else n
 
 
 @functools.lru_cache(maxsize=4)
@@ -282,7 +282,7 @@ def check_h4(my_gradients: Callable) -> Result:
 def _departure(run: TrainingRun) -> str:
     if run.yours is None:
         return run.note
-    return (f"Your curve leaves the engine's at step {_first_difference(run)}: your gradients "
+    return (f"Your curve leaves the engine's at step {run.first_difference()}: your gradients "
             "are right on the lesson's batch but not on that step's. Is something of the "
             "first batch (its labels, its size, an array from H1) built into your function?")
 
