@@ -236,7 +236,7 @@ def test_a_figures_text_reads_through_the_dark_filter():
 
 
 def test_the_dark_filter_computed_here_is_what_chromium_draws():
-    """Pixels Chromium 14x drew through ``filter: invert(0.93) hue-rotate(180deg)``, read
+    """Pixels Debian's Chromium 156 drew through ``filter: invert(0.93) hue-rotate(180deg)``, read
     from a screenshot: white, the label grey and four colours of the palette."""
     drawn = {"#ffffff": (18, 18, 18), "#212529": (203, 206, 210), "#e69f00": (155, 94, 0),
              "#f0e442": (67, 57, 0), "#0072b2": (75, 173, 228), "#009e73": (29, 164, 128)}
