@@ -95,6 +95,8 @@ from .backward import (
     modified_inplace,
     no_grad_fn,
     not_saved,
+    rule_not_code,
+    rule_unknown_name,
     second_backward,
 )
 from .checks import GradcheckError, anomaly, gradcheck_dtype, gradcheck_mismatch, gradcheck_nothing

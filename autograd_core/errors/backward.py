@@ -1,7 +1,8 @@
 """Messages of the reverse sweep (sweep/engine.py, recording/node.py, tools/graph.py):
 starting it, the saved tensors it reads, and tensors changed in place under it.
 
-Raised from: recording/node.py, sweep/engine.py, sweep/grad.py, tools/graph.py.
+Raised from: recording/node.py, recording/rule.py, sweep/engine.py, sweep/grad.py,
+tools/graph.py.
 """
 
 from __future__ import annotations
@@ -93,6 +94,22 @@ def missing_backward(op: str) -> NotImplementedError:
     """An op class without a backward rule reached the sweep."""
     return NotImplementedError(f"the op {op!r} defines no backward rule, so it cannot be "
                                "differentiated.")
+
+
+def rule_not_code(op: str, reason: str) -> SyntaxError:
+    """An op's rule text, which is compiled into its backward, is not Python it can be
+    compiled from (recording/rule.py)."""
+    return error(SyntaxError, f"{op}'s rule cannot be compiled into its backward: {reason}.",
+                 "write the rule as Python assignments, one gradient per input ('da = g * b'), "
+                 "with any note after two spaces in parentheses; or write a backward(ctx, g) "
+                 "and the rule stays text.")
+
+
+def rule_unknown_name(name: str, namespace: str) -> AttributeError:
+    """A compiled rule calls a function its sweep's namespace does not provide."""
+    return error(AttributeError, f"a rule calls {name!r}, which the {namespace} has no "
+                 "version of.", "use one of the namespace's functions, or write the op's "
+                 "backward(ctx, g) by hand.")
 
 
 def graph_cycle(cycle: str) -> CycleError:

@@ -21,19 +21,11 @@ class Add(Function):
 
     name = "add"
     rule = "da = g\ndb = g"
+    elementwise = True
 
     @staticmethod
     def forward(ctx, a, b):
         return broadcasting(np.add, "add", a, b)
-
-    @staticmethod
-    def backward(ctx, g):
-        return g, g
-
-    @staticmethod
-    def jvp(ctx, ta, tb):
-        """dout = ta + tb"""
-        return tangent_sum(ta, tb)
 
 
 class Sub(Function):
@@ -41,19 +33,11 @@ class Sub(Function):
 
     name = "sub"
     rule = "da = g\ndb = -g"
+    elementwise = True
 
     @staticmethod
     def forward(ctx, a, b):
         return broadcasting(np.subtract, "sub", a, b)
-
-    @staticmethod
-    def backward(ctx, g):
-        return g, (-g if ctx.needs_input_grad[1] else None)
-
-    @staticmethod
-    def jvp(ctx, ta, tb):
-        """dout = ta - tb"""
-        return tangent_sum(ta, None if tb is None else -tb)
 
 
 class Mul(Function):
@@ -61,6 +45,7 @@ class Mul(Function):
 
     name = "mul"
     rule = "da = g * b\ndb = g * a"
+    elementwise = True
 
     @staticmethod
     def forward(ctx, a, b):
@@ -70,24 +55,13 @@ class Mul(Function):
             ctx.save(a=a)
         return broadcasting(np.multiply, "mul", a, b)
 
-    @staticmethod
-    def backward(ctx, g):
-        da = g * ctx.load("b") if ctx.needs_input_grad[0] else None
-        db = g * ctx.load("a") if ctx.needs_input_grad[1] else None
-        return da, db
-
-    @staticmethod
-    def jvp(ctx, ta, tb):
-        """dout = ta * b + a * tb"""
-        return tangent_sum(None if ta is None else ta * ctx.load("b"),
-                           None if tb is None else ctx.load("a") * tb)
-
 
 class Div(Function):
     """f(a, b) = a / b"""
 
     name = "div"
     rule = "da = g / b\ndb = -g * a / b**2"
+    elementwise = True
 
     @staticmethod
     def forward(ctx, a, b):
@@ -96,20 +70,6 @@ class Div(Function):
         if any(ctx.needs_input_grad):
             ctx.save(b=b)
         return broadcasting(np.true_divide, "div", a, b)
-
-    @staticmethod
-    def backward(ctx, g):
-        b = ctx.load("b")
-        da = g / b if ctx.needs_input_grad[0] else None
-        db = -g * ctx.load("a") / (b * b) if ctx.needs_input_grad[1] else None
-        return da, db
-
-    @staticmethod
-    def jvp(ctx, ta, tb):
-        """dout = ta / b - tb * a / b**2"""
-        b = ctx.load("b")
-        return tangent_sum(None if ta is None else ta / b,
-                           None if tb is None else -tb * ctx.load("a") / (b * b))
 
 
 class Pow(Function):
@@ -173,19 +133,11 @@ class Neg(Function):
 
     name = "neg"
     rule = "da = -g"
+    elementwise = True
 
     @staticmethod
     def forward(ctx, a):
         return np.negative(a)
-
-    @staticmethod
-    def backward(ctx, g):
-        return (-g,)
-
-    @staticmethod
-    def jvp(ctx, ta):
-        """dout = -ta"""
-        return -ta
 
 
 class _UnaryBySlope(Function):
@@ -246,42 +198,45 @@ def _fits(out, x) -> bool:
     return out.dtype is getattr(x, "dtype", None) or out.dtype == np.result_type(out, x)
 
 
-class Exp(_UnaryBySlope):
+class Exp(Function):
     """f(a) = exp(a); backward reuses the output."""
 
     name = "exp"
     rule = "da = g * out"
-    saves = "out"
-    value = staticmethod(np.exp)
+    elementwise = True
 
     @staticmethod
-    def slope(out, xp):
+    def forward(ctx, a):
+        out = np.exp(a)
+        ctx.save(out=out)
         return out
 
 
-class Log(_UnaryBySlope):
+class Log(Function):
     """f(a) = log(a)"""
 
     name = "log"
     rule = "da = g / a"
-    value = staticmethod(np.log)
+    elementwise = True
 
     @staticmethod
-    def slope(a, xp):
-        return 1 / a
+    def forward(ctx, a):
+        ctx.save(a=a)
+        return np.log(a)
 
 
-class Sqrt(_UnaryBySlope):
+class Sqrt(Function):
     """f(a) = sqrt(a); backward reuses the output."""
 
     name = "sqrt"
     rule = "da = g / (2 * out)"
-    saves = "out"
-    value = staticmethod(np.sqrt)
+    elementwise = True
 
     @staticmethod
-    def slope(out, xp):
-        return 0.5 / out
+    def forward(ctx, a):
+        out = np.sqrt(a)
+        ctx.save(out=out)
+        return out
 
 
 class Abs(_UnaryBySlope):
@@ -297,58 +252,59 @@ class Abs(_UnaryBySlope):
         return np.nan_to_num(np.asarray(np.sign(constant(a))), copy=False)
 
 
-class Sin(_UnaryBySlope):
+class Sin(Function):
     """f(a) = sin(a)"""
 
     name = "sin"
     rule = "da = g * cos(a)"
-    value = staticmethod(np.sin)
+    elementwise = True
 
     @staticmethod
-    def slope(a, xp):
-        return xp.cos(a)
+    def forward(ctx, a):
+        ctx.save(a=a)
+        return np.sin(a)
 
 
-class Cos(_UnaryBySlope):
+class Cos(Function):
     """f(a) = cos(a)"""
 
     name = "cos"
     rule = "da = -g * sin(a)"
-    value = staticmethod(np.cos)
+    elementwise = True
 
     @staticmethod
-    def slope(a, xp):
-        return -xp.sin(a)
+    def forward(ctx, a):
+        ctx.save(a=a)
+        return np.cos(a)
 
 
-class Tanh(_UnaryBySlope):
+class Tanh(Function):
     """f(a) = tanh(a); backward reads only the saved output."""
 
     name = "tanh"
     rule = "da = g * (1 - out**2)"
-    saves = "out"
-    value = staticmethod(np.tanh)
+    elementwise = True
 
     @staticmethod
-    def slope(out, xp):
-        return 1 - out**2
+    def forward(ctx, a):
+        out = np.tanh(a)
+        ctx.save(out=out)
+        return out
 
 
-class Sigmoid(_UnaryBySlope):
+class Sigmoid(Function):
     """f(a) = 1 / (1 + exp(-a)); backward reads only the saved output: s' = s(1 - s)."""
 
     name = "sigmoid"
     rule = "da = g * out * (1 - out)"
-    saves = "out"
+    elementwise = True
 
     @staticmethod
-    def value(a):
+    def forward(ctx, a):
         # 0.5 * (1 + tanh(a / 2)) equals the logistic function and never overflows.
-        return 0.5 * (1 + np.tanh(0.5 * a))
-
-    @staticmethod
-    def slope(out, xp):
-        return out * (1 - out)
+        out = 0.5 * (1 + np.tanh(0.5 * a))
+        ctx.save(out=out)
+        return out
 
 
 class _UnaryByMask(_UnaryBySlope):
@@ -457,7 +413,8 @@ class Where(Function):
     """f(cond, a, b) = a where cond else b; cond is a constant mask."""
 
     name = "where"
-    rule = "da = g * cond\ndb = g * (1 - cond)"
+    rule = "da = where(cond, g, 0)\ndb = where(cond, 0, g)"
+    elementwise = True
 
     @staticmethod
     def forward(ctx, cond, a, b):
@@ -472,19 +429,6 @@ class Where(Function):
                 raise errors.broadcast("where", np.shape(a), np.shape(b)) from None
             raise errors.where_condition(cond.shape, values) from None
 
-    @staticmethod
-    def backward(ctx, g):
-        cond, xp = ctx.load("cond"), ctx.xp
-        zero = np.zeros((), dtype=g.dtype)
-        da = xp.where(cond, g, zero) if ctx.needs_input_grad[1] else None
-        db = xp.where(cond, zero, g) if ctx.needs_input_grad[2] else None
-        return None, da, db
-
-    @staticmethod
-    def jvp(ctx, tcond, ta, tb):
-        """dout = where(cond, ta, tb)"""
-        zero = np.zeros((), dtype=ctx.output_dtype)
-        return np.where(ctx.load("cond"), zero if ta is None else ta, zero if tb is None else tb)
 
 
 class Clip(_UnaryByMask):
@@ -513,10 +457,6 @@ class Cast(Function):
     @staticmethod
     def forward(ctx, a, dtype=None):
         return np.asarray(a).astype(dtype)
-
-    @staticmethod
-    def backward(ctx, g):
-        return (g,)
 
     @staticmethod
     def jvp(ctx, ta):

@@ -43,14 +43,6 @@ class MaskedFill(Function):
         return np.where(mask, np.asarray(value).astype(np.asarray(a).dtype), a)
 
     @staticmethod
-    def backward(ctx, g):
-        mask, xp = ctx.load("mask"), ctx.xp
-        zero = np.zeros((), dtype=g.dtype)
-        da = xp.where(mask, zero, g) if ctx.needs_input_grad[0] else None
-        dvalue = xp.where(mask, g, zero) if ctx.needs_input_grad[2] else None
-        return da, None, dvalue
-
-    @staticmethod
     def jvp(ctx, ta, tmask, tvalue):
         """dout = where(mask, tvalue, ta)"""
         zero = np.zeros((), dtype=ctx.output_dtype)
@@ -69,10 +61,6 @@ class Tril(Function):
     @classmethod
     def forward(cls, ctx, a, diagonal=0):
         return cls._triangle(a, diagonal)
-
-    @classmethod
-    def backward(cls, ctx, g):
-        return (ctx.run(cls, g, diagonal=ctx.params["diagonal"]),)  # the same triangle
 
     @classmethod
     def jvp(cls, ctx, ta):

@@ -25,6 +25,7 @@ import sys
 
 import numpy as np
 
+from ..recording import rule
 from ..recording.node import Node
 from ..recording.tensor import Tensor
 from . import api as F
@@ -71,6 +72,7 @@ class RecordedContext:
     __slots__ = ("node",)
     recorded = True
     xp = None  # this module, set below
+    rule_names = rule.RECORDED  # a compiled rule's functions: filled in below
 
     def __init__(self, node: Node):
         self.node = node
@@ -109,3 +111,37 @@ class RecordedContext:
 
 
 RecordedContext.xp = sys.modules[__name__]
+
+
+# -- the names a compiled rule calls (recording/rule.py), as recorded ops ---------------
+def _on_tensors(numpy_function, engine_function):
+    """``engine_function`` when an argument is a Tensor (a value on the recorded graph),
+    else ``numpy_function``: a rule computes on its params and numbers (``sqrt(2 * pi)``,
+    ``argsort(axes)``) with NumPy in both sweeps."""
+    def function(*args, **kwargs):
+        for a in args:
+            if isinstance(a, Tensor):
+                return engine_function(*args, **kwargs)
+        return numpy_function(*args, **kwargs)
+    function.__name__ = numpy_function.__name__
+    return function
+
+
+def _rule_where(condition, x, y):
+    return F.where(constant(condition), x, y)
+
+
+def _rule_sign(x):
+    """A sign has no derivative of its own: a constant, computed on the values."""
+    return np.sign(constant(x))
+
+
+for _name, _engine in dict(exp=F.exp, log=F.log, sin=F.sin, cos=F.cos, tanh=F.tanh,
+                           sqrt=F.sqrt, where=_rule_where, sign=_rule_sign,
+                           sum=lambda a, axis=None: F.sum(a, axis=axis, keepdims=True),
+                           mean=lambda a, axis=None: F.mean(a, axis=axis, keepdims=True),
+                           broadcast_to=broadcast_to, transpose=transpose,
+                           tril=F.tril, triu=F.triu, flip=F.flip, cumsum=F.cumsum).items():
+    setattr(rule.RECORDED, _name, _on_tensors(getattr(rule.PLAIN, _name), _engine))
+for _name in ("pi", "e", "inf", "nan", "argsort", "arange"):
+    setattr(rule.RECORDED, _name, getattr(np, _name))

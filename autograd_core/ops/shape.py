@@ -47,10 +47,6 @@ class Permute(Function):
         return np.transpose(a, axes)
 
     @staticmethod
-    def backward(ctx, g):
-        return (ctx.xp.transpose(g, np.argsort(ctx.params["axes"])),)
-
-    @staticmethod
     def jvp(ctx, ta):
         """dout = ta with the same axes reordered"""
         return np.transpose(ta, ctx.params["axes"])
@@ -68,10 +64,6 @@ class Expand(Function):
             return np.broadcast_to(a, shape)
         except ValueError:
             raise errors.broadcast("expand", np.shape(a), shape) from None
-
-    @staticmethod
-    def backward(ctx, g):
-        return (g,)  # the engine sums g back to a's shape, as for any broadcast
 
     @staticmethod
     def jvp(ctx, ta):

@@ -46,11 +46,6 @@ class Softmax(Function):
         return out
 
     @staticmethod
-    def backward(ctx, g):
-        out = ctx.load("out")
-        return (out * (g - ctx.xp.sum(g * out, axis=ctx.params["dim"], keepdims=True)),)
-
-    @staticmethod
     def jvp(ctx, ta):
         """dout = out * (ta - sum(ta * out, dim))"""
         out = ctx.load("out")
@@ -70,11 +65,6 @@ class LogSoftmax(Function):
             out = shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
         ctx.save(out=out)
         return out
-
-    @staticmethod
-    def backward(ctx, g):
-        out = ctx.load("out")
-        return (g - ctx.xp.exp(out) * g.sum(axis=ctx.params["dim"], keepdims=True),)
 
     @staticmethod
     def jvp(ctx, ta):

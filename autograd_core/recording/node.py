@@ -39,6 +39,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .. import errors
+from . import rule
 from .grad_mode import state as _grad_mode
 from .source import caller as _caller
 from .source import state as _source
@@ -123,6 +124,7 @@ class Node:
     # create_graph the backward gets a recorded_numpy.RecordedContext instead, whose
     # ``xp`` runs the engine's own ops on Tensors (see that module).
     xp = np
+    rule_names = rule.PLAIN  # what a compiled rule's functions are (recording/rule.py)
     recorded = False
 
     def __init__(self, op, inputs, arrays, edges, needs_input_grad, shapes, dtypes, params):
@@ -245,6 +247,15 @@ class Function:
     @classmethod
     def backward(cls, ctx, grad):
         raise errors.missing_backward(cls.name)
+
+    def __init_subclass__(cls, **kwargs):
+        # An op that writes no backward of its own runs its rule: the text is compiled
+        # into ``backward`` (recording/rule.py). One that writes a backward keeps it.
+        super().__init_subclass__(**kwargs)
+        if "rule" in cls.__dict__ and cls.rule and "backward" not in cls.__dict__:
+            writer = next(k for k in cls.__mro__ if "backward" in k.__dict__)
+            if writer is Function or "backward_source" in writer.__dict__:
+                rule.compile_rule(cls)
 
     @classmethod
     def apply(cls, *inputs, **params):

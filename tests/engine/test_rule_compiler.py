@@ -1,0 +1,123 @@
+"""An op's rule text compiled into the backward that runs (autograd_core/recording/rule.py).
+
+An op that writes no ``backward`` gets one compiled from its ``rule``: these tests
+check what the compiled code does (each gradient only when its input needs it, each
+saved array loaded once, params with their defaults, a second derivative through the
+same text), that a wrong rule is caught by finite differences (a rule that is the code
+can no longer be checked against the code), and that a rule that is not code is
+refused with a sentence when the class is created.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import autograd_core as ag
+from autograd_core import autograd
+from autograd_core.errors import GradcheckError
+from autograd_core.ops import elementwise as ew
+from autograd_core.recording.node import Function
+from autograd_core.recording.rule import PLAIN, RECORDED
+from autograd_core.tools.gradcheck import gradcheck, gradgradcheck
+
+
+class Cube(Function):
+    """f(a) = a**3 * scale, defined by its forward and its rule alone."""
+
+    name = "cube"
+    rule = "da = g * 3 * a**2 * scale   (a note, not run)"
+    elementwise = True
+
+    @staticmethod
+    def forward(ctx, a, scale=2.0):
+        ctx.save(a=a)
+        return a ** 3 * scale
+
+
+def _leaf(*shape, seed=0):
+    return ag.tensor(np.random.default_rng(seed).standard_normal(shape), requires_grad=True)
+
+
+def test_an_op_with_a_forward_and_a_rule_has_a_gradient_and_a_second_one():
+    x = _leaf(5)
+    a = x.numpy()
+    (g,) = autograd.grad(Cube.apply(x).sum(), x, create_graph=True)
+    np.testing.assert_allclose(g.numpy(), 6 * a**2, rtol=1e-14)  # scale's default, 2
+    (h,) = autograd.grad(g.sum(), x)
+    np.testing.assert_allclose(h.numpy(), 12 * a, rtol=1e-14)
+    assert gradcheck(lambda t: Cube.apply(t, scale=0.5), (x,))
+    assert gradgradcheck(lambda t: Cube.apply(t, scale=0.5), (x,))
+
+
+def test_forward_mode_of_an_elementwise_rule_puts_the_tangent_in_gs_place():
+    x, v = _leaf(4), np.arange(4.0)
+    _, tangent = ag.func.jvp(lambda t: Cube.apply(t), (x,), (ag.tensor(v),))
+    np.testing.assert_allclose(tangent.numpy(), v * 6 * x.numpy()**2, rtol=1e-14)
+    assert Cube.jvp.__doc__ == "dout = ta * 3 * a**2 * scale"
+
+
+def test_each_gradient_is_computed_only_when_its_input_needs_it_and_loads_once():
+    a, b = _leaf(3), ag.tensor([1.0, 2.0, 4.0])  # b is a constant: db is never computed
+    out = ew.Div.apply(a, b)
+    node = out.grad_fn
+    node.reads = []
+    da, db = ew.Div.backward(node, np.ones(3))
+    assert db is None and node.reads == ["b"]
+    np.testing.assert_array_equal(da, [1.0, 0.5, 0.25])
+    a, b = _leaf(3), _leaf(3, seed=1)  # both need one: b is read once, for both lines
+    node = ew.Div.apply(a, b).grad_fn
+    node.reads = []
+    ew.Div.backward(node, np.ones(3))
+    assert sorted(node.reads) == ["a", "b"]
+
+
+def test_a_wrong_rule_is_caught_by_finite_differences():
+    class WrongSqrt(Function):
+        name = "wrong_sqrt"
+        rule = "da = g / out"  # the factor 1/2 left out
+
+        @staticmethod
+        def forward(ctx, a):
+            out = np.sqrt(a)
+            ctx.save(out=out)
+            return out
+
+    x = ag.tensor([0.5, 1.0, 2.0], requires_grad=True)
+    with pytest.raises(GradcheckError, match="input 0"):
+        gradcheck(lambda t: WrongSqrt.apply(t), (x,))
+
+
+@pytest.mark.parametrize("rule, says", [
+    ("da is g times b", "cannot be compiled into its backward: invalid syntax"),
+    ("da[0] = g", "does not assign one name"),
+    ("t = g * b", "no line gives an input its gradient (e.g. 'da = ...')"),
+])
+def test_a_rule_that_is_not_code_is_refused_when_the_class_is_made(rule, says):
+    with pytest.raises(SyntaxError) as caught:
+        type("Prose", (Function,), {"name": "prose", "rule": rule,
+                                    "forward": staticmethod(lambda ctx, a, b: a * b)})
+    assert says in str(caught.value) and "Hint: " in str(caught.value)
+
+
+def test_an_op_that_writes_its_backward_keeps_it_and_its_rule_stays_text():
+    class Written(Function):
+        name = "written"
+        rule = "the gradient, said in words"
+
+        @staticmethod
+        def forward(ctx, a):
+            return a
+
+        @staticmethod
+        def backward(ctx, g):
+            return (g,)
+
+    assert not hasattr(Written, "backward_source")
+    assert Written.backward(None, 1.0) == (1.0,)
+
+
+def test_a_function_the_recorded_namespace_lacks_is_named():
+    assert PLAIN.provides("cosh") and not RECORDED.provides("cosh")
+    with pytest.raises(AttributeError, match="'cosh'"):
+        RECORDED.cosh  # noqa: B018 - the lookup is the test
