@@ -31,12 +31,19 @@ def spread(g, shape: tuple, reduction: str):
     return g / int(np.prod(shape)) if reduction == "mean" else g
 
 
+def each_elements_share(ctx, g):
+    """g as an elementwise loss's rule reads it: each element's share of the upstream
+    gradient (g / n for 'mean', g for 'sum', g itself for 'none')."""
+    shape = np.broadcast_shapes(*ctx.input_shapes[:2])
+    return spread(g, shape, ctx.params.get("reduction", "mean"))
+
+
 class Linear(Function):
     """out = input @ weightᵀ + bias, weight laid out (out_features, in_features)."""
 
     name = "linear"
     rule = ("dinput = g @ weight\n"
-            "dweight = g.T @ input   (any batch axes flattened into rows)\n"
+            "dweight = rows(g).T @ rows(input)   (any batch axes flattened into rows)\n"
             "dbias = g   (the engine sums it over the batch)")
 
     @staticmethod
@@ -54,17 +61,6 @@ class Linear(Function):
         return out + bias
 
     @staticmethod
-    def backward(ctx, g):
-        needs = ctx.needs_input_grad
-        dx = g @ ctx.load("weight") if needs[0] else None
-        dw = None
-        if needs[1]:
-            x = ctx.load("input")
-            dw = g.reshape(-1, g.shape[-1]).T @ x.reshape(-1, x.shape[-1])
-        db = g if len(needs) > 2 and needs[2] else None
-        return dx, dw, db
-
-    @staticmethod
     def jvp(ctx, tx, tw, tb=None):
         """dout = tx @ weightᵀ + input @ twᵀ + tb"""
         return tangent_sum(None if tx is None else np.matmul(tx, ctx.load("weight").T),
@@ -75,7 +71,7 @@ class Dropout(Function):
     """out = input · mask / (1 - p), mask[i] = 1 with probability 1 - p."""
 
     name = "dropout"
-    rule = "dinput = g * mask / (1 - p)"
+    rule = "scale = 1 / (1 - p) if p < 1 else 0.0\ndinput = g * mask * scale"
 
     @staticmethod
     def forward(ctx, input, p=0.5, generator=None):
@@ -84,10 +80,6 @@ class Dropout(Function):
         mask = generator.numpy.random(input.shape) >= p
         ctx.save(mask=mask)
         return input * mask * _keep_scale(p)
-
-    @staticmethod
-    def backward(ctx, g):
-        return (g * ctx.load("mask") * _keep_scale(ctx.params["p"]),)
 
     @staticmethod
     def jvp(ctx, tx):
@@ -240,18 +232,13 @@ class MSELoss(Function):
 
     name = "mse_loss"
     rule = "dinput = 2 * (input - target) * g   (g per element: / n for 'mean')\ndtarget = -dinput"
+    rule_gradient = staticmethod(each_elements_share)
 
     @staticmethod
     def forward(ctx, input, target, reduction="mean"):
         ctx.save(input=input, target=target)
         diff = input - target
         return reduce(diff * diff, reduction)
-
-    @staticmethod
-    def backward(ctx, g):
-        diff = ctx.load("input") - ctx.load("target")
-        dx = 2 * diff * spread(g, diff.shape, ctx.params["reduction"])
-        return dx, (-dx if ctx.needs_input_grad[1] else None)
 
     @staticmethod
     def jvp(ctx, tx, ttarget):
@@ -266,24 +253,16 @@ class BCEWithLogits(Function):
     as max(x, 0) - x·t + log(1 + exp(-|x|)); reduced."""
 
     name = "binary_cross_entropy_with_logits"
-    rule = ("s = 1 / (1 + exp(-input))   (σ(input))\n"
+    rule = ("s = sigmoid(input)   (1 / (1 + exp(-input)))\n"
             "dinput = (s - target) * g   (g per element: / n for 'mean')\n"
             "dtarget = -input * g")
+    rule_gradient = staticmethod(each_elements_share)
 
     @staticmethod
     def forward(ctx, input, target, reduction="mean"):
         ctx.save(input=input, target=target)
         loss = np.maximum(input, 0) - input * target + np.log1p(np.exp(-np.abs(input)))
         return reduce(loss, reduction)
-
-    @staticmethod
-    def backward(ctx, g):
-        x, target = ctx.load("input"), ctx.load("target")
-        g = spread(g, x.shape, ctx.params["reduction"])
-        sigmoid = 0.5 * (1 + ctx.xp.tanh(0.5 * x))  # never overflows
-        dx = (sigmoid - target) * g if ctx.needs_input_grad[0] else None
-        dt = -x * g if ctx.needs_input_grad[1] else None
-        return dx, dt
 
     @staticmethod
     def jvp(ctx, tx, ttarget):

@@ -141,7 +141,9 @@ for _name, _engine in dict(exp=F.exp, log=F.log, sin=F.sin, cos=F.cos, tanh=F.ta
                            sum=lambda a, axis=None: F.sum(a, axis=axis, keepdims=True),
                            mean=lambda a, axis=None: F.mean(a, axis=axis, keepdims=True),
                            broadcast_to=broadcast_to, transpose=transpose,
-                           tril=F.tril, triu=F.triu, flip=F.flip, cumsum=F.cumsum).items():
+                           tril=F.tril, triu=F.triu, flip=F.flip, cumsum=F.cumsum,
+                           sigmoid=F.sigmoid).items():
     setattr(rule.RECORDED, _name, _on_tensors(getattr(rule.PLAIN, _name), _engine))
 for _name in ("pi", "e", "inf", "nan", "argsort", "arange"):
     setattr(rule.RECORDED, _name, getattr(np, _name))
+rule.RECORDED.rows = rule.rows  # a reshape: Tensors have it too

@@ -35,6 +35,12 @@ def _expand(g, ctx):
     return g.reshape(keepdims_shape(shape, ctx.params["axis"]))
 
 
+def kept_axes(ctx, g):
+    """g as a reduction's rule reads it: with the reduced axes kept (size 1), so that it
+    lines up with the input (``broadcast_to(g, a.shape)``)."""
+    return _expand(g, ctx)
+
+
 class _Reduction(Function):
     """A reduction whose output is a sum-like combination of its inputs. Each input
     value a_i has a local slope d out / d a_i (1 for a sum, 1/n for a mean, ...):
@@ -51,40 +57,46 @@ class _Reduction(Function):
         return _reduce_sum(ta * cls.slope(ctx), ctx)
 
 
-class Sum(_Reduction):
+class Sum(Function):
     """f(a) = sum of a over axis"""
 
     name = "sum"
     rule = "da = broadcast_to(g, a.shape)   (g keeps the summed axes, size 1)"
-    _reduce = staticmethod(np.sum)
-
-    @classmethod
-    def forward(cls, ctx, a, axis=None, keepdims=False):
-        return cls._reduce(a, axis=axis, keepdims=keepdims)
+    rule_gradient = staticmethod(kept_axes)
 
     @staticmethod
-    def slope(ctx):
-        return 1  # every value counts once
+    def forward(ctx, a, axis=None, keepdims=False):
+        return np.sum(a, axis=axis, keepdims=keepdims)
+
+    @staticmethod
+    def jvp(ctx, ta):
+        """dout = sum of ta over axis"""
+        return _reduce_sum(ta, ctx)
 
 
-class Mean(Sum):
+class Mean(_Reduction):
     """f(a) = mean of a over axis: the sum of n values, divided by n"""
 
     name = "mean"
     rule = "n = a.size // g.size;  da = broadcast_to(g / n, a.shape)"
-    _reduce = staticmethod(np.mean)
+
+    @staticmethod
+    def forward(ctx, a, axis=None, keepdims=False):
+        return np.mean(a, axis=axis, keepdims=keepdims)
 
     @staticmethod
     def slope(ctx):
         return 1 / max(_count(ctx.input_shapes[0], ctx.params["axis"]), 1)  # 0: no input
 
 
-class Max(_Reduction):
+class Max(Function):
     """f(a) = max of a over axis; the winners share the gradient. Where the max is nan,
     the nan values are the winners (as in PyTorch's ``max()``)."""
 
     name = "max"
-    rule = "da = g * (a == out) / sum(a == out, axis)   (tied winners share g)"
+    rule = ("da = g * (mask / sum(mask, axis))   (mask: the winners, a == out, saved by the "
+            "forward; tied winners share g)")
+    rule_gradient = staticmethod(kept_axes)
     _reduce = staticmethod(np.max)
 
     @classmethod
@@ -97,10 +109,10 @@ class Max(_Reduction):
         return out if keepdims else np.squeeze(out, axis=axis)
 
     @staticmethod
-    def slope(ctx):
-        """1 / (number of ties) for the winners, 0 for the rest"""
+    def jvp(ctx, ta):
+        """dout = sum of ta * mask / sum(mask) over axis (the winners' tangents, shared)"""
         mask = ctx.load("mask")
-        return mask / mask.sum(axis=ctx.params["axis"], keepdims=True)
+        return _reduce_sum(ta * (mask / mask.sum(axis=ctx.params["axis"], keepdims=True)), ctx)
 
 
 class Min(Max):
@@ -110,7 +122,7 @@ class Min(Max):
     _reduce = staticmethod(np.min)
 
 
-class Amax(Max):
+class Amax(_Reduction):
     """f(a) = max of a over axis (``torch.amax``); the winners share the gradient. Where
     the max is nan, nothing equals it and every value of that slice gets nan (PyTorch's
     rule for amax: g / 0 * 0), where ``max()`` sends g to the nan values."""
@@ -118,6 +130,7 @@ class Amax(Max):
     name = "amax"
     rule = ("da = g * (a == out) / sum(a == out, axis)   (tied winners share g; a slice "
             "whose max is nan: nan for all of it)")
+    _reduce = staticmethod(np.max)
 
     @classmethod
     def forward(cls, ctx, a, axis=None, keepdims=False):

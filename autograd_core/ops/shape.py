@@ -27,10 +27,6 @@ class Reshape(Function):
             raise errors.bad_reshape(shape, np.size(a)) from None
 
     @staticmethod
-    def backward(ctx, g):
-        return (g.reshape(ctx.input_shapes[0]),)
-
-    @staticmethod
     def jvp(ctx, ta):
         """dout = ta.reshape(shape)"""
         return np.reshape(ta, ctx.output_shape)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..recording.node import Function
+from ._util import keepdims_shape, normalize_axes
 
 
 def _logsumexp(a, dim):
@@ -73,22 +74,25 @@ class LogSoftmax(Function):
         return ta - np.sum(weights * ta, axis=ctx.params["dim"], keepdims=True)
 
 
+def _dims_kept(ctx, g):
+    """g as logsumexp's rule reads it: with the reduced dims kept (size 1), as the saved
+    ``out`` has them, so that it lines up with the input."""
+    shape = ctx.input_shapes[0]
+    return g.reshape(keepdims_shape(shape, normalize_axes(ctx.params.get("dim", -1), len(shape))))
+
+
 class LogSumExp(Function):
     """f(a) = log(sum(exp(a))) along dim"""
 
     name = "logsumexp"
-    rule = "da = g * exp(a - out)"
+    rule = "da = g * exp(a - out)   (g and out keep the reduced dims, size 1)"
+    rule_gradient = staticmethod(_dims_kept)
 
     @staticmethod
     def forward(ctx, a, dim=-1, keepdims=False):
         out = np.asarray(_logsumexp(a, dim))  # an array even when 0-d: the output's base
         ctx.save(a=a, out=out)
         return out if keepdims else np.squeeze(out, axis=dim)
-
-    @staticmethod
-    def backward(ctx, g):
-        out = ctx.load("out")
-        return (g.reshape(out.shape) * ctx.xp.exp(ctx.load("a") - out),)
 
     @staticmethod
     def jvp(ctx, ta):

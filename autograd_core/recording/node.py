@@ -3,21 +3,27 @@
 An op is a subclass of :class:`Function` with, side by side:
 
 * ``forward(ctx, *arrays, **params)`` -> the output array, computed with NumPy;
-* ``backward(ctx, grad)`` -> one gradient per positional input (or ``None``);
-* ``rule``: the gradient rule as short text, e.g. ``"da = g * b;  db = g * a"``.
+* ``rule``: the gradient rule as short text, e.g. ``"da = g * b\ndb = g * a"``;
+* ``backward(ctx, grad)`` -> one gradient per positional input (or ``None``). An op
+  that writes none gets one compiled from its ``rule`` (``recording/rule.py``): then
+  the rule a learner reads in the stepper is the code both sweeps run. An op that
+  writes one (conv2d's fused columns, the norms' in-place arithmetic) keeps its rule as
+  text, and tests/engine/test_rule_text.py runs that text and compares it with the
+  backward.
 
-A rule is what a learner reads in the stepper, so it is also a small NumPy program
-that tests/engine/test_rule_text.py runs on every op and compares with ``backward``:
+A rule is a small NumPy program:
 
 * ``g`` is the upstream gradient, ``out`` the output; inputs have the names of
   ``forward``'s parameters (``a_i`` for the i-th of ``*arrays``), their gradients a
   ``d`` in front; saved arrays and params have their own names; NumPy's functions
-  need no ``np.``. Statements are separated by ``;`` or a new line.
+  need no ``np.``. Statements are separated by ``;`` or a new line. ``a.shape``,
+  ``a.size`` and ``a.ndim`` of an input are known without saving it.
 * After two spaces, a note in parentheses explains a line and is not run.
 * Gradients may have the broadcast shape: the engine sums them to the input's shape.
 * In a reduction, ``g`` and ``out`` keep the reduced axes with size 1, and so do
   ``sum(x, axis)`` and ``mean(x, axis)`` everywhere, so that they line up with the
-  input. In a loss, ``g`` is each element's share of the upstream gradient.
+  input. In a loss, ``g`` is each element's share of the upstream gradient. (An op's
+  ``rule_gradient(ctx, g)`` gives g that layout before a compiled rule runs.)
 
 Inside ``forward`` an op calls ``ctx.save(name=array)`` for exactly the arrays its
 backward reads, and ``backward`` reads them back with ``ctx.load("name")``. So the

@@ -13,11 +13,17 @@ How a rule reads (``autograd_core/recording/node.py`` has the full convention):
   parameter of ``forward`` with a default (``low``, ``dim``), as the call passed it; a
   function or constant of the rule's namespace (NumPy's names: ``exp``, ``where``,
   ``pi``); else an array the forward saved under that name (``ctx.load``), which is
-  how an input (``a``) or the output (``out``) is read.
+  how an input (``a``) or the output (``out``) is read. An input's ``.shape``,
+  ``.size`` and ``.ndim`` are read from the recorded input shapes: nothing is saved.
+* An input with a default (linear's ``bias=None``) is an input if the rule gives it a
+  gradient; left out of a call, it gets none.
 * After two spaces, a note in parentheses explains a line and is not run.
 
 Each ``d`` line runs only when its input needs a gradient, and a line that only
-feeds it runs with it; each saved array is loaded once, when first needed.
+feeds it runs with it; each saved array is loaded once, when first needed. An op whose
+``g`` has another layout than its inputs (a reduction: the reduced axes; a loss: one
+value for all elements) gives it the rule's layout in ``rule_gradient(ctx, g)``, which
+the compiled code calls first.
 
 The same compiled function runs in both sweeps. Its functions come from
 ``ctx.rule_names``: :data:`PLAIN` (NumPy, on arrays) for ``backward()``, and
@@ -88,6 +94,20 @@ def _kept(reduce):
 PLAIN = RuleNames("plain backward (NumPy)", fallback=np)
 PLAIN.sum = _kept(np.sum)
 PLAIN.mean = _kept(np.mean)
+
+
+def sigmoid(x):
+    """σ(x) = 1 / (1 + exp(-x)), computed as 0.5 · (1 + tanh(x / 2)): it never overflows."""
+    return 0.5 * (1 + np.tanh(0.5 * x))
+
+
+def rows(x):
+    """``x`` with every axis but the last flattened into rows: (..., n) -> (m, n)."""
+    return x.reshape(-1, x.shape[-1])
+
+
+PLAIN.sigmoid = sigmoid
+PLAIN.rows = rows
 RECORDED = RuleNames("recorded backward (create_graph)")  # ops/recorded_numpy.py fills it
 
 
@@ -244,11 +264,14 @@ class _Program:
         lines.append(" = ".join(f"d{name}" for name in self.inputs) + " = None")
         loaded: dict[str, Any] = {}
         assigned = set(self.grads)
+        previous = None
         for s in self.statements:
             if not s.needed_by:
                 continue
             guard = tuple(sorted(s.needed_by))
-            lines.append(f"if {_any_of(guard)}:")
+            if guard != previous:  # consecutive lines needed by the same inputs: one block
+                lines.append(f"if {_any_of(guard)}:")
+                previous = guard
             lines += ["    " + line for line in self._block([s], guard, loaded, assigned, {})]
         grads = ", ".join(f"d{name}" for name in self.inputs)
         lines.append(f"return ({grads},)" if len(self.inputs) == 1 else f"return ({grads})")

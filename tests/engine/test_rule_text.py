@@ -19,7 +19,6 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -40,6 +39,7 @@ from autograd_core.ops import shape as sh
 from autograd_core.ops import softmax as sm
 from autograd_core.ops.special import erf
 from autograd_core.recording.node import _UNRECORDED, Function
+from autograd_core.recording.rule import PLAIN, rule_program
 from autograd_core.sweep.engine import sum_to
 from widgets.live import input_names
 
@@ -55,23 +55,10 @@ def all_ops() -> list[type[Function]]:
     return ops
 
 
-# -- reading a rule as NumPy ----------------------------------------------------------
-_NOTE = re.compile(r" {2,}\(.*\)$")  # two spaces, then a note in parentheses
-
-
-def rule_program(rule: str) -> str:
-    """The rule as Python: each line without its note."""
-    return "\n".join(_NOTE.sub("", line) for line in rule.splitlines())
-
-
-def _keeping_dims(reduce):
-    def kept(x, axis=None):
-        return reduce(x, axis=axis, keepdims=True)
-    return kept
-
-
+# -- reading a rule as NumPy: the engine's own reading (recording/rule.py) --------------
 RULE_FUNCTIONS = {name: getattr(np, name) for name in dir(np) if not name.startswith("_")}
-RULE_FUNCTIONS.update(sum=_keeping_dims(np.sum), mean=_keeping_dims(np.mean))
+RULE_FUNCTIONS.update({name: value for name, value in vars(PLAIN).items()
+                       if not name.startswith("_")})  # sum, mean (axes kept), sigmoid, rows
 RULE_FUNCTIONS.update(erf=erf)  # not NumPy's: gelu's rule reads Φ through erf
 
 
