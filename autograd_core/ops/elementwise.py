@@ -239,17 +239,17 @@ class Sqrt(Function):
         return out
 
 
-class Abs(_UnaryBySlope):
-    """f(a) = |a|; the gradient at 0 is 0."""
+class Abs(Function):
+    """f(a) = |a|; the gradient at 0 is 0, and at nan 0 too (PyTorch's sgn(nan))."""
 
     name = "abs"
-    rule = "da = g * sign(a)  (0 at nan, as in PyTorch)"
-    value = staticmethod(np.abs)
+    rule = "da = g * nan_to_num(sign(a))   (sign(nan) is nan: 0 there, as in PyTorch)"
+    elementwise = True
 
     @staticmethod
-    def slope(a, xp):
-        # a constant: |a|'s slope has no derivative of its own; PyTorch: sgn(nan) = 0
-        return np.nan_to_num(np.asarray(np.sign(constant(a))), copy=False)
+    def forward(ctx, a):
+        ctx.save(a=a)
+        return np.abs(a)
 
 
 class Sin(Function):
@@ -373,32 +373,12 @@ class Maximum(Function):
 
     name = "maximum"
     rule = "da = g * (1 - (a < b) - 0.5 * (a == b))\ndb = g * (1 - (b < a) - 0.5 * (a == b))"
-    _loses = staticmethod(np.less)
+    elementwise = True
 
     @classmethod
     def forward(cls, ctx, a, b):
         ctx.save(a=a, b=b)
         return broadcasting(np.maximum if cls is Maximum else np.minimum, cls.name, a, b)
-
-    @classmethod
-    def backward(cls, ctx, g):
-        a, b = ctx.load("a"), ctx.load("b")
-        da = g * cls._share(a, b) if ctx.needs_input_grad[0] else None
-        db = g * cls._share(b, a) if ctx.needs_input_grad[1] else None
-        return da, db
-
-    @classmethod
-    def jvp(cls, ctx, ta, tb):
-        """dout = ta * share(a, b) + tb * share(b, a)"""
-        a, b = ctx.load("a"), ctx.load("b")
-        return tangent_sum(None if ta is None else ta * cls._share(a, b),
-                           None if tb is None else tb * cls._share(b, a))
-
-    @classmethod
-    def _share(cls, x, y):
-        """x's share of g: 1 unless x loses to y (then 0), 0.5 on a tie (a constant)."""
-        x, y = constant(x), constant(y)
-        return 1 - cls._loses(x, y) - 0.5 * (x == y)
 
 
 class Minimum(Maximum):
@@ -406,7 +386,6 @@ class Minimum(Maximum):
 
     name = "minimum"
     rule = "da = g * (1 - (a > b) - 0.5 * (a == b))\ndb = g * (1 - (b > a) - 0.5 * (a == b))"
-    _loses = staticmethod(np.greater)
 
 
 class Where(Function):

@@ -144,6 +144,6 @@ for _name, _engine in dict(exp=F.exp, log=F.log, sin=F.sin, cos=F.cos, tanh=F.ta
                            tril=F.tril, triu=F.triu, flip=F.flip, cumsum=F.cumsum,
                            sigmoid=F.sigmoid).items():
     setattr(rule.RECORDED, _name, _on_tensors(getattr(rule.PLAIN, _name), _engine))
-for _name in ("pi", "e", "inf", "nan", "argsort", "arange"):
+for _name in ("pi", "e", "inf", "nan", "argsort", "arange", "nan_to_num"):
     setattr(rule.RECORDED, _name, getattr(np, _name))
 rule.RECORDED.rows = rule.rows  # a reshape: Tensors have it too

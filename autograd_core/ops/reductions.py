@@ -74,19 +74,22 @@ class Sum(Function):
         return _reduce_sum(ta, ctx)
 
 
-class Mean(_Reduction):
+class Mean(Function):
     """f(a) = mean of a over axis: the sum of n values, divided by n"""
 
     name = "mean"
-    rule = "n = a.size // g.size;  da = broadcast_to(g / n, a.shape)"
+    rule = ("n = a.size // g.size if a.size else 1   (the values in each mean; none: 1)\n"
+            "da = broadcast_to(g / n, a.shape)")
+    rule_gradient = staticmethod(kept_axes)
 
     @staticmethod
     def forward(ctx, a, axis=None, keepdims=False):
         return np.mean(a, axis=axis, keepdims=keepdims)
 
     @staticmethod
-    def slope(ctx):
-        return 1 / max(_count(ctx.input_shapes[0], ctx.params["axis"]), 1)  # 0: no input
+    def jvp(ctx, ta):
+        """dout = mean of ta over axis"""
+        return np.mean(ta, axis=ctx.params["axis"], keepdims=ctx.params["keepdims"])
 
 
 class Max(Function):
@@ -122,14 +125,16 @@ class Min(Max):
     _reduce = staticmethod(np.min)
 
 
-class Amax(_Reduction):
+class Amax(Function):
     """f(a) = max of a over axis (``torch.amax``); the winners share the gradient. Where
     the max is nan, nothing equals it and every value of that slice gets nan (PyTorch's
     rule for amax: g / 0 * 0), where ``max()`` sends g to the nan values."""
 
     name = "amax"
-    rule = ("da = g * (a == out) / sum(a == out, axis)   (tied winners share g; a slice "
-            "whose max is nan: nan for all of it)")
+    rule = ("da = g * (mask / sum(mask, axis))   (mask: a == out, saved by the forward; tied "
+            "winners share g; a slice whose max is nan has none: 0 / 0, nan for all of it)")
+    rule_gradient = staticmethod(kept_axes)
+    rule_quiet = True  # that 0 / 0 is meant: no NumPy warning
     _reduce = staticmethod(np.max)
 
     @classmethod
@@ -139,11 +144,12 @@ class Amax(_Reduction):
         return out if keepdims else np.squeeze(out, axis=axis)
 
     @staticmethod
-    def slope(ctx):
-        """1 / (number of ties) for the winners, 0 for the rest; nan in a nan slice"""
+    def jvp(ctx, ta):
+        """dout = sum of ta * mask / sum(mask) over axis; nan in a nan slice"""
         mask = ctx.load("mask")
         with np.errstate(divide="ignore", invalid="ignore"):
-            return mask / mask.sum(axis=ctx.params["axis"], keepdims=True)
+            return _reduce_sum(ta * (mask / mask.sum(axis=ctx.params["axis"], keepdims=True)),
+                               ctx)
 
 
 class Amin(Amax):

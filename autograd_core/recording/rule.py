@@ -15,6 +15,7 @@ How a rule reads (``autograd_core/recording/node.py`` has the full convention):
   ``pi``); else an array the forward saved under that name (``ctx.load``), which is
   how an input (``a``) or the output (``out``) is read. An input's ``.shape``,
   ``.size`` and ``.ndim`` are read from the recorded input shapes: nothing is saved.
+  ``x.size`` is NumPy's (the number of elements) for a Tensor too.
 * An input with a default (linear's ``bias=None``) is an input if the rule gives it a
   gradient; left out of a call, it gets none.
 * After two spaces, a note in parentheses explains a line and is not run.
@@ -23,7 +24,8 @@ Each ``d`` line runs only when its input needs a gradient, and a line that only
 feeds it runs with it; each saved array is loaded once, when first needed. An op whose
 ``g`` has another layout than its inputs (a reduction: the reduced axes; a loss: one
 value for all elements) gives it the rule's layout in ``rule_gradient(ctx, g)``, which
-the compiled code calls first.
+the compiled code calls first. An op whose rule divides 0 by 0 on purpose at an edge
+(amax over a slice whose max is nan) sets ``rule_quiet``: no NumPy warning there.
 
 The same compiled function runs in both sweeps. Its functions come from
 ``ctx.rule_names``: :data:`PLAIN` (NumPy, on arrays) for ``backward()``, and
@@ -212,6 +214,11 @@ class _Program:
 
         class Rewrite(ast.NodeTransformer):
             def visit_Attribute(self, node):  # noqa: N802 - ast's name
+                if node.attr == "size" and not program._is_layout(node):
+                    # NumPy's .size: a Tensor's is PyTorch's size(), a method
+                    shape = ast.Attribute(self.visit(node.value), "shape", ast.Load())
+                    call = ast.Call(ast.Name("prod", ast.Load()), [shape], [])
+                    return ast.copy_location(call, node)
                 if not program._is_layout(node):
                     return self.generic_visit(node)
                 shape = f"ctx.input_shapes[{program.inputs.index(node.value.id)}]"
@@ -275,6 +282,9 @@ class _Program:
             lines += ["    " + line for line in self._block([s], guard, loaded, assigned, {})]
         grads = ", ".join(f"d{name}" for name in self.inputs)
         lines.append(f"return ({grads},)" if len(self.inputs) == 1 else f"return ({grads})")
+        if getattr(self.op, "rule_quiet", False):  # an edge's 0 / 0 is meant: no warning
+            lines = ["with np.errstate(divide='ignore', invalid='ignore'):",
+                     *("    " + line for line in lines)]
         return lines
 
     def jvp_lines(self) -> list[str]:
@@ -308,7 +318,7 @@ class _Program:
         source = (f"def {name}({', '.join(arguments)}):\n"
                   f"    # compiled from {self.op.__name__}.rule\n"
                   + "".join(f"    {line}\n" for line in lines))
-        scope = {"DEFAULTS": self.defaults, "prod": math.prod,
+        scope = {"DEFAULTS": self.defaults, "prod": math.prod, "np": np,
                  "RULE_GRADIENT": getattr(self.op, "rule_gradient", None)}
         exec(compile(source, f"<{self.op.__name__}.rule>", "exec"), scope)  # noqa: S102
         function = scope[name]

@@ -577,12 +577,12 @@ def test_notes_are_not_run_and_code_is():
 
 
 def test_a_wrong_rule_is_caught():
-    """The check can fail: a rule beside a hand-written backward (abs's), with the sign
+    """The check can fail: a rule beside a hand-written backward (relu's), with the mask
     left out, disagrees with that backward."""
-    class WrongAbs(ew.Abs):
+    class WrongRelu(ew.Relu):
         rule = "da = g"
 
     rng = np.random.default_rng(0)
-    run = run_backward(WrongAbs, EXAMPLES[ew.Abs](rng)[0], rng)
-    with pytest.raises(AssertionError, match="abs: input 0"):
-        assert_same_gradients(WrongAbs, run, gradients_by_rule(WrongAbs, run))
+    run = run_backward(WrongRelu, EXAMPLES[ew.Relu](rng)[0], rng)
+    with pytest.raises(AssertionError, match="relu: input 0"):
+        assert_same_gradients(WrongRelu, run, gradients_by_rule(WrongRelu, run))
