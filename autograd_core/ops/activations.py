@@ -289,12 +289,13 @@ class Softplus(_BySlope):
         return _back(np.asarray(np.where(z > ctx.params["threshold"], ones, _sigmoid(z))), a)
 
 
-class LeakyRelu(_BySlope):
+class LeakyRelu(Function):
     """f(a) = a where a > 0, else negative_slope · a. Saves only a 0/1 mask of a > 0;
     at 0 (and at nan) the slope is negative_slope, as in PyTorch."""
 
     name = "leaky_relu"
-    rule = "da = where(a > 0, g, negative_slope * g)  (the mask saved: a > 0)"
+    rule = "da = where(mask, g, negative_slope * g)   (mask: a > 0, saved by the forward)"
+    elementwise = True
 
     @staticmethod
     def forward(ctx, a, negative_slope=0.01):
@@ -303,21 +304,6 @@ class LeakyRelu(_BySlope):
         x = _work(a)
         with np.errstate(over="ignore", invalid="ignore"):  # the side where() drops
             return _back(np.asarray(np.where(mask, x, x * negative_slope)), a)
-
-    @staticmethod
-    def backward(ctx, g):
-        return (_leaky(ctx, g),)
-
-    @staticmethod
-    def jvp(ctx, ta):
-        """dout = where(a > 0, ta, negative_slope * ta)"""
-        return _leaky(ctx, ta)
-
-
-def _leaky(ctx, g) -> np.ndarray:
-    """where(a > 0, g, negative_slope · g), the mask as saved."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        return ctx.xp.where(ctx.load("mask"), g, g * ctx.params["negative_slope"])
 
 
 class NormalCdf(_BySlope):

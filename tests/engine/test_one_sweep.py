@@ -247,7 +247,7 @@ WHOLE_OPERATIONS = {  # their rules name an operation rather than spell it out
 NOT_COMPILED_YET = {
     "Pow", "Relu", "Clip", "MatMul", "GetItem", "IndexBackward", "Narrow", "Stack", "Cumsum",
     "Flip", "Var", "Embedding", "NLLLoss", "SmoothedNLLLoss", "Gelu", "GeluTanh", "Silu",
-    "Softplus", "LeakyRelu", "NormalCdf", "LayerNorm", "RMSNorm",
+    "Softplus", "NormalCdf", "LayerNorm", "RMSNorm",
 }
 # Of those, the ones whose backward keeps a faster path on arrays beside the rule a
 # create_graph sweep records (a branch on ``ctx.recorded``), and why. Each is held equal
