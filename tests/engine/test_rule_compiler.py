@@ -121,3 +121,21 @@ def test_a_function_the_recorded_namespace_lacks_is_named():
     assert PLAIN.provides("cosh") and not RECORDED.provides("cosh")
     with pytest.raises(AttributeError, match="'cosh'"):
         RECORDED.cosh  # noqa: B018 - the lookup is the test
+
+
+def test_the_readmes_op_of_your_own_runs_as_it_says():
+    """The README shows an op written as a forward and a rule: it runs as the text says."""
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    block = re.search(r"```python\n(from autograd_core.recording.node import Function\n"
+                      r"\nclass Cube.*?)```", readme, re.S).group(1)
+    scope: dict = {}
+    exec(block, scope)  # noqa: S102 - the README's own code
+    x = ag.tensor([1.0, 2.0], requires_grad=True)
+    (g,) = autograd.grad(scope["Cube"].apply(x).sum(), x, create_graph=True)
+    (h,) = autograd.grad(g.sum(), x)
+    _, tangent = ag.func.jvp(scope["Cube"].apply, (x,), (ag.tensor([1.0, 1.0]),))
+    np.testing.assert_allclose([g.numpy(), h.numpy(), tangent.numpy()],
+                               [[3.0, 12.0], [6.0, 12.0], [3.0, 12.0]])
