@@ -30,7 +30,7 @@ import numpy as np
 from ..recording.node import Function
 from . import special
 from ._util import constant
-from .elementwise import Sigmoid, _fits
+from .elementwise import Sigmoid
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)  # PyTorch's kBeta
 _KAPPA = 0.044715
@@ -73,6 +73,16 @@ def _back(x, like) -> np.ndarray:
     """``x`` (computed in a wider dtype) in the dtype of ``like``."""
     dtype = np.asarray(like).dtype
     return x if x.dtype == dtype else x.astype(dtype)
+
+
+def _fits(out, x) -> bool:
+    """Whether ``x * out`` can be written into ``out``: an array of the result's shape
+    and dtype that is nobody else's (not a view), times an array (not a Tensor of a
+    recorded backward)."""
+    if (out.__class__ is not np.ndarray or x.__class__ is not np.ndarray
+            or out.base is not None or out.shape != x.shape):
+        return False
+    return out.dtype is getattr(x, "dtype", None) or out.dtype == np.result_type(out, x)
 
 
 class _BySlope(Function):

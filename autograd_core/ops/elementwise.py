@@ -7,8 +7,6 @@ in one place (see ``engine.sum_to``). ``g`` below is the upstream gradient.
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 from .. import errors
@@ -140,64 +138,6 @@ class Neg(Function):
         return np.negative(a)
 
 
-class _UnaryBySlope(Function):
-    """A one-input op whose backward and forward mode both multiply by the local
-    slope f'(a): backward sends ``g * slope``, forward mode carries ``ta * slope``.
-
-    Where f has a kink the op picks the slope it uses there (abs: sign(a), 0 at 0).
-    ``saves`` names what the slope is computed from: the input ``"a"``, the output
-    ``"out"`` when that is enough (exp, sqrt, tanh and sigmoid need nothing else), or
-    a ``"mask"`` that the op's own forward saves (see ``_UnaryByMask``).
-    """
-
-    saves = "a"
-
-    @staticmethod
-    def value(a):  # pragma: no cover - always overridden
-        raise NotImplementedError
-
-    @staticmethod
-    def slope(saved, xp):  # pragma: no cover - always overridden
-        raise NotImplementedError
-
-    @classmethod
-    def forward(cls, ctx, a):
-        out = cls.value(a)
-        ctx.save(**{cls.saves: a if cls.saves == "a" else out})
-        return out
-
-    @classmethod
-    def backward(cls, ctx, g):
-        saved = ctx.load(cls.saves)
-        slope = cls.slope(saved, ctx.xp)
-        if slope is not saved and _fits(slope, g):
-            # g * slope written over the slope, a temporary of ours: one layer-sized
-            # array fewer at the peak of the sweep (the values are g * slope's)
-            return (np.multiply(g, slope, out=slope),)
-        return (g * slope,)
-
-    def __init_subclass__(cls, **kwargs):
-        # The forward-mode rule multiplies by the same slope; its text is the backward
-        # rule's with the tangent in place of g, e.g. "dout = ta * (1 - out**2)".
-        super().__init_subclass__(**kwargs)
-
-        def jvp(ctx, ta):
-            return ta * cls.slope(ctx.load(cls.saves), np)
-
-        jvp.__doc__ = re.sub(r"\bg\b", "ta", cls.rule).replace("da =", "dout =")
-        cls.jvp = staticmethod(jvp)
-
-
-def _fits(out, x) -> bool:
-    """Whether ``x * out`` can be written into ``out``: an array of the result's shape
-    and dtype that is nobody else's (not a view), times an array (not a Tensor of a
-    recorded backward)."""
-    if (out.__class__ is not np.ndarray or x.__class__ is not np.ndarray
-            or out.base is not None or out.shape != x.shape):
-        return False
-    return out.dtype is getattr(x, "dtype", None) or out.dtype == np.result_type(out, x)
-
-
 class Exp(Function):
     """f(a) = exp(a); backward reuses the output."""
 
@@ -307,15 +247,11 @@ class Sigmoid(Function):
         return out
 
 
-class _UnaryByMask(_UnaryBySlope):
+class _UnaryByMask(Function):
     """A one-input op whose slope is 1 or 0 (relu, clip): its forward saves the 0/1
-    ``mask`` of where the slope is 1, and that mask is the slope."""
-
-    saves = "mask"
-
-    @staticmethod
-    def slope(mask, xp):
-        return mask
+    ``mask`` of where the slope is 1. Backward sends g where the mask is set and 0
+    elsewhere, computed on the bits (``_masked``) beside the rule a recorded sweep runs;
+    forward mode masks the tangent the same way."""
 
     @staticmethod
     def backward(ctx, g):
@@ -324,16 +260,10 @@ class _UnaryByMask(_UnaryBySlope):
             return (ctx.xp.where(mask, g, 0),)
         return (_masked(g, mask),)  # the same values, computed on the bits (faster)
 
-    def __init_subclass__(cls, **kwargs):
-        # forward mode masks the tangent the same way: 0 where masked, whatever it is
-        super().__init_subclass__(**kwargs)
-        text = cls.jvp.__doc__
-
-        def jvp(ctx, ta):
-            return _masked(ta, ctx.load("mask"))
-
-        jvp.__doc__ = text
-        cls.jvp = staticmethod(jvp)
+    @staticmethod
+    def jvp(ctx, ta):
+        """dout = ta where the mask is set, else 0"""
+        return _masked(ta, ctx.load("mask"))
 
 
 def _masked(g: np.ndarray, mask: np.ndarray) -> np.ndarray:

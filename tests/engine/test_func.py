@@ -247,7 +247,7 @@ def test_nn_op_jvp_matches_torch_func(case):
 def _op_classes():
     for module in OP_MODULES:
         for _, cls in inspect.getmembers(module, inspect.isclass):
-            # A private class (elementwise._UnaryBySlope) is a base ops share, not an op.
+            # A private class (elementwise._UnaryByMask) is a base ops share, not an op.
             if (issubclass(cls, Function) and cls.__module__ == module.__name__
                     and not cls.__name__.startswith("_")):
                 yield cls
