@@ -81,21 +81,14 @@ class Cumsum(Function):
     """f(a) = running sums of a along dim: out[j] = a[0] + ... + a[j]"""
 
     name = "cumsum"
-    rule = ("da = flip(cumsum(flip(g, dim), dim), dim)   (a[i] is in every out[j], j >= i)")
+    rule = ("da = flip(cumsum(flip(g, dim), dim), dim) if g.ndim else g   (a[i] is in every "
+            "out[j], j >= i: the running sums of g from the end)")
 
     @staticmethod
     def forward(ctx, a, dim=0):
         if np.ndim(a) == 0:  # one value: its own running sum (NumPy's dtype rules still)
             return np.cumsum(a).reshape(())
         return np.cumsum(a, axis=dim)
-
-    @staticmethod
-    def backward(ctx, g):
-        if g.ndim == 0:
-            return (g,)
-        dim = ctx.params["dim"]  # running sums of g from the end: flip, cumsum, flip back
-        backwards = ctx.run(Cumsum, ctx.run(Flip, g, dims=(dim,)), dim=dim)
-        return (ctx.run(Flip, backwards, dims=(dim,)),)
 
     @staticmethod
     def jvp(ctx, ta):
@@ -112,10 +105,6 @@ class Flip(Function):
     @staticmethod
     def forward(ctx, a, dims=()):
         return np.flip(a, dims).copy()  # a copy, as PyTorch's flip: not a view of a
-
-    @staticmethod
-    def backward(ctx, g):
-        return (ctx.run(Flip, g, dims=ctx.params["dims"]),)
 
     @staticmethod
     def jvp(ctx, ta):

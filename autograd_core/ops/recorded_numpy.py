@@ -131,6 +131,11 @@ def _rule_where(condition, x, y):
     return F.where(constant(condition), x, y)
 
 
+def _rule_flip(x, dims):
+    """``np.flip(x, dims)``, ``dims`` one axis or several, as the engine's op."""
+    return F.flip(x, (dims,) if isinstance(dims, int | np.integer) else dims)
+
+
 def _rule_sign(x):
     """A sign has no derivative of its own: a constant, computed on the values."""
     return np.sign(constant(x))
@@ -141,7 +146,7 @@ for _name, _engine in dict(exp=F.exp, log=F.log, sin=F.sin, cos=F.cos, tanh=F.ta
                            sum=lambda a, axis=None: F.sum(a, axis=axis, keepdims=True),
                            mean=lambda a, axis=None: F.mean(a, axis=axis, keepdims=True),
                            broadcast_to=broadcast_to, transpose=transpose,
-                           tril=F.tril, triu=F.triu, flip=F.flip, cumsum=F.cumsum,
+                           tril=F.tril, triu=F.triu, flip=_rule_flip, cumsum=F.cumsum,
                            sigmoid=F.sigmoid).items():
     setattr(rule.RECORDED, _name, _on_tensors(getattr(rule.PLAIN, _name), _engine))
 for _name in ("pi", "e", "inf", "nan", "argsort", "arange", "nan_to_num"):
