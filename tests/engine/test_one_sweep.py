@@ -245,12 +245,13 @@ WHOLE_OPERATIONS = {  # their rules name an operation rather than spell it out
 # batch held to the bench and the lessons' stored outputs). Until then each rule is
 # text beside a hand-written backward, checked equal by test_rule_text.py.
 NOT_COMPILED_YET = {
-    "Pow", "Relu", "Clip", "MatMul", "GetItem", "IndexBackward", "Narrow", "Stack", "Var",
+    "Pow", "MatMul", "GetItem", "IndexBackward", "Narrow", "Stack", "Var",
     "Embedding", "NLLLoss", "SmoothedNLLLoss", "Gelu", "GeluTanh", "Silu", "Softplus",
     "NormalCdf", "LayerNorm", "RMSNorm",
 }
-# Of those, the ones whose backward keeps a faster path on arrays beside the rule a
-# create_graph sweep records (a branch on ``ctx.recorded``), and why. Each is held equal
+# The ones whose backward keeps a faster path on arrays beside the rule a create_graph
+# sweep records (a ``fast_backward`` beside a compiled rule, or a branch on
+# ``ctx.recorded`` in a backward written by hand), and why. Each is held equal
 # to its rule by test_create_graph.py (the recorded backward gives the lean one's values).
 TWO_PATHS = {
     "relu": "a bit mask instead of where(mask, g, 0): ten times faster",
@@ -293,9 +294,10 @@ def test_every_op_states_its_derivative_once_or_is_listed_with_its_fast_path():
     import inspect
     import re
 
-    def two_paths(op) -> bool:  # the backward the op runs (its own or inherited)
-        return (not _compiled(op)
-                and re.search(r"\bctx\.recorded\b", inspect.getsource(op.backward)) is not None)
+    def two_paths(op) -> bool:  # a fast path beside its compiled rule, or a branch by hand
+        if _compiled(op):
+            return getattr(op, "fast_backward", None) is not None
+        return re.search(r"\bctx\.recorded\b", inspect.getsource(op.backward)) is not None
 
     found = {op.name for op in _all_ops() if two_paths(op)}
     assert found == set(TWO_PATHS), (
