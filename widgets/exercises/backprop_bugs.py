@@ -132,4 +132,5 @@ def silent_mistakes() -> Report:
 register(Exercise(
     "G12", "spot_error", {"fixed": check_g12}, level="S",
     experiment=silent_mistakes, problem=lambda: mlp.problem(square=True),
+    snippet_gives=("G5",),  # its lines, right and wrong, derive G5's three gradients
 ))
