@@ -8,6 +8,7 @@ import numpy as np
 
 import autograd_core as ag
 
+from .. import gate
 from ..feedback.check import check_gradient
 from ..feedback.context import Mistake
 from ..feedback.result import Result
@@ -107,6 +108,7 @@ def check_g12(fn=None) -> Result:
     return Result.combine(mlp.check_parts(p, got))
 
 
+@gate.answers("G12")
 def silent_mistakes() -> Report:
     """Each mistake of G12's snippet: passes a shape check, yet the checker names it."""
     p = mlp.problem(square=True)

@@ -10,6 +10,7 @@ import autograd_core as ag
 from autograd_core.func import jvp
 from autograd_core.tools.graph import CycleError, topological_order
 
+from .. import gate
 from ..feedback.check import check_gradient
 from ..feedback.result import Result
 from ..lessons.graphs import branches
@@ -57,6 +58,7 @@ def measure_w1(data: dict, watch: Watch) -> bool:
     return False  # the claim "a graph with a cycle still has such an order"
 
 
+@gate.answers("W1")
 def reference_w1() -> dict:
     """A cycle written by hand, and what topological_order says about it."""
     edges = [("x", "mul"), ("mul", "y"), ("y", "add"), ("add", "z"), ("z", "mul")]
@@ -97,6 +99,7 @@ def measure_w2(data: dict, watch: Watch) -> bool:
     return by_rev < by_fwd
 
 
+@gate.answers("W2")
 def reference_w2() -> dict:
     """A 48-parameter loss: its gradient by 48 jvps and by one backward, with the passes."""
     gen = ag.Generator(30)
@@ -236,6 +239,7 @@ def _check_w5_at(dz, points, upstream) -> Result:
                           activation_derivative=s * (1 - s))
 
 
+@gate.answers("W5")
 def vanishing(depth: int = 8) -> Report:
     """Gradient norm reaching each layer of a deep sigmoid network."""
     g = rng(55)
