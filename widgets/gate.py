@@ -52,6 +52,7 @@ def answers(item: str, gives: str = "solution",
             measured(item, gives, unless_checked)
             return fn(*args, **kwargs)
 
+        gated.gate_item = item  # the item it answers (the teaching-rules tests read it)
         return gated
 
     return gate

@@ -34,7 +34,7 @@ from typing import Any
 
 from ..feedback.result import Result, Text
 from . import demos, learner, store
-from .ids import COURSE_IDS, EXERCISE_IDS, item_words
+from .ids import COURSE_IDS, EXERCISE_IDS, _item_words
 
 KINDS = ("derivation", "true_false", "spot_error", "prediction", "write_backward")
 
@@ -311,7 +311,7 @@ HELP_WORDS = frozenset({"skeleton"})
 def _all_words() -> Mapping[str, Mapping[str, Any]]:
     """Every word of every exercise in ``texts.toml``, answers included (for the
     exercises themselves, which show them only through a recorded route)."""
-    return item_words()
+    return _item_words()
 
 
 @cache

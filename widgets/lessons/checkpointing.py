@@ -386,6 +386,7 @@ def plan_forward(plan) -> Callable[[nn.Module, Tensor], Tensor]:
     return forward
 
 
+@gate.answers("L8")
 def checkpointing() -> Report:
     """Saved bytes and recomputed work with and without checkpointing (engine experiment)."""
     results = checkpoint_costs(depths=(4, 16))
