@@ -325,6 +325,40 @@ def test_a_demonstration_on_the_learners_own_problem_is_refused(exercise_id, che
     assert untouched(exercise_id) and exercise_id not in ex.last_results()
 
 
+def other_problem_facts():
+    """(item, check, answer names, options) for checks with other problems: every option
+    away from its default, every answer a yes/no (the same on every problem)."""
+    for exercise_id, exercise in ex.registry().items():
+        for check in exercise.checks:
+            options = problem_options(exercise, check)
+            names = [n for n in answer_names(exercise, check) if n not in options]
+            if options and names:
+                yield pytest.param(exercise_id, check, names,
+                                   {o: "another" for o in options}, id=f"{exercise_id}.{check}")
+
+
+@pytest.mark.parametrize("exercise_id, check, names, options", list(other_problem_facts()))
+def test_a_demonstration_tells_no_answer_that_is_the_same_on_every_problem(
+        exercise_id, check, names, options):
+    """E2's literal_gets_gradient or W5's layers do not change with the problem."""
+    result = ex.registry()[exercise_id].demo(check=check, **{n: True for n in names},
+                                             **options)
+    assert not result.ok and result.diagnosis == "demo_refused", (exercise_id, result)
+    assert untouched(exercise_id)
+
+
+@pytest.mark.parametrize("exercise_id, check", [(i, c) for i in IDS for c in
+                                                 ex.registry()[i].checks])
+def test_a_check_reached_through_checks_is_recorded_like_any_check(exercise_id, check):
+    """``G4.checks["order"](...)`` is the same check as ``G4(...)``: it goes through run()."""
+    exercise = ex.registry()[exercise_id]
+    names = [n for n in answer_names(exercise, check) if " (" not in n]
+    with contextlib.redirect_stdout(io.StringIO()):
+        exercise.checks[check](**{n: 0.5 for n in names[:1]})
+    assert exercise_id in ex.last_results()
+    assert exercise.checks[check](demo=True).diagnosis == "demo_refused"
+
+
 @pytest.mark.parametrize("exercise_id", [i for i in IDS if ex.registry()[i].skeleton])
 def test_a_skeleton_is_help_and_is_recorded(exercise_id):
     exercise = ex.registry()[exercise_id]

@@ -12,7 +12,9 @@ An item's other problems are named by its options: the keyword-only parameters o
 check that have a default (``size``, ``square``, ``stride``, ...) and the parameters of its
 ``problem(...)`` the check accepts. A call is on the learner's own problem when every option
 it passes has its default value, or when the problem it picks is one the item requires
-(G7's strided problem: its parts are named for the variant).
+(G7's strided problem: its parts are named for the variant). On another problem, an
+answer that is a yes/no, a number or a word is refused too: such an answer (E2's
+``literal_gets_gradient``) does not change with the problem.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ def problem_options(exercise, check: str) -> dict[str, object]:
     >>> problem_options(exercises.G6, "gradients")
     {'square': False}
     """
-    params = inspect.signature(exercise.checks[check], follow_wrapped=False).parameters
+    params = inspect.signature(exercise._checks[check], follow_wrapped=False).parameters
     options = {name: p.default for name, p in params.items()
                if p.kind == p.KEYWORD_ONLY and p.default is not p.empty}
     takes_any = any(p.kind == p.VAR_KEYWORD for p in params.values())
@@ -55,12 +57,22 @@ def _same(given: object, default: object) -> bool:
 
 def refusal(exercise, check: str, kwargs: dict) -> Result | None:
     """The sentence refusing a demonstration whose call is on the learner's own problem
-    (every option at its default), or None when it names another problem."""
+    (every option at its default) or passes a yes/no, a number or a word (E2's
+    ``literal_gets_gradient``, W5's ``layers``: the same on every problem, so another
+    problem would tell the learner's own answer); None for a demonstration it allows."""
     options = problem_options(exercise, check)
-    if any(name in kwargs and not _same(kwargs[name], default)
-           for name, default in options.items()):
-        return None
-    return _refused(exercise, options)
+    if not any(name in kwargs and not _same(kwargs[name], default)
+               for name, default in options.items()):
+        return _refused(exercise, options)
+    facts = [name for name, value in kwargs.items()
+             if name not in options and isinstance(value, bool | int | float | str | np.generic)]
+    if facts:
+        i = exercise.id
+        return Result(False, f"A demonstration shows feedback on arrays or functions of "
+                             f"another problem; {', '.join(facts)} would be the same on "
+                             f"yours: check it with {i}(...), which records it as a try.",
+                      diagnosis="demo_refused")
+    return None
 
 
 def refusal_after(exercise, check: str, kwargs: dict, result: Result) -> Result | None:

@@ -28,7 +28,7 @@ import difflib
 import importlib
 import inspect
 from collections.abc import Callable, Mapping
-from functools import cache
+from functools import cache, wraps
 from types import MappingProxyType
 from typing import Any
 
@@ -91,7 +91,10 @@ class Exercise:
         self.kind = kind
         self.level = level
         self.question = Text(question or title)
-        self.checks = MappingProxyType(dict(checks))
+        self._checks = MappingProxyType(dict(checks))
+        # What a learner reaches as G4.checks["order"]: each runs through run(), recorded.
+        self.checks = MappingProxyType({name: self._routed(name, fn)
+                                        for name, fn in checks.items()})
         self.hint = Text(hint)
         _WORKED[id] = Text(solution)
         self._snippet = Text(snippet) if snippet else None
@@ -129,11 +132,13 @@ class Exercise:
                                    f"its checks are {', '.join(map(repr, self.checks))}.",
                             diagnosis="call")
             return result.presented(title=self.heading)
+        title = self.heading + (" · demonstration (not recorded in your progress)"
+                                if demo else "")
         if demo:
             refused = demos.refusal(self, check, kwargs)
             if refused is not None:
-                return refused.presented(title=f"{self.heading} · demonstration")
-        fn = self.checks[check]
+                return refused.presented(title=title)
+        fn = self._checks[check]
         token = store.current.set(store.Attempt(self.id, check, demo))
         try:
             result = _call_problem(self.id, fn, args, kwargs)
@@ -146,12 +151,10 @@ class Exercise:
                             diagnosis="check_error")
         finally:
             store.current.reset(token)
-        title = self.heading + (" · demonstration (not recorded in your progress)"
-                                if demo else "")
         if demo:
             refused = demos.refusal_after(self, check, kwargs, result)
             if refused is not None:
-                return refused.presented(title=f"{self.heading} · demonstration")
+                return refused.presented(title=title)
         result = result.presented(title=title, hint=self.hint, show_hint=hint,
                                   on_reveal=self._reveal)
         if demo:
@@ -166,6 +169,13 @@ class Exercise:
             if note:
                 result.message = f"{result.message}\n{note}"
         return result
+
+    def _routed(self, check: str, fn: Callable[..., Result]) -> Callable[..., Result]:
+        @wraps(fn)
+        def routed(*args, **kwargs) -> Result:
+            return self.run(check, *args, **kwargs)
+
+        return routed
 
     @property
     def solution(self) -> Text:

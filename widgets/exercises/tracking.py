@@ -60,7 +60,7 @@ def parts_of(exercise, check: str) -> tuple[str, ...]:
     """The answers one check of ``exercise`` takes by name, all of them required (() for a
     check whose result is right or wrong as a whole). The check says them itself: a
     derivation's with ``@answers(...)``, a prediction's by its facts."""
-    fn = exercise.checks[check]
+    fn = exercise._checks[check]
     return tuple(getattr(fn, "parts", ())) or answer_names(fn)
 
 
