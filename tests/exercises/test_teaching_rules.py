@@ -347,6 +347,22 @@ def test_a_demonstration_tells_no_answer_that_is_the_same_on_every_problem(
     assert untouched(exercise_id)
 
 
+class _Unequal:
+    """An option value whose comparison raises (a learner's odd object)."""
+
+    def __eq__(self, other):
+        raise RuntimeError("no comparing me")
+
+    __hash__ = object.__hash__
+
+
+@pytest.mark.parametrize("exercise_id, check, names, options", list(other_problem_facts()))
+def test_a_malformed_option_gets_a_sentence(exercise_id, check, names, options):
+    result = ex.registry()[exercise_id].demo(check=check, **{o: _Unequal() for o in options})
+    assert not result.ok and result.message and "Traceback" not in repr(result)
+    assert untouched(exercise_id)
+
+
 @pytest.mark.parametrize("exercise_id, check", [(i, c) for i in IDS for c in
                                                  ex.registry()[i].checks])
 def test_a_check_reached_through_checks_is_recorded_like_any_check(exercise_id, check):

@@ -46,12 +46,14 @@ def problem_options(exercise, check: str) -> dict[str, object]:
 
 
 def _same(given: object, default: object) -> bool:
+    """Whether an option a learner passed is its default (an array too); a value that
+    cannot be compared is another problem, which the check answers with a sentence."""
     try:
         return bool(given == default)
-    except (TypeError, ValueError):  # arrays and other values without one truth value
+    except Exception:  # noqa: BLE001 - arrays, and anything a learner's __eq__ raises
         try:
             return bool(np.array_equal(given, default))
-        except (TypeError, ValueError):
+        except Exception:  # noqa: BLE001
             return False
 
 
