@@ -17,7 +17,7 @@ from solutions import words
 from widgets.course.__main__ import main
 from widgets.course.student_build import ROOT, TEXTS, WITHHELD, student_words
 from widgets.exercises import registry
-from widgets.exercises.ids import item_words
+from widgets.exercises.ids import _item_words
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -36,7 +36,7 @@ def build(tmp_path_factory):
 def solution_lines() -> set[str]:
     """Every line of a worked solution or a skeleton long enough to give something away."""
     found = set()
-    for item in item_words():
+    for item in _item_words():
         for key in ("solution", "skeleton"):
             for line in words(item).get(key, "").splitlines():
                 if len(line.strip()) >= 20:
@@ -50,7 +50,7 @@ def test_no_worked_solution_line_is_anywhere_in_the_wheel(build):
     assert len(lines) > 200  # the check has something to look for
     with zipfile.ZipFile(wheel) as z:
         raw = z.read(TEXTS).decode("utf-8")
-        given = "\n".join(str(v) for item in item_words() for k, v in words(item).items()
+        given = "\n".join(str(v) for item in _item_words() for k, v in words(item).items()
                           if k not in ("solution", "skeleton"))  # a question, hint, snippet
         leaked = [line for line in lines if line in raw and line not in given]
         assert not leaked, f"{TEXTS} holds solution lines: {leaked[:2]}"

@@ -71,7 +71,7 @@ def test_a1_solution_solves_and_each_slip_is_named():
         def slipped(q_, k_, v_, d_, code=code):
             return tuple(next(m.candidate for m in attention_mistakes(q_, k_, v_, d_)[name]
                               if m.code == code) for name in ("dq", "dk", "dv"))
-        result = ex.A1.demo(slipped)
+        result = ex.A1.check(slipped)
         assert not result.ok
         diagnoses = {p.diagnosis for p in result.parts}
         assert code in diagnoses, (code, diagnoses)
@@ -79,11 +79,11 @@ def test_a1_solution_solves_and_each_slip_is_named():
 
 
 def test_a1_reads_malformed_answers_with_a_sentence():
-    assert "three arrays" in ex.A1.demo(lambda q, k, v, d: q).message
-    assert ex.A1.demo(lambda q, k, v, d: None).diagnosis == "none"
-    result = ex.A1.demo(lambda q, k, v, d: ag.tensor(q).sum())
+    assert "three arrays" in ex.A1.check(lambda q, k, v, d: q).message
+    assert ex.A1.check(lambda q, k, v, d: None).diagnosis == "none"
+    result = ex.A1.check(lambda q, k, v, d: ag.tensor(q).sum())
     assert result.diagnosis == "uses_engine"
-    raised = ex.A1.demo(lambda q, k, v, d: 1 / 0)
+    raised = ex.A1.check(lambda q, k, v, d: 1 / 0)
     assert not raised.ok and "ZeroDivisionError" in raised.message
 
 
@@ -115,21 +115,21 @@ def test_a2_solution_solves_and_each_slip_is_named():
     for mistake in byte_mistakes(2, 16, 32, 4):
         def wrong(b, s, h, a, code=mistake.code):
             return int(next(m.candidate for m in byte_mistakes(b, s, h, a) if m.code == code))
-        result = ex.A2.demo(wrong)
+        result = ex.A2.check(wrong)
         assert not result.ok and result.diagnosis == mistake.code, (mistake.code, result)
 
 
 def test_a2_catches_the_lessons_sizes_built_in_and_measuring():
     built_in = measured_bytes(2, 16, 32, 4)
-    result = ex.A2.demo(lambda b, s, h, a: built_in)
+    result = ex.A2.check(lambda b, s, h, a: built_in)
     assert not result.ok and "built into it" in result.message
 
     def measures(b, s, h, a):
         x = ag.randn(b, s, h, dtype=ag.float32)
         return float(x.sum().item()) * 0 + 1
-    assert ex.A2.demo(measures).diagnosis == "uses_engine"
+    assert ex.A2.check(measures).diagnosis == "uses_engine"
     for odd in (lambda *a: "64bsh", lambda *a: True, lambda *a: [1, 2]):
-        message = ex.A2.demo(odd).message
+        message = ex.A2.check(odd).message
         assert message and "Traceback" not in message
 
 
@@ -151,15 +151,15 @@ def test_a3_limits_admit_the_selective_plan_only():
 
 def test_a3_solution_solves_and_its_feedback_names_the_part():
     assert ex.A3([["attention_core"], ["Attention_Core"]]).ok
-    over = ex.A3.demo([["attention_core"], []])
+    over = ex.A3.check([["attention_core"], []])
     memory = next(p for p in over.parts if p.name == "memory")
     assert not over.ok and memory.diagnosis == "over_budget" and "84%" in memory.message
-    heavy = ex.A3.demo([["block"], ["block"]])
+    heavy = ex.A3.check([["block"], ["block"]])
     assert "block" in next(p.message for p in heavy.parts if p.name == "recompute")
     for bad, words_ in ((None, "placeholder"), ("attention_core", "one list"),
                         ([["attention_core"]], "2 blocks"), ([["core"], []], "not a part"),
                         ([[], []], "recomputes nothing"), (["mlp", []], "in a list")):
-        message = ex.A3.demo(bad).message
+        message = ex.A3.check(bad).message
         assert words_ in message, (bad, message)
 
 

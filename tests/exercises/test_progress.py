@@ -87,10 +87,12 @@ def test_a_demonstration_never_changes_the_learners_result(how):
     assert ex.G7(dx=dx, dw=dw).ok and status("G7") == "in progress"  # strided: a part too
     mine = ex.G7(dx=dx2, dw=dw2, stride=2, padding=1)
     assert mine.ok and status("G7") == "solved"
-    unrotated, _, _ = conv_backward(p.x, p.w[..., ::-1, ::-1], p.G, 1, 0)
-    shown = {"method": lambda: ex.G7.demo(dx=unrotated),
-             "keyword": lambda: ex.G7(dx=unrotated, demo=True),
-             "function": lambda: ex.demo("G7", dx=unrotated)}[how]()
+    o = ex.G7.problem(stride=1, padding=1)  # a demonstration runs on another problem
+    unrotated, _, _ = conv_backward(o.x, o.w[..., ::-1, ::-1], o.G, 1, 1)
+    other = {"stride": 1, "padding": 1}
+    shown = {"method": lambda: ex.G7.demo(dx=unrotated, **other),
+             "keyword": lambda: ex.G7(dx=unrotated, demo=True, **other),
+             "function": lambda: ex.demo("G7", dx=unrotated, **other)}[how]()
     assert shown.diagnosis == "unrotated_kernel"
     assert "demonstration" in repr(shown) and "not recorded" in repr(shown)
     assert status("G7") == "solved"
@@ -316,6 +318,7 @@ def test_memory_only_mode_for_nbval_and_regeneration(monkeypatch, tmp_path):
     monkeypatch.setenv("AUTOGRAD_LESSONS_PROGRESS", ":memory:")
     monkeypatch.setenv("HOME", str(tmp_path))
     assert store.location() is None
+    store.reset()  # the kernel's memory: other tests of this process read G6's skeleton
     ex.G6(**g6_right())
     assert status("G6") == "solved"
     assert list(tmp_path.iterdir()) == []

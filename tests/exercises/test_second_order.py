@@ -72,15 +72,15 @@ def test_the_engines_expected_values_match_closed_forms():
                                         ("D3", "my_hvp"), ("D4", "newton_step")])
 def test_the_worked_solution_solves_and_none_does_not(item, name):
     exercise = ex.registry()[item]
-    assert exercise.demo(solution(item, name)).ok
-    result = exercise.demo(lambda *args: None)
+    assert exercise.check(solution(item, name)).ok
+    result = exercise.check(lambda *args: None)
     assert not result.ok and result.diagnosis == "none"
 
 
 def test_every_mistake_builder_is_named():
     x = tanh_points()
     for m in tanh_mistakes(x):
-        assert ex.D1.demo(lambda a, m=m, x=x: m.candidate if a.shape == x.shape else
+        assert ex.D1.check(lambda a, m=m, x=x: m.candidate if a.shape == x.shape else
                           solution("D1", "d2_tanh")(a)).diagnosis == m.code
     net = network()
     right = solution("D2", "mlp_hessian")
@@ -88,11 +88,11 @@ def test_every_mistake_builder_is_named():
         def wrong(X, W, u, y, m=m):
             return m.candidate if X.shape == net.X.shape else right(X, W, u, y)
 
-        assert ex.D2.demo(wrong).diagnosis == m.code
+        assert ex.D2.check(wrong).diagnosis == m.code
     problem, w0 = logistic()
     g, H = problem.gradient_and_hessian(w0)
     for m in newton_mistakes(w0, g, H):
-        assert ex.D4.demo(lambda w, g_, H_, m=m: m.candidate if w.shape == w0.shape
+        assert ex.D4.check(lambda w, g_, H_, m=m: m.candidate if w.shape == w0.shape
                           else solution("D4", "newton_step")(w, g_, H_)).diagnosis == m.code
 
 
@@ -100,14 +100,14 @@ def test_d3_names_the_gradient_and_the_product_with_v():
     net = network()
     v = np.random.default_rng(145).standard_normal(net.W.shape)
     codes = [m.code for m in hvp_mistakes(net, v)]
-    assert ex.D3.demo(lambda f, W, v: autograd.grad(f(W), W)[0]).diagnosis == codes[0]
-    assert ex.D3.demo(lambda f, W, v: autograd.grad(f(W), W)[0] * v).diagnosis == codes[1]
+    assert ex.D3.check(lambda f, W, v: autograd.grad(f(W), W)[0]).diagnosis == codes[0]
+    assert ex.D3.check(lambda f, W, v: autograd.grad(f(W), W)[0] * v).diagnosis == codes[1]
 
 
 def test_the_lessons_sizes_built_in_fail_on_the_second_case():
     lesson_x = tanh_points()
     right = solution("D1", "d2_tanh")
-    result = ex.D1.demo(lambda x: right(lesson_x))
+    result = ex.D1.check(lambda x: right(lesson_x))
     assert not result.ok and "but not on 50 other points" in result.message
 
 
@@ -118,12 +118,12 @@ def test_d3_tells_the_whole_hessian_from_a_product_by_its_cost():
                 for i in range(W.numel())]
         return (np.array(rows) @ v.numpy().ravel()).reshape(W.shape)
 
-    result = ex.D3.demo(whole_hessian_first)
+    result = ex.D3.check(whole_hessian_first)
     assert not result.ok and result.diagnosis == "too_costly"
 
     from autograd_core.func import hvp
 
-    assert ex.D3.demo(lambda f, W, v: hvp(f, W, v)[1]).diagnosis == "library"
+    assert ex.D3.check(lambda f, W, v: hvp(f, W, v)[1]).diagnosis == "library"
 
 
 def test_the_cost_table_grows_with_n_for_the_hessian_only():
@@ -146,7 +146,7 @@ def test_newton_with_the_worked_step_beats_gradient_descent():
 def test_a_function_that_asks_the_engine_is_told_to_derive_it():
     from widgets.exercises.second_order.problems import engine_tanh_second
 
-    result = ex.D1.demo(engine_tanh_second)
+    result = ex.D1.check(engine_tanh_second)
     assert not result.ok and result.diagnosis == "uses_engine"
 
     def engine_hessian(X, W, u, y):
@@ -154,5 +154,5 @@ def test_a_function_that_asks_the_engine_is_told_to_derive_it():
 
         return Network(X, W, u, y).hessian()
 
-    assert ex.D2.demo(engine_hessian).diagnosis == "uses_engine"
-    assert ex.D3.demo(solution("D3", "my_hvp")).ok  # D3 is written with the engine
+    assert ex.D2.check(engine_hessian).diagnosis == "uses_engine"
+    assert ex.D3.check(solution("D3", "my_hvp")).ok  # D3 is written with the engine

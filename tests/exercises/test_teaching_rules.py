@@ -14,23 +14,38 @@ item cannot break them.
 5. Every part the bank names is required (G6 on non-square shapes, G7 with stride too).
 6. A placeholder is never an attempt: every check called as a lesson's exercise cell
    first holds it (nothing given, or None) leaves the item "not started".
+7. One gate (issue #39): nothing tells a learner whether a candidate is right, or shows the
+   answer, without recording it on the learner's own item. A demonstration on the learner's
+   own problem is refused; a skeleton is recorded as help ("solved with the skeleton"); no
+   attribute of an exercise or its Result holds the solution; every helper that computes an
+   item's answer (its experiment's function, a reference experiment handed in as the
+   learner's, lesson 13's reference, A3's and L8's measurements, G12's snippet for G5)
+   records a try or the solution.
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib
+import inspect
 import io
+import pkgutil
+import re
 
 import numpy as np
 import pytest
+from solutions import solution_text
 from test_feedback_malformed import answer_names
 from test_feedback_no_answer import leaked
+from test_true_false_experiments import REASONS, TRUTH
 
+import widgets
 from widgets import exercises as ex
-from widgets.exercises import reset_progress, store
+from widgets.exercises import ids, reset_progress, store
+from widgets.exercises.demos import problem_options
 from widgets.exercises.exercise import ANSWER_WORDS, texts
 from widgets.exercises.predictions import Fact
-from widgets.exercises.tracking import status
+from widgets.exercises.tracking import Progress, required_parts, status
 from widgets.feedback.result import Result
 
 IDS = list(ex.registry())
@@ -243,3 +258,257 @@ def test_a_placeholder_leaves_the_item_not_started(exercise_id):
             exercise.run(check)  # each answer at its default: None, as the cells hold it
     assert status(exercise_id) == "not started"
     assert store.read_item(exercise_id)["misses"] == {}
+    assert not seen(exercise_id) and not helped(exercise_id)  # the check's own measurement
+
+
+# -- 7. one gate: every route to an answer is recorded on the learner's own item ----------------
+
+
+def helped(exercise_id: str) -> bool:
+    return store.read_item(exercise_id).get("help_seen") is not None
+
+
+def untouched(exercise_id: str) -> bool:
+    entry = store.read_item(exercise_id)
+    return status(exercise_id) == "not started" and entry["misses"] == {} \
+        and entry["solution_seen"] is None
+
+
+_VARIANT = re.compile(r"^[^(]+ \((.+)\)$")
+
+
+def required_variants(exercise, check: str) -> list[dict]:
+    """The other problems an item requires besides its default (G7's strided one), read
+    from the names of its required parts: 'dx (stride=2, padding=1)'."""
+    found = []
+    for key in required_parts(exercise):
+        head, _, part = key.partition(":")
+        match = _VARIANT.match(part)
+        if head == check and match:
+            pairs = (item.split("=") for item in match.group(1).split(", "))
+            variant = {k: int(v) if v.lstrip("-").isdigit() else v for k, v in pairs}
+            if variant not in found:
+                found.append(variant)
+    return found
+
+
+def own_problem_calls():
+    """(item, check, answer names, options) for every call on the learner's own problem:
+    no option, every option passed at its default, and each required variant."""
+    for exercise_id, exercise in ex.registry().items():
+        for check in exercise.checks:
+            options = problem_options(exercise, check)
+            names = [n for n in answer_names(exercise, check)  # plain answers, no options
+                     if n not in options and " (" not in n]
+            calls = [("own", {})] + ([("defaults", dict(options))] if options else [])
+            calls += [(f"variant{n}", v) for n, v in
+                      enumerate(required_variants(exercise, check))]
+            for label, given in calls:
+                yield pytest.param(exercise_id, check, names, given,
+                                   id=f"{exercise_id}.{check}-{label}")
+
+
+@pytest.mark.parametrize("exercise_id, check, names, options", list(own_problem_calls()))
+@pytest.mark.parametrize("how", ["method", "keyword", "function"])
+def test_a_demonstration_on_the_learners_own_problem_is_refused(exercise_id, check, names,
+                                                               options, how):
+    """Else a loop of demos finds the answer with no try counted (and past C1's budget)."""
+    exercise = ex.registry()[exercise_id]
+    candidate = {n: 0.5 for n in names}  # any candidate: it is never graded
+    call = {"method": lambda: exercise.demo(check=check, **candidate, **options),
+            "keyword": lambda: exercise.run(check, **candidate, **options, demo=True),
+            "function": lambda: ex.demo(exercise_id, check=check, **candidate, **options)}
+    result = call[how]()
+    assert not result.ok and result.diagnosis == "demo_refused", (exercise_id, result)
+    assert f"{exercise_id}(...)" in result.message and "Traceback" not in repr(result)
+    assert not re.search(r"\d\.\d", result.message)  # it states no value
+    assert untouched(exercise_id) and exercise_id not in ex.last_results()
+
+
+def other_problem_facts():
+    """(item, check, answer names, options) for checks with other problems: every option
+    away from its default, every answer a yes/no (the same on every problem)."""
+    for exercise_id, exercise in ex.registry().items():
+        for check in exercise.checks:
+            options = problem_options(exercise, check)
+            names = [n for n in answer_names(exercise, check) if n not in options]
+            if options and names:
+                yield pytest.param(exercise_id, check, names,
+                                   {o: "another" for o in options}, id=f"{exercise_id}.{check}")
+
+
+@pytest.mark.parametrize("exercise_id, check, names, options", list(other_problem_facts()))
+def test_a_demonstration_tells_no_answer_that_is_the_same_on_every_problem(
+        exercise_id, check, names, options):
+    """E2's literal_gets_gradient or W5's layers do not change with the problem."""
+    result = ex.registry()[exercise_id].demo(check=check, **{n: True for n in names},
+                                             **options)
+    assert not result.ok and result.diagnosis == "demo_refused", (exercise_id, result)
+    assert untouched(exercise_id)
+
+
+class _Unequal:
+    """An option value whose comparison raises (a learner's odd object)."""
+
+    def __eq__(self, other):
+        raise RuntimeError("no comparing me")
+
+    __hash__ = object.__hash__
+
+
+@pytest.mark.parametrize("exercise_id, check, names, options", list(other_problem_facts()))
+def test_a_malformed_option_gets_a_sentence(exercise_id, check, names, options):
+    result = ex.registry()[exercise_id].demo(check=check, **{o: _Unequal() for o in options})
+    assert not result.ok and result.message and "Traceback" not in repr(result)
+    assert untouched(exercise_id)
+
+
+@pytest.mark.parametrize("exercise_id, check", [(i, c) for i in IDS for c in
+                                                 ex.registry()[i].checks])
+def test_a_check_reached_through_checks_is_recorded_like_any_check(exercise_id, check):
+    """``G4.checks["order"](...)`` is the same check as ``G4(...)``: it goes through run()."""
+    exercise = ex.registry()[exercise_id]
+    names = [n for n in answer_names(exercise, check) if " (" not in n]
+    with contextlib.redirect_stdout(io.StringIO()):
+        exercise.checks[check](**{n: 0.5 for n in names[:1]})
+    assert exercise_id in ex.last_results()
+    assert exercise.checks[check](demo=True).diagnosis == "demo_refused"
+
+
+@pytest.mark.parametrize("exercise_id", [i for i in IDS if ex.registry()[i].skeleton])
+def test_a_skeleton_is_help_and_is_recorded(exercise_id):
+    exercise = ex.registry()[exercise_id]
+    assert "skeleton" not in texts()[exercise_id]  # only .skeleton shows it
+    assert not helped(exercise_id)
+    assert str(exercise.skeleton).strip()
+    assert helped(exercise_id) and not seen(exercise_id)
+    assert status(exercise_id) == "not started"  # help is no try
+
+
+def test_an_item_solved_after_its_skeleton_says_so():
+    p = ex.G6.problem()
+    assert ex.G6.skeleton  # read: help seen
+    ex.G6(dA=p.G @ p.B.T, dB=p.A.T @ p.G)
+    assert status("G6") == "solved with the skeleton"
+    assert "1 with the skeleton" in repr(Progress("G6", "G5"))
+    assert ex.G5.solution and status("G5") == "not started"  # the solution stays stronger
+
+
+@pytest.mark.parametrize("exercise_id", IDS)
+def test_no_attribute_of_an_exercise_or_its_result_holds_the_solution(exercise_id):
+    exercise = ex.registry()[exercise_id]
+    worked = solution_text(exercise).strip()
+    result = exercise.run(next(iter(exercise.checks)))
+    held = [*vars(exercise).values(), *vars(result).values()]
+    for name in dir(ids):  # the IDs module's public functions: none gives the words away
+        value = getattr(ids, name)
+        if not name.startswith("_") and inspect.isfunction(value) and not any(
+                p.default is p.empty for p in inspect.signature(value).parameters.values()):
+            held.append(value())
+    assert not any(worked in str(value) for value in held), exercise_id
+    assert not seen(exercise_id)
+
+
+@pytest.mark.parametrize("exercise_id", WITH_EXPERIMENT)
+def test_an_experiments_own_function_records_the_solution(exercise_id):
+    """The function behind ``.experiment()`` is importable from its module: calling it
+    directly is the same route."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        ex.registry()[exercise_id]._experiment()
+    assert seen(exercise_id)
+
+
+def _reference_experiment(exercise_id: str):
+    """A true-or-false item's reference experiment, where its module exports it."""
+    for module in ("widgets.exercises.true_false_experiments", "widgets.exercises.why_items"):
+        found = getattr(importlib.import_module(module), f"reference_{exercise_id.lower()}",
+                        None)
+        if found is not None:
+            return found
+    raise LookupError(exercise_id)
+
+
+TRUE_FALSE = [i for i in IDS if ex.registry()[i].kind == "true_false"]
+
+
+@pytest.mark.parametrize("wrapped", [False, True], ids=["as is", "wrapped"])
+@pytest.mark.parametrize("exercise_id", TRUE_FALSE)
+def test_a_reference_experiment_handed_in_is_no_solving(exercise_id, wrapped):
+    reference = _reference_experiment(exercise_id)
+    experiment = (lambda: dict(reference())) if wrapped else reference
+    result = ex.registry()[exercise_id](verdict=TRUTH[exercise_id],
+                                        because=REASONS[exercise_id], experiment=experiment)
+    assert result.ok
+    assert status(exercise_id) == "solved after seeing the solution"
+
+
+def _gated_helpers():
+    """Every function of ``widgets`` that wears ``gate.answers``: the item it answers."""
+    found = {}
+    for info in pkgutil.walk_packages(widgets.__path__, "widgets."):
+        if not info.name.startswith(("widgets.lessons", "widgets.exercises")):
+            continue
+        module = importlib.import_module(info.name)
+        for name, value in vars(module).items():
+            if getattr(value, "gate_item", None) and value.__module__ == info.name:
+                found[f"{info.name}.{name}"] = value.gate_item
+    return found
+
+
+def test_every_gated_helper_names_an_item_and_every_experiment_is_gated():
+    helpers = _gated_helpers()
+    assert set(helpers.values()) <= set(IDS)
+    for exercise_id in WITH_EXPERIMENT:
+        exercise = ex.registry()[exercise_id]
+        if exercise.kind != "true_false":  # theirs runs the gated reference experiment
+            assert getattr(exercise._experiment, "gate_item", None) == exercise_id
+
+
+def _measure(helper: str):
+    from widgets.exercises import by_hand
+    from widgets.lessons import checkpointing, transformer
+
+    return {"recompute_step": lambda: transformer.recompute_step([["mlp"], []]),
+            "checkpointed_step": lambda: checkpointing.checkpointed_step(depth=4, segments=2),
+            "reference": by_hand.reference,
+            "reference_for": lambda: by_hand.reference_for(dict(ex.H1.problem())),
+            "G12.snippet": lambda: ex.G12.snippet}[helper]()
+
+
+# (helper, the item it answers, what it records): the measuring helpers of lesson support
+# and the exercises that compute an item's answer and are not an item's experiment.
+MEASURING = [("recompute_step", "A3", "try"), ("checkpointed_step", "L8", "solution"),
+             ("reference", "H1", "solution"), ("reference_for", "H1", "solution"),
+             ("G12.snippet", "G5", "solution")]
+
+
+@pytest.mark.parametrize("helper, exercise_id, gives", MEASURING, ids=[m[0] for m in MEASURING])
+def test_a_measuring_helper_records_on_the_item_it_answers(helper, exercise_id, gives):
+    _measure(helper)
+    entry = store.read_item(exercise_id)
+    if gives == "try":
+        assert entry["misses"].get("tries:") == 1 and not seen(exercise_id)
+    else:
+        assert seen(exercise_id)
+
+
+def test_a_measurement_the_item_asks_for_is_not_held_against_it():
+    from widgets.lessons import checkpointing, transformer
+
+    transformer.recompute_step([[], []])  # the lesson's own plans, shown to everyone
+    transformer.recompute_step([["block"], ["block"]])
+    assert untouched("A3")
+    ex.L8(gradients_identical=True, saves_less=True, recomputes=True)
+    checkpointing.checkpointed_step(depth=16, segments=4)  # L8 asks for this measurement
+    assert not seen("L8")
+
+
+def test_the_checks_own_measurements_are_not_recorded_as_help():
+    """A check that grades with a gated helper records its result only."""
+    ex.A3([["attention_core"], []])
+    ex.L8(gradients_identical=True)
+    ex.G4(order=["sum"])
+    ex.G14.run("batch", training=True)
+    for exercise_id in ("A3", "L8", "G4", "G14"):
+        assert not seen(exercise_id) and store.read_item(exercise_id)["misses"].get(
+            "tries:", 0) <= 1

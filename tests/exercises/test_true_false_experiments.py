@@ -614,10 +614,13 @@ def test_placeholders_ask_to_fill_in_the_experiment_and_record_nothing(item, exp
 
 
 @pytest.mark.parametrize("item", IDS)
-def test_a_demonstration_records_nothing(item):
+def test_a_demonstration_is_refused_and_records_nothing(item):
+    """A true-or-false item has no problem but the learner's: a demonstration would tell a
+    verdict right or wrong unrecorded, so it is refused."""
     shown = ex.registry()[item].demo(verdict=TRUTH[item], because=REASONS[item],
                                      experiment=RIGHT[item])
-    assert shown.ok and "demonstration" in repr(shown)
+    assert not shown.ok and shown.diagnosis == "demo_refused"
+    assert "demonstration" in repr(shown) and f"{item}(...)" in shown.message
     assert item_status(item) == "not started"
 
 

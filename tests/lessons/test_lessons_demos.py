@@ -38,9 +38,10 @@ def test_e2_another_literal():
     assert diagnoses(slip) == {"dw": "missing_constant"} and "dropped the 3" in slip.message
     assert "dropped the 2" not in repr(slip)
     assert not ex.E2.demo(dw=3 * q.x).ok                 # the demo's answer is not the learner's
-    assert ex.E2.demo(dw=2 * p.x).ok                     # the learner's problem is unchanged
-    for wrong in (1, 10, 2.0, True, "3"):
+    assert ex.E2.check(dw=2 * p.x).ok                    # the learner's problem is unchanged
+    for wrong in (1, 10, True, "3"):
         assert ex.E2.demo(dw=q.x, literal=wrong).diagnosis == "call"
+    assert ex.E2.demo(dw=q.x, literal=2.0).diagnosis == "demo_refused"  # the learner's own
 
 
 def test_l2_other_widths():
@@ -52,7 +53,7 @@ def test_l2_other_widths():
     assert "first 4 columns" in repr(slip) and "last 1 column." in repr(slip)
     assert "first 3" not in repr(slip) and "last 2" not in repr(slip)
     assert not ex.L2.demo(da=q.G[:, :4], db=q.G[:, 4:]).ok
-    assert ex.L2.demo(da=p.G[:, :3], db=p.G[:, 3:]).ok
+    assert ex.L2.check(da=p.G[:, :3], db=p.G[:, 3:]).ok
     for wrong in ((0, 2), (3,), (7, 1), "ab", None, (True, 2)):
         assert ex.L2.demo(da=q.G[:, :4], widths=wrong).diagnosis == "call"
 
@@ -80,7 +81,7 @@ def test_s3_another_nested_function():
     assert set(got.values()) == {"values"}              # and wrong at every other depth
     assert ex.S3.demo(engine_derivative("reuse"), kind="reuse").ok
     assert not ex.S3.demo(engine_derivative("reuse")).ok   # another function than the snippet's
-    assert ex.S3.demo(engine_derivative("logistic")).ok
+    assert ex.S3.check(engine_derivative("logistic")).ok
     assert ex.S3.demo(from_the_depth_2_formula, kind="chain").diagnosis == "call"
 
 

@@ -13,13 +13,15 @@ the evidence allows:
 Hints and solutions only on request: ``result.hint()``, ``exercises.G6.hint``,
 ``exercises.G6.solution``, ``check(..., hint=True)`` or the widget's buttons
 (``exercises.G6.widget(lambda: dict(dA=dA, dB=dB))``). Asking for a solution is
-recorded. ``Progress("G1", "G2")`` summarises a notebook's exercises and ``progress()``
-every lesson, from small files that survive a kernel restart and several kernels at
-once (``~/.autograd-lessons/``, or ``$AUTOGRAD_LESSONS_PROGRESS``; see ``store``). A lesson
-showing what a mistake looks like runs ``exercises.G7.demo(...)`` (or ``demo=True``):
-shown, never recorded. ``set_learner("ada")`` (or ``$AUTOGRAD_LESSONS_LEARNER`` for a
-class) draws the numeric problems for one learner, so classmates get different numbers;
-the stored lessons use the shared default.
+recorded, and reading ``exercises.G6.skeleton`` is recorded as help. ``Progress("G1",
+"G2")`` summarises a notebook's exercises and ``progress()`` every lesson, from small
+files that survive a kernel restart and several kernels at once
+(``~/.autograd-lessons/``, or ``$AUTOGRAD_LESSONS_PROGRESS``; see ``store``). A lesson
+showing what a mistake looks like runs ``exercises.G7.demo(..., stride=1, padding=1)``
+(or ``demo=True``) on another problem than the learner's: shown, never recorded (on the
+learner's own problem a demonstration is refused; see ``demos``). ``set_learner("ada")``
+(or ``$AUTOGRAD_LESSONS_LEARNER`` for a class) draws the numeric problems for one learner,
+so classmates get different numbers; the stored lessons use the shared default.
 
 The core of every gradient-shaped check is :func:`check_gradient`, in the package
 ``widgets.feedback`` that the stepper's predict mode uses too (as

@@ -8,6 +8,7 @@ import numpy as np
 
 import autograd_core as ag
 
+from .. import gate
 from ..feedback.check import check_gradient
 from ..feedback.context import Mistake
 from ..feedback.result import Result
@@ -107,6 +108,7 @@ def check_g12(fn=None) -> Result:
     return Result.combine(mlp.check_parts(p, got))
 
 
+@gate.answers("G12")
 def silent_mistakes() -> Report:
     """Each mistake of G12's snippet: passes a shape check, yet the checker names it."""
     p = mlp.problem(square=True)
@@ -132,4 +134,5 @@ def silent_mistakes() -> Report:
 register(Exercise(
     "G12", "spot_error", {"fixed": check_g12}, level="S",
     experiment=silent_mistakes, problem=lambda: mlp.problem(square=True),
+    snippet_gives=("G5",),  # its lines, right and wrong, derive G5's three gradients
 ))

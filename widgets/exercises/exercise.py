@@ -10,10 +10,14 @@ The words (title, question, hint, skeleton, solution) live in ``texts.toml`` bes
 by ID, so the Python modules hold only the checks; an exercise built with its words
 given as arguments uses those instead.
 
-Every route that shows an answer records that the learner saw it: ``.solution``,
-``.reveal()``, a Result's ``.solution()``, and ``.experiment()`` before the item is
-solved (an experiment measures what the item asks the learner to predict or derive).
-``texts()`` gives the words a learner reads before answering (never a solution).
+Every route that tells a learner an answer records it, on the learner's own item:
+``.solution``, ``.reveal()``, a Result's ``.solution()``, ``.experiment()`` and a snippet
+that gives another item away (``snippet_gives``) before the item is solved record the
+solution as seen; ``.skeleton`` records help (weaker: "solved with the skeleton"); a
+demonstration runs only on another problem than the learner's (see :mod:`.demos`). The
+solution's text is kept off the exercise and its Results: only those routes read it.
+``texts()`` gives the words a learner reads before any help (never a skeleton or a
+solution).
 
 Calling an exercise runs its first check: ``exercises.G6(dA=..., dB=...)``.
 """
@@ -23,20 +27,14 @@ from __future__ import annotations
 import difflib
 import importlib
 import inspect
-import sys
 from collections.abc import Callable, Mapping
-from functools import cache
+from functools import cache, wraps
 from types import MappingProxyType
 from typing import Any
 
 from ..feedback.result import Result, Text
-from . import learner, store
-from .ids import COURSE_IDS, EXERCISE_IDS, item_words
-
-if sys.version_info >= (3, 11):
-    pass
-else:  # pragma: no cover - Python 3.10
-    pass
+from . import demos, learner, store
+from .ids import COURSE_IDS, EXERCISE_IDS, _item_words
 
 KINDS = ("derivation", "true_false", "spot_error", "prediction", "write_backward")
 
@@ -49,6 +47,8 @@ _ITEM_MODULES = (
 
 _REGISTRY: dict[str, Exercise] = {}
 _LAST: dict[str, Result] = {}  # the last result of each exercise in this kernel
+# Each exercise's worked solution, by ID: read only through Exercise._reveal (recorded).
+_WORKED: dict[str, Text] = {}
 # Called with (exercise ID, check name, args, kwargs, Result) after every check that is not
 # a demonstration: the course's autograder records the answers a graded notebook passed.
 _ANSWER_WATCHERS: list[Callable[[str, str, tuple, dict, Result], None]] = []
@@ -71,7 +71,7 @@ class Exercise:
                  level: str | None = None, problem: Callable[..., Any] | None = None,
                  snippet: str | None = None, options: Mapping[str, str] | None = None,
                  experiment: Callable[..., Any] | None = None, skeleton: str | None = None,
-                 tries: int | None = None):
+                 tries: int | None = None, snippet_gives: tuple[str, ...] = ()):
         if kind not in KINDS:
             raise ValueError(f"unknown exercise kind {kind!r}; one of {KINDS}")
         if not checks:
@@ -91,12 +91,16 @@ class Exercise:
         self.kind = kind
         self.level = level
         self.question = Text(question or title)
-        self.checks = MappingProxyType(dict(checks))
+        self._checks = MappingProxyType(dict(checks))
+        # What a learner reaches as G4.checks["order"]: each runs through run(), recorded.
+        self.checks = MappingProxyType({name: self._routed(name, fn)
+                                        for name, fn in checks.items()})
         self.hint = Text(hint)
-        self._solution = Text(solution)
-        self.snippet = Text(snippet) if snippet else None
-        # The second step of help, after the hint: code with the blanks still to fill.
-        self.skeleton = Text(skeleton) if skeleton else None
+        _WORKED[id] = Text(solution)
+        self._snippet = Text(snippet) if snippet else None
+        # The items whose answer the snippet gives away (G12's holds most of G5's).
+        self.snippet_gives = tuple(snippet_gives)
+        self._skeleton = Text(skeleton) if skeleton else None
         self.options = MappingProxyType(dict(options)) if options else None
         self._problem = problem
         self._experiment = experiment
@@ -107,14 +111,15 @@ class Exercise:
     # -- running checks -------------------------------------------------------------
     def check(self, *args, hint: bool = False, demo: bool = False, **kwargs) -> Result:
         """Run the main check on your answer; the Result prints the feedback.
-        ``demo=True`` runs it as a demonstration: shown, never recorded in your progress."""
+        ``demo=True`` runs it as a demonstration (another problem only, never recorded)."""
         return self.run(next(iter(self.checks)), *args, hint=hint, demo=demo, **kwargs)
 
     __call__ = check
 
     def demo(self, *args, check: str | None = None, **kwargs) -> Result:
-        """Run a check as a demonstration (a lesson showing what a mistake looks like): the
-        feedback is shown, but nothing is recorded, so your own result stays as it was."""
+        """Run a check as a demonstration (a lesson showing what a mistake looks like) on
+        another problem than yours (``G6.demo(..., square=True)``): the feedback is shown,
+        nothing is recorded. On your own problem it is refused (see :mod:`.demos`)."""
         return self.run(check or next(iter(self.checks)), *args, demo=True, **kwargs)
 
     def run(self, check: str, *args, hint: bool = False, demo: bool = False,
@@ -127,7 +132,13 @@ class Exercise:
                                    f"its checks are {', '.join(map(repr, self.checks))}.",
                             diagnosis="call")
             return result.presented(title=self.heading)
-        fn = self.checks[check]
+        title = self.heading + (" · demonstration (not recorded in your progress)"
+                                if demo else "")
+        if demo:
+            refused = demos.refusal(self, check, kwargs)
+            if refused is not None:
+                return refused.presented(title=title)
+        fn = self._checks[check]
         token = store.current.set(store.Attempt(self.id, check, demo))
         try:
             result = _call_problem(self.id, fn, args, kwargs)
@@ -140,10 +151,12 @@ class Exercise:
                             diagnosis="check_error")
         finally:
             store.current.reset(token)
-        title = self.heading + (" · demonstration (not recorded in your progress)"
-                                if demo else "")
-        result = result.presented(title=title, hint=self.hint, solution=self._solution,
-                                  show_hint=hint, on_reveal=self._record_seen)
+        if demo:
+            refused = demos.refusal_after(self, check, kwargs, result)
+            if refused is not None:
+                return refused.presented(title=title)
+        result = result.presented(title=title, hint=self.hint, show_hint=hint,
+                                  on_reveal=self._reveal)
         if demo:
             return result
         _LAST[self.id] = result
@@ -157,21 +170,55 @@ class Exercise:
                 result.message = f"{result.message}\n{note}"
         return result
 
+    def _routed(self, check: str, fn: Callable[..., Result]) -> Callable[..., Result]:
+        @wraps(fn)
+        def routed(*args, **kwargs) -> Result:
+            return self.run(check, *args, **kwargs)
+
+        return routed
+
     @property
     def solution(self) -> Text:
         """The worked solution. Asking for it is recorded: an item solved after this counts
         as "solved after seeing the solution"."""
-        self._record_seen()
-        return self._solution
+        return self._reveal()
 
     def reveal(self) -> Text:
         """Show the worked solution (and the answers of a prediction item); recorded."""
         return self.solution
 
+    def _reveal(self) -> Text:
+        """The worked solution, recorded as seen: every route to it comes through here."""
+        self._record_seen()
+        return _WORKED[self.id]
+
     def _record_seen(self) -> None:
         from .tracking import record_seen
 
         record_seen(self.id)
+
+    @property
+    def skeleton(self) -> Text | None:
+        """The second step of help, after the hint: code with the blanks still to fill.
+        Reading it is recorded as help: an item solved after it is "solved with the
+        skeleton" (weaker than seeing the solution)."""
+        if self._skeleton is not None:
+            from .tracking import record_help
+
+            record_help(self.id)
+        return self._skeleton
+
+    @property
+    def snippet(self) -> Text | None:
+        """The code the item starts from (buggy code to fix, a module to hunt). Where it
+        gives another item's answer away (``snippet_gives``), reading it before that item
+        is solved counts as seeing that item's solution."""
+        if self._snippet is not None:
+            from .tracking import helper_measured
+
+            for other in self.snippet_gives:
+                helper_measured(other, "solution")
+        return self._snippet
 
     def problem(self, *args, **kwargs):
         """The data this exercise works on (the same every run)."""
@@ -267,20 +314,23 @@ def _call_problem(exercise_id: str, fn: Callable, args: tuple, kwargs: dict) -> 
 
 # Words in texts.toml that state an answer: read only through routes that record it.
 ANSWER_WORDS = frozenset({"solution", "settled"})
+# Words that help short of the answer: read only through ``.skeleton``, which records it.
+HELP_WORDS = frozenset({"skeleton"})
 
 
 def _all_words() -> Mapping[str, Mapping[str, Any]]:
     """Every word of every exercise in ``texts.toml``, answers included (for the
     exercises themselves, which show them only through a recorded route)."""
-    return item_words()
+    return _item_words()
 
 
 @cache
 def texts() -> Mapping[str, Mapping[str, Any]]:
     """The words a learner reads before answering, by exercise ID (title, question,
-    hint, skeleton, ...): never a solution or a settled verdict."""
+    hint, ...): never a solution, a settled verdict or a skeleton (``.skeleton`` records
+    it)."""
     return MappingProxyType({i: MappingProxyType({k: v for k, v in w.items()
-                                                  if k not in ANSWER_WORDS})
+                                                  if k not in ANSWER_WORDS | HELP_WORDS})
                              for i, w in _all_words().items()})
 
 
@@ -323,8 +373,9 @@ def _no_such_item(exercise_id) -> Result:
 
 
 def demo(exercise_id: str, *args, check: str | None = None, **kwargs) -> Result:
-    """Run a check as a demonstration: ``demo("G7", dx=unrotated_dx)``. The feedback is
-    shown, but nothing is recorded (neither progress nor the last result of the item)."""
+    """Run a check as a demonstration on another problem than yours:
+    ``demo("G7", dw=..., stride=1, padding=1)``. The feedback is shown, but nothing is
+    recorded (neither progress nor the last result of the item)."""
     exercises = registry()
     if exercise_id not in exercises:
         return _no_such_item(exercise_id)

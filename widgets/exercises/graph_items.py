@@ -12,6 +12,7 @@ from autograd_core.sweep.engine import backward_steps
 from autograd_core.tools import memory as ag_memory
 from autograd_core.tools.graph import capture, saved_bytes
 
+from .. import gate
 from ..feedback.check import check_gradient
 from ..feedback.context import Mistake
 from ..feedback.result import Result
@@ -36,6 +37,7 @@ def _two_layers(x, w1, w2):
     return F.linear(ag.tanh(F.linear(x, w1)), w2).sum()
 
 
+@gate.answers("G1")
 def recording_vs_inference(memory: bool = False) -> Report:
     """The same model and input with recording on, and under ``no_grad``; a frozen first
     layer; and what holding a graph-attached tensor keeps alive. ``memory=True`` adds the
@@ -121,7 +123,8 @@ def _g1_measured(learner: str | None) -> dict:
     """G1's facts for one learner's problem, measured once: the experiment collects the
     garbage three times to see what a held loss keeps alive, too slow to repeat on every
     check (``learner`` keys the cache: the data are drawn for that learner)."""
-    return dict(recording_vs_inference().data)
+    with gate.quietly():  # G1's own check
+        return dict(recording_vs_inference().data)
 
 
 register(Exercise(
@@ -275,6 +278,7 @@ def _g4_program():
     return c.sum()
 
 
+@gate.answers("G4")
 def backward_order() -> Report:
     """The ops in recording order and in the order backward visits them."""
     loss = _g4_program()
@@ -293,7 +297,8 @@ def backward_order() -> Report:
 @one_answer("order")
 def check_g4(order) -> Result:
     """``G4(order=[...])``: the op names in the order backward visits them."""
-    data = backward_order().data
+    with gate.quietly():  # G4's own check
+        data = backward_order().data
     fact = Fact(data["backward"], "Backward visits a node only after every op that consumed "
                 "its output: reverse topological order.", "sequence")
     return check_predictions({"order": order} if order is not None else {}, {"order": fact})

@@ -31,15 +31,16 @@ COURSE_LETTERS = "BCHDA"  # the course's own, in lesson order
 
 
 @cache
-def item_words() -> Mapping[str, Mapping[str, Any]]:
-    """Every word ``texts.toml`` keeps for every item, by ID (answers included: the
-    exercises show those only through a route that records it)."""
+def _item_words() -> Mapping[str, Mapping[str, Any]]:
+    """Every word ``texts.toml`` keeps for every item, by ID (answers included: private,
+    so that only the exercises read them, through a route that records it; a learner
+    reads ``widgets.exercises.texts()``)."""
     source = resources.files(__package__).joinpath("texts.toml").read_text(encoding="utf-8")
     return MappingProxyType({i: MappingProxyType(w) for i, w in tomllib.loads(source).items()})
 
 
 def _in_order(letters: str) -> tuple[str, ...]:
-    ids = [i for i in item_words() if i[0] in letters]
+    ids = [i for i in _item_words() if i[0] in letters]
     return tuple(sorted(ids, key=lambda i: (letters.index(i[0]), int(i[1:]))))
 
 

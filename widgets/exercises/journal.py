@@ -12,6 +12,7 @@ Each line is one event about one item::
     {"t": 1764676800.123456, "item": "G6", "part": "g:dA", "ok": true, "ever": true}
     {"t": ..., "item": "G6", "miss": "tries:", "by": 1}     # counts add up
     {"t": ..., "item": "G6", "first": {"solution_seen": "2026-12-02T12:00:00Z"}}
+    {"t": ..., "item": "G6", "first": {"help_seen": "2026-12-02T11:00:00Z"}}  # a skeleton
     {"t": ..., "item": "G6", "set": {"after_solution": false}}
     {"t": ..., "reset": true}                                 # start over
 
@@ -43,8 +44,9 @@ from .safe_reading import parse_json, read_regular
 SUFFIX = ".jsonl"
 MAX_LINE = 1 << 16  # bytes: an event is a few hundred; a longer line is no event
 MAX_FILE = 1 << 28  # bytes of one kernel's file read at once (years of progress fit)
-RECORD_FIELDS = ("parts", "misses", "solved", "solution_seen")  # the rest are "set" fields
-FIRST_FIELDS = ("solved", "solution_seen")
+# "help_seen" (when a skeleton or a measurement helped) is kept only once it happened.
+RECORD_FIELDS = ("parts", "misses", "solved", "solution_seen", "help_seen")  # the rest: "set"
+FIRST_FIELDS = ("solved", "solution_seen", "help_seen")
 MAX_COUNT = 10**9  # tries or mistakes of one item: a larger count is no count of ours
 
 
@@ -64,13 +66,12 @@ def changes(before: dict, after: dict, t: float, item: str) -> list[dict]:
         grown = count - before["misses"].get(key, 0)
         if grown:
             events.append({"t": t, "item": item, "miss": key, "by": grown})
-    first = {k: after[k] for k in ("solved", "solution_seen")
+    first = {k: after[k] for k in FIRST_FIELDS
              if before.get(k) is None and after.get(k) is not None}
     if first:
         events.append({"t": t, "item": item, "first": first})
     settled = {k: v for k, v in after.items()
-               if k not in ("parts", "misses", "solved", "solution_seen")
-               and before.get(k, None) != v}
+               if k not in RECORD_FIELDS and before.get(k, None) != v}
     if settled:
         events.append({"t": t, "item": item, "set": settled})
     return events

@@ -14,6 +14,7 @@ import numpy as np
 
 import autograd_core as ag
 
+from .. import gate
 from ..feedback import words
 from ..feedback.check import check_gradient
 from ..feedback.context import Mistake
@@ -143,6 +144,7 @@ def check_s2(fn=None) -> Result:
     return Result.combine(results)
 
 
+@gate.answers("S2")
 def loss_curves(steps: int = 12, lr: float = 0.1) -> Report:
     """SGD on the same data with and without resetting .grad between steps."""
     batches, w0 = _s2_batches()

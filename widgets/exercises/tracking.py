@@ -5,9 +5,10 @@ delta1; G14 needs dx and both batch predictions). Parts may be checked in separa
 each part counts once it has been right. Asking for the solution (``G5.solution``,
 ``result.solution()``, the widget's Solution button, a prediction shown after a second
 wrong try) is recorded, and an item solved after that is "solved after seeing the
-solution". A demonstration (``G7.demo(...)`` or ``G7(..., demo=True)``) records nothing,
-and neither does a placeholder answer (``None``), so a lesson nobody has worked on shows a
-fresh start.
+solution". Reading an item's skeleton (``G5.skeleton``) is recorded as help, weaker than
+the solution: an item solved after it is "solved with the skeleton". A demonstration
+(``G7.demo(...)`` on another problem than yours) records nothing, and neither does a
+placeholder answer (``None``), so a lesson nobody has worked on shows a fresh start.
 
 >>> Progress("G1", "G2", title="Lesson 1")          # doctest: +SKIP
 Lesson 1: nothing checked yet (2 exercises).
@@ -59,7 +60,7 @@ def parts_of(exercise, check: str) -> tuple[str, ...]:
     """The answers one check of ``exercise`` takes by name, all of them required (() for a
     check whose result is right or wrong as a whole). The check says them itself: a
     derivation's with ``@answers(...)``, a prediction's by its facts."""
-    fn = exercise.checks[check]
+    fn = exercise._checks[check]
     return tuple(getattr(fn, "parts", ())) or answer_names(fn)
 
 
@@ -108,6 +109,8 @@ def record(exercise, check: str, result: Result) -> str:
             tries = entry["misses"].get(TRIES, 0)
             searched = exercise.tries is not None and tries > exercise.tries
             entry["after_solution"] = entry["solution_seen"] is not None or searched
+            if entry.get("help_seen") is not None and not entry["after_solution"]:
+                entry["after_help"] = True
             if searched and entry["solution_seen"] is None:
                 notes.append(f"({exercise.id} allows {exercise.tries} tries: after {tries}, "
                              "a right answer may have come from trying many, so it counts "
@@ -149,8 +152,7 @@ TRIES = "tries:"
 def count_try(exercise_id: str) -> None:
     """Count one try of an item outside its check (a measurement of a candidate plan);
     nothing is counted during a demonstration."""
-    attempt = store.current.get()
-    if attempt is not None and attempt.demo:
+    if _in_demo():
         return
 
     def change(entry):
@@ -162,21 +164,63 @@ def count_try(exercise_id: str) -> None:
 
 def record_seen(exercise_id: str) -> None:
     """Record that the solution of an item was shown (only the first time counts)."""
-    if store.current.get() is not None and store.current.get().demo:
+    _first(exercise_id, "solution_seen")
+
+
+def record_help(exercise_id: str) -> None:
+    """Record that help short of the solution (the item's skeleton) was shown: an item
+    solved after it is "solved with the skeleton" (only the first time counts)."""
+    _first(exercise_id, "help_seen")
+
+
+def _in_demo() -> bool:
+    attempt = store.current.get()
+    return attempt is not None and attempt.demo
+
+
+def _first(exercise_id: str, field: str) -> None:
+    if _in_demo():
         return
 
     def change(entry):
-        if entry["solution_seen"] is None:
-            entry["solution_seen"] = store.now()
+        if entry.get(field) is None:
+            entry[field] = store.now()
 
     store.update(exercise_id, change)
 
 
+# What a helper that measures an item's answer records, by what the measurement gives.
+_HELPER_RECORDS = {"try": count_try, "help": record_help, "solution": record_seen}
+
+
+def helper_measured(exercise_id: str, gives: str, unless_checked: tuple[str, ...] = ()) -> None:
+    """Record that a helper (lesson support, a reference answer) just computed what
+    ``exercise_id`` asks: ``gives`` is "try" (a candidate measured, counted against the
+    item's tries), "help" or "solution". Nothing is recorded once the item is solved, nor
+    once every part named in ``unless_checked`` has been checked (a measurement the item
+    asks for after those answers)."""
+    entry = store.read_item(exercise_id)
+    if entry["solved"] is not None:
+        return
+    if unless_checked and all(any(key.endswith(f":{part}") for key in entry["parts"])
+                              for part in unless_checked):
+        return
+    _HELPER_RECORDS[gives](exercise_id)
+
+
+SOLVED = "solved"
+AFTER_SOLUTION = "solved after seeing the solution"
+WITH_SKELETON = "solved with the skeleton"
+
+
 def status(exercise_id: str) -> str:
-    """"solved", "solved after seeing the solution", "in progress" or "not started"."""
+    """"solved", "solved with the skeleton", "solved after seeing the solution",
+    "in progress" or "not started"."""
     entry = store.read_item(exercise_id)
     if entry["solved"]:
-        return "solved after seeing the solution" if entry.get("after_solution") else "solved"
+        if entry.get("after_solution"):
+            return AFTER_SOLUTION
+        return WITH_SKELETON if entry.get("after_help") else SOLVED
     if entry["parts"] or entry["misses"]:
         return "in progress"
     return "not started"
@@ -241,7 +285,7 @@ class Progress(_Report):
         return cls(*ids, title=f"Lesson {number} · {title}")
 
     def status(self) -> dict[str, str]:
-        """ID -> "solved", "solved after seeing the solution", "in progress", "not started"."""
+        """ID -> the item's :func:`status` ("solved", "solved with the skeleton", ...)."""
         return {i: status(i) for i in self.ids}
 
     @property
@@ -260,20 +304,23 @@ class Progress(_Report):
         if n == 0:
             return f"{self.title}: no exercises in this lesson."
         solved = sum(s.startswith("solved") for s in states.values())
-        seen = sum(s == "solved after seeing the solution" for s in states.values())
+        seen = sum(s == AFTER_SOLUTION for s in states.values())
+        helped = sum(s == WITH_SKELETON for s in states.values())
         started = sum(s == "in progress" for s in states.values())
         if solved == 0 and started == 0:
             return f"{self.title}: nothing checked yet ({n} exercise{'s' if n > 1 else ''})."
-        if solved == n and not seen:
+        if solved == n and not seen and not helped:
             return f"{self.title}: all {n} exercises solved."
-        after = f" ({seen} after seeing the solution)" if seen else ""
+        notes = [f"{seen} after seeing the solution"] if seen else []
+        notes += [f"{helped} with the skeleton"] if helped else []
+        after = f" ({', '.join(notes)})" if notes else ""
         more = f"; {started} in progress" if started else ""
         return f"{self.title}: {solved} of {n} solved{after}{more}."
 
     def lines(self) -> list[str]:
         exercises = registry()
         states = self.status()
-        marks = {"solved": MARK_OK, "solved after seeing the solution": MARK_OK,
+        marks = {SOLVED: MARK_OK, WITH_SKELETON: MARK_OK, AFTER_SOLUTION: MARK_OK,
                  "in progress": "◐", "not started": "·"}
         out = [self.summary(states)]
         for i, s in states.items():

@@ -45,6 +45,7 @@ from autograd_core.recording.node import Node, Observer, observers, observing
 from autograd_core.recording.tensor import Tensor
 from autograd_core.sweep.engine import sum_to
 
+from .. import gate
 from ..feedback import words
 from ..feedback.result import Result
 from . import learner
@@ -318,8 +319,9 @@ _TRUTH: dict[str, bool] = {}
 def truth(c: Claim) -> bool:
     """The verdict the claim's reference experiment measures (its settled answer)."""
     if c.id not in _TRUTH:
-        data, watch = run(c, c.reference)
-        _TRUTH[c.id] = bool(c.measure(data, watch))
+        with gate.quietly():  # the check's own use of the reference: nothing is shown
+            data, watch = run(c, c.reference)
+            _TRUTH[c.id] = bool(c.measure(data, watch))
     return _TRUTH[c.id]
 
 
@@ -386,6 +388,8 @@ def register_claim(c: Claim) -> Exercise:
     adds the reference experiment's code, and ``.experiment()`` runs it (both recorded as
     seeing the solution)."""
     code = textwrap.dedent(inspect.getsource(c.reference))
+    code = "".join(line for line in code.splitlines(keepends=True)
+                   if not line.startswith("@gate."))  # the decorator is not the experiment
     solution = (f"{_all_words()[c.id]['solution']}\n\nA reference experiment "
                 f"({c.id}.experiment() runs it):\n\n{code}")
 

@@ -97,7 +97,8 @@ class Result:
     def presented(self, *, title: str = "", hint: str = "", solution: str = "",
                   show_hint: bool = False, on_reveal=None) -> Result:
         """A copy with a title, and the exercise's hint/solution where the check had none.
-        ``on_reveal`` is called when the learner asks this Result for the solution."""
+        ``on_reveal`` is called when the learner asks this Result for the solution: it
+        records that, and returns the solution's text (kept off the Result)."""
         copy = Result(self.ok, self.message, name=self.name, diagnosis=self.diagnosis,
                       hint=self._hint or hint, solution=self._solution or solution,
                       parts=self.parts, title=self.title or title, show_hint=show_hint,
@@ -116,13 +117,13 @@ class Result:
     def solution(self) -> Text:
         """The worked solution (only when you ask for it; progress records that you did).
         A Result that cannot record it (one not returned by an exercise) shows none."""
+        if self._on_reveal is not None:
+            shown = self._on_reveal()
+            return Text(shown if shown is not None else self._solution)
         if not self._solution:
             return Text("No worked solution is stored for this check.")
-        if self._on_reveal is None:
-            return Text("This result cannot record that you saw the solution: ask the "
-                        "exercise for it instead (e.g. G6.solution).")
-        self._on_reveal()
-        return Text(self._solution)
+        return Text("This result cannot record that you saw the solution: ask the "
+                    "exercise for it instead (e.g. G6.solution).")
 
     @property
     def has_hint(self) -> bool:

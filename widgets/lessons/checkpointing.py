@@ -39,6 +39,7 @@ from autograd_core.recording.tensor import Tensor
 from autograd_core.tools.counting import count_ops
 from autograd_core.tools.memory import SavedBytesTracker, activation_bytes
 
+from .. import gate
 from .report import Report
 
 __all__ = ["SwishBlock", "swish_stack", "HeldBytes", "CheckpointedStep", "measure_step",
@@ -234,6 +235,10 @@ def _swish_batch(batch: int, width: int, seed: int) -> Tensor:
     return ag.randn(batch, width, generator=ag.Generator(seed + 1), dtype=np.float32)
 
 
+# L8's predictions: checked, they let the learner measure (L8's peak_checkpointed asks to).
+L8_PREDICTIONS = ("gradients_identical", "saves_less", "recomputes")
+
+
 def checkpointed_step(depth: int, segments: int, *, width: int = 64, batch: int = 32,
                       seed: int = 0) -> CheckpointedStep:
     """:func:`measure_step` of ``swish_stack(depth)`` on a seeded float32 batch, the
@@ -241,7 +246,11 @@ def checkpointed_step(depth: int, segments: int, *, width: int = 64, batch: int 
 
     >>> checkpointed_step(depth=4, segments=1).recompute_macs
     0
+
+    It measures what L8 asks the learner to predict: before L8's three predictions are
+    checked, a measurement counts as seeing L8's solution (after them, L8 asks for one).
     """
+    gate.measured("L8", "solution", unless_checked=L8_PREDICTIONS)
     return measure_step(swish_stack(depth, width, seed), _swish_batch(batch, width, seed),
                         segments)
 
@@ -377,6 +386,7 @@ def plan_forward(plan) -> Callable[[nn.Module, Tensor], Tensor]:
     return forward
 
 
+@gate.answers("L8")
 def checkpointing() -> Report:
     """Saved bytes and recomputed work with and without checkpointing (engine experiment)."""
     results = checkpoint_costs(depths=(4, 16))

@@ -32,6 +32,7 @@ import autograd_core as ag
 from autograd_core.recording.tensor import Tensor
 from autograd_core.tools.graph import Graph, capture
 
+from .. import gate
 from ..live import live
 from ..render import to_dot
 from ..svg import SVG, to_svg
@@ -203,6 +204,7 @@ def define_by_run(xs: Sequence[float] = (2.5, -0.5)) -> list[DefineByRun]:
     return runs
 
 
+@gate.answers("W6")
 def branches() -> Report:
     """Two inputs through Python control flow: two recorded graphs, two sets of gradients."""
     runs = define_by_run()

@@ -24,6 +24,7 @@ from autograd_core.sweep.engine import reverse_topological
 from autograd_core.tools.graph import Graph, OpInfo, SavedInfo, capture, saved_bytes
 from autograd_core.tools.memory import owner, saved_arrays, training_step_memory
 
+from .. import gate
 from ..summary import format_bytes, shape_text
 from .report import Report
 
@@ -132,6 +133,7 @@ def watch_saved(output: Tensor, exclude=()) -> SavedWatch:
     return SavedWatch([weakref.ref(a) for a in arrays.values()])
 
 
+@gate.answers("L7")
 def memory_breakdown() -> Report:
     """One training step's memory by kind (parameters, gradients, optimizer, activations)."""
     gen = ag.Generator(77)

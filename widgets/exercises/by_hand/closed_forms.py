@@ -18,7 +18,7 @@ from ..function_cases import check_on_cases
 from ..parts import one_answer
 from ..problems import rng
 from .grading import check_one
-from .network import reference, run_steps
+from .network import _learner_reference, run_steps
 
 # -- H2: batch norm's backward in one expression ----------------------------------------------
 
@@ -64,7 +64,7 @@ def _bn_case(n: int, c: int, seed: int) -> tuple[tuple, np.ndarray, dict]:
 
 
 def _lesson_bn_case() -> tuple[tuple, np.ndarray, dict]:
-    ref = reference()
+    ref = _learner_reference()
     v, d = ref.values, ref.grads
     args = (d["bn_out"], v["x_hat"], v["gamma"], v["inv_std"])
     return args, d["h_pre"], {"naive": args[0] * args[2] * args[3],
@@ -135,8 +135,8 @@ def check_h3(ce_backward: Callable) -> Result:
     """``H3(ce_backward)``: your ``ce_backward(logits, y)`` returns dL/dlogits of the mean
     cross-entropy in one expression; checked on the lesson's batch and on 8 x 5 logits."""
     return _check_function(ce_backward, "d_logits", "ce_backward", [
-        ("the lesson's batch", lambda: _ce_case(reference().values["logits"],
-                                                reference().values["y"])),
+        ("the lesson's batch", lambda: _ce_case(_learner_reference().values["logits"],
+                                                _learner_reference().values["y"])),
         ("a second batch (8 examples, 5 classes)", _other_ce_case)])
 
 

@@ -25,7 +25,7 @@ from ..exercise import Exercise, register
 from ..parts import answers, named_answers
 from .closed_forms import _bn_mistakes
 from .grading import _usable, check_one
-from .network import BATCH, ROWS, STEPS, Reference, problem, reference
+from .network import BATCH, ROWS, STEPS, Reference, _learner_reference, problem
 
 ANSWERS = tuple(f"d_{r}" for r in ROWS)
 _WIDTH = max(map(len, ANSWERS))
@@ -188,7 +188,7 @@ def check_h1(answers: Mapping | None = None, /, **named) -> Result:
     given = _h1_answers(answers, named)
     if isinstance(given, Result):
         return given
-    ref = reference()
+    ref = _learner_reference()
     ctx = _contexts(ref)
     found = {r: check_one(r, given.answers.get(r), ref.grads[r], **ctx[r]) for r in given.rows}
     parts = _with_dependencies(given.rows, given.answers, found, ref)

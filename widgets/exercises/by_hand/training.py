@@ -33,9 +33,9 @@ from .network import (
     _digits,
     _frozen,
     _key,
+    _learner_reference,
     _setup,
     forward,
-    reference,
 )
 from .table import _contexts, _row_message, _summary, _with_dependencies
 
@@ -248,7 +248,7 @@ def check_h4(my_gradients: Callable) -> Result:
             learner.call(my_gradients, what="my_gradients")
         except learner.LearnerCodeFailed as exc:
             return learner.failed(exc)
-    ref = reference()
+    ref = _learner_reference()
     with ag.no_grad():
         t = forward({k: ref.values[k] for k in ("x", "y", *PARAMS)}, keep=False)
     try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import autograd_core as ag
 from autograd_core.tools.graph import Graph, capture, topological_order
 
+from ... import gate
 from ...feedback import words
 from .. import learner
 from ..true_false import Flaw, Watch, count, raised
@@ -42,6 +43,7 @@ def measure_t3(data: dict, watch: Watch) -> bool:
     return False  # an order where every edge points forward: no cycle
 
 
+@gate.answers("T3")
 def reference_t3() -> dict:
     """h fed back into the op that computes it three times; the recorded graph and an order."""
     w = ag.tensor(0.9, requires_grad=True)
@@ -73,6 +75,7 @@ def measure_t7(data: dict, watch: Watch) -> bool:
     return saved > 0
 
 
+@gate.answers("T7")
 def reference_t7() -> dict:
     """What sigmoid saves, and what a second backward does once it is released."""
     from autograd_core.tools.graph import saved_bytes

@@ -15,6 +15,7 @@ from autograd_core.func import jacfwd, jacrev
 from autograd_core.recording.node import observing
 from autograd_core.tools.counting import count_ops
 
+from ... import gate
 from ...feedback import words
 from .. import learner
 from ..true_false import Flaw, Watch, among, count, function, number, numbers, same
@@ -59,6 +60,7 @@ def measure_t1(data: dict, watch: Watch) -> bool:
     return bool(np.max(np.abs(by_fwd - by_rev)) <= 1e-10 * (1 + np.max(np.abs(by_rev))))
 
 
+@gate.answers("T1")
 def reference_t1() -> dict:
     """One function R³ → R², its Jacobian at one point by forward and by reverse mode."""
     A = ag.tensor([[0.5, -1.0, 0.3], [1.2, 0.4, -0.7]])
@@ -119,6 +121,7 @@ def measure_t2(data: dict, watch: Watch) -> bool:
     return all(fewer_reverse)
 
 
+@gate.answers("T2")
 def reference_t2() -> dict:
     """A wide and a tall function; the runs during jacfwd and the sweeps during jacrev."""
     gen = ag.Generator(2)
@@ -205,6 +208,7 @@ def measure_t4(data: dict, watch: Watch) -> bool:
     return False  # the engine's work follows the graph, not the formula
 
 
+@gate.answers("T4")
 def reference_t4() -> dict:
     """Backward rules run and written-out derivative size, at nesting depths 1 to 6."""
     from widgets.lessons import modes, symbolic
@@ -260,6 +264,7 @@ def measure_t5(data: dict, watch: Watch) -> bool:
     return bool(errors.min() <= 1e-14 * (1 + abs(grad)))  # some nudge gives the gradient?
 
 
+@gate.answers("T5")
 def reference_t5() -> dict:
     """The engine's gradient of tanh(x)·exp(x) at 0.7, and central differences from h = 1e-1 to
     1e-12."""

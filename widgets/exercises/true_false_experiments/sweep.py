@@ -12,6 +12,7 @@ import autograd_core as ag
 from autograd_core import nn
 from autograd_core.sweep.engine import backward_steps
 
+from ... import gate
 from ...feedback import words
 from ..true_false import Flaw, Watch, among, function, number, numbers, same
 from .modes import _at, _rerun
@@ -48,6 +49,7 @@ def measure_t6(data: dict, watch: Watch) -> bool:
     return not reverse_order
 
 
+@gate.answers("T6")
 def reference_t6() -> dict:
     """The ops the sweep visits on a network's loss and on the Rosenbrock formula."""
     gen = ag.Generator(60)
@@ -104,6 +106,7 @@ def measure_t8(data: dict, watch: Watch) -> bool:
                "separately, on a fresh x each time? backward adds into .grad.")
 
 
+@gate.answers("T8")
 def reference_t8() -> dict:
     """x used three times: x.grad, and x's gradient through each use alone."""
     value = np.array([0.5, -1.5, 2.0])
@@ -146,6 +149,7 @@ def measure_t9(data: dict, watch: Watch) -> bool:
                "same function and data, changing only the seed.")
 
 
+@gate.answers("T9")
 def reference_t9() -> dict:
     """The same loss seeded with 1 and with c = 3, each on a fresh leaf."""
     draw = np.random.default_rng(90)
@@ -217,6 +221,7 @@ def measure_t10(data: dict, watch: Watch) -> bool:
     raise Flaw("Your changes do not line up in any clear order: take a smaller step.")
 
 
+@gate.answers("T10")
 def reference_t10() -> dict:
     """Changes of a loss after a small step along the unit gradient, against it, and along five
     random unit directions."""

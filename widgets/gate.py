@@ -1,0 +1,69 @@
+"""One gate: a helper that computes what an exercise asks reports it here, and the
+learner's progress records it, on that item.
+
+Lesson support (``widgets.lessons``) measures what some items ask (A3's plans, L8's
+checkpointed step) and the exercises keep reference answers (a true-or-false item's
+reference experiment, lesson 13's engine gradients). Lesson support never imports the
+exercises, so such a helper calls :func:`measured` (or wears :func:`answers`), which hands
+the record to ``widgets.exercises.tracking.helper_measured``, loaded when first needed:
+a measured candidate counts as a try, a shown answer as seeing the solution. A check that
+uses the same helper to grade an answer runs it inside :func:`quietly`: the check records
+its own result.
+
+>>> from widgets import gate
+>>> @gate.answers("T9")                          # doctest: +SKIP
+... def reference_t9(): ...
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from functools import wraps
+
+_QUIET: ContextVar[bool] = ContextVar("gate_quiet", default=False)
+
+
+def measured(item: str, gives: str = "solution", unless_checked: tuple[str, ...] = ()) -> None:
+    """Record that a helper just computed what ``item`` asks: ``gives`` is "try" (a
+    candidate measured, counted against the item's tries) or "solution" (its answer
+    shown). Nothing is recorded inside :func:`quietly`, once the item is solved, or once
+    every part in ``unless_checked`` was checked (a measurement the item asks for next).
+
+    >>> with quietly():
+    ...     measured("A3", "try")                 # a check's own measurement: not recorded
+    """
+    if _QUIET.get():
+        return
+    tracking = importlib.import_module("widgets.exercises.tracking")
+    tracking.helper_measured(item, gives, unless_checked)
+
+
+def answers(item: str, gives: str = "solution",
+            unless_checked: tuple[str, ...] = ()) -> Callable[[Callable], Callable]:
+    """Decorate a helper whose every call computes what ``item`` asks: each call outside
+    :func:`quietly` is recorded by :func:`measured` first."""
+
+    def gate(fn: Callable) -> Callable:
+        @wraps(fn)
+        def gated(*args, **kwargs):
+            measured(item, gives, unless_checked)
+            return fn(*args, **kwargs)
+
+        gated.gate_item = item  # the item it answers (the teaching-rules tests read it)
+        return gated
+
+    return gate
+
+
+@contextmanager
+def quietly() -> Iterator[None]:
+    """Run helpers without recording them: a check grading an answer with the helper
+    that measures it (the check records the result itself)."""
+    token = _QUIET.set(True)
+    try:
+        yield
+    finally:
+        _QUIET.reset(token)
