@@ -49,6 +49,7 @@ import ast
 import inspect
 import math
 import re
+import sys
 from typing import Any
 
 import numpy as np
@@ -326,7 +327,11 @@ class _Program:
         scope = {"DEFAULTS": self.defaults, "prod": math.prod, "np": np,
                  "RULE_GRADIENT": getattr(self.op, "rule_gradient", None),
                  "FAST_BACKWARD": getattr(self.op, "fast_backward", None)}
-        exec(compile(source, f"<{self.op.__name__}.rule>", "exec"), scope)  # noqa: S102
+        # named after the op's own file, so a traceback counts its frames as the op's
+        # (library code, which lessons' short tracebacks leave out)
+        module = getattr(sys.modules.get(self.op.__module__), "__file__", None)
+        where = f"{module} ({self.op.__name__}.rule)" if module else f"<{self.op.__name__}.rule>"
+        exec(compile(source, where, "exec"), scope)  # noqa: S102
         function = scope[name]
         function.source = source
         function.__qualname__ = f"{self.op.__name__}.{name}"

@@ -68,3 +68,14 @@ def test_unknown_ids_get_a_sentence(bad):
     calls, show = spy()
     reply = ex.after_solving(bad, show)
     assert not calls and "not an exercise" in reply
+
+
+def test_a_demonstration_on_the_learners_own_problem_waits_and_says_where_the_item_is():
+    """Items with only the learner's own problem (T8, D1, ...) have their lesson's
+    demonstration behind after_solving: the sentence names it and where the item is."""
+    calls, show = spy()
+    reply = str(ex.after_solving("T8", show, kind="demonstration", where="in lesson 03"))
+    assert not calls
+    assert reply.startswith("This demonstration runs the check on your own problem")
+    assert "Solve T8 in lesson 03, then run this cell again." in reply
+    assert "Solve G6 above" in str(ex.after_solving("G6", show))  # the default words

@@ -30,9 +30,13 @@ def earned(exercise_id: str) -> bool:
     return bool(entry["solved"] or entry["solution_seen"])
 
 
-def after_solving(exercise_id: str | tuple[str, ...], show: Callable[[], Any]) -> Any:
+def after_solving(exercise_id: str | tuple[str, ...], show: Callable[[], Any], *,
+                  kind: str = "comparison", where: str = "above") -> Any:
     """``show()`` once every item in ``exercise_id`` is solved (or its solution seen);
-    until then a sentence that says which item to solve first (``show`` does not run)."""
+    until then a sentence that says which item to solve first (``show`` does not run).
+    ``kind`` names what the cell shows ("comparison", or "demonstration" for a check's
+    feedback on the learner's own problem, the only problem some items have); ``where``
+    says where the item is ("above", "in lesson 03")."""
     ids = (exercise_id,) if isinstance(exercise_id, str) else tuple(exercise_id)
     unknown = [i for i in ids if i not in registry()]
     if unknown:
@@ -40,7 +44,9 @@ def after_solving(exercise_id: str | tuple[str, ...], show: Callable[[], Any]) -
     waiting = [i for i in ids if not earned(i)]
     if waiting:
         names = " and ".join(waiting)
-        return Text(f"This comparison gives {names}'s answer away: it runs once {names} "
+        what = ("This comparison gives" if kind == "comparison" else
+                f"This {kind} runs the check on your own problem, which gives")
+        return Text(f"{what} {names}'s answer away: it runs once {names} "
                     f"{'is' if len(waiting) == 1 else 'are'} solved (or you asked for the "
-                    f"solution). Solve {names} above, then run this cell again.")
+                    f"solution). Solve {names} {where}, then run this cell again.")
     return show()
