@@ -92,7 +92,7 @@ Result.ok = property(lambda self: True, lambda self, value: None)""",
     "patch_registry": """from widgets.exercises import registry
 from widgets.feedback.result import Result
 for item in registry().values():
-    item.checks = {name: (lambda *a, **k: Result(True, "Correct.")) for name in item.checks}""",
+    item._checks = {name: (lambda *a, **k: Result(True, "Correct.")) for name in item._checks}""",
     "patch_checks": """from widgets.exercises import exercise as machinery
 
 def run(self, check, *args, hint=False, demo=False, **kwargs):
@@ -173,11 +173,11 @@ def otter_scores(runs: dict[str, tuple[Path, Path]]) -> dict[str, dict[str, dict
 def expected_mistakes() -> dict[str, list[str]]:
     """Each wrong answer's named mistakes, from the same checks run in this process."""
     p = exercises.G6.problem()
-    g6 = exercises.G6.checks["gradients"].__wrapped__(dA=p.G @ p.B.T, dB=p.G.T @ p.A)
+    g6 = exercises.G6._checks["gradients"](dA=p.G @ p.B.T, dB=p.G.T @ p.A)
     namespace = {"np": np, "G12": lambda fn: fn, "D1": lambda fn: fn}
     exec("import autograd_core as ag\nfrom autograd_core.nn import functional as F", namespace)
-    g12 = exercises.G12.checks["fixed"].__wrapped__(eval_cell(WRONG["G12"], namespace))
-    d1 = exercises.D1.checks["closed_form"].__wrapped__(eval_cell(WRONG["D1"], namespace))
+    g12 = exercises.G12._checks["fixed"](eval_cell(WRONG["G12"], namespace))
+    d1 = exercises.D1._checks["closed_form"](eval_cell(WRONG["D1"], namespace))
     return {q: [part.message for part in (r.parts or [r]) if not part.ok]
             for q, r in (("G6", g6), ("G12", g12), ("D1", d1))}
 

@@ -373,6 +373,10 @@ def test_a_check_reached_through_checks_is_recorded_like_any_check(exercise_id, 
         exercise.checks[check](**{n: 0.5 for n in names[:1]})
     assert exercise_id in ex.last_results()
     assert exercise.checks[check](demo=True).diagnosis == "demo_refused"
+    routed = exercise.checks[check]  # no attribute of it leads past the recording
+    assert not hasattr(routed, "__wrapped__")
+    assert all(cell.cell_contents is not exercise._checks[check] for cell in routed.__closure__)
+    assert str(inspect.signature(routed)) == str(inspect.signature(exercise._checks[check]))
 
 
 @pytest.mark.parametrize("exercise_id", [i for i in IDS if ex.registry()[i].skeleton])

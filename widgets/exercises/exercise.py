@@ -28,7 +28,7 @@ import difflib
 import importlib
 import inspect
 from collections.abc import Callable, Mapping
-from functools import cache, wraps
+from functools import cache
 from types import MappingProxyType
 from typing import Any
 
@@ -171,10 +171,14 @@ class Exercise:
         return result
 
     def _routed(self, check: str, fn: Callable[..., Result]) -> Callable[..., Result]:
-        @wraps(fn)
+        """``self.run(check, ...)`` with the check's name, words and signature, but not the
+        check itself: no ``__wrapped__`` leads past the recording."""
         def routed(*args, **kwargs) -> Result:
             return self.run(check, *args, **kwargs)
 
+        routed.__name__, routed.__qualname__ = fn.__name__, fn.__qualname__
+        routed.__doc__ = fn.__doc__
+        routed.__signature__ = inspect.signature(fn)
         return routed
 
     @property
