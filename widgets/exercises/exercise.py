@@ -179,6 +179,8 @@ class Exercise:
         routed.__name__, routed.__qualname__ = fn.__name__, fn.__qualname__
         routed.__doc__ = fn.__doc__
         routed.__signature__ = inspect.signature(fn)
+        # the check's data (a prediction's facts, its parts), but no way back to it
+        routed.__dict__.update({k: v for k, v in vars(fn).items() if k != "__wrapped__"})
         return routed
 
     @property
