@@ -127,10 +127,6 @@ def _on_tensors(numpy_function, engine_function):
     return function
 
 
-def _rule_where(condition, x, y):
-    return F.where(constant(condition), x, y)
-
-
 def _rule_flip(x, dims):
     """``np.flip(x, dims)``, ``dims`` one axis or several, as the engine's op."""
     return F.flip(x, (dims,) if isinstance(dims, int | np.integer) else dims)
@@ -142,7 +138,7 @@ def _rule_sign(x):
 
 
 for _name, _engine in dict(exp=F.exp, log=F.log, sin=F.sin, cos=F.cos, tanh=F.tanh,
-                           sqrt=F.sqrt, where=_rule_where, sign=_rule_sign,
+                           sqrt=F.sqrt, where=where, sign=_rule_sign,
                            sum=lambda a, axis=None: F.sum(a, axis=axis, keepdims=True),
                            mean=lambda a, axis=None: F.mean(a, axis=axis, keepdims=True),
                            broadcast_to=broadcast_to, transpose=transpose,

@@ -29,32 +29,10 @@ def _reduce_sum(t, ctx):
     return np.sum(t, axis=ctx.params["axis"], keepdims=ctx.params["keepdims"])
 
 
-def _expand(g, ctx):
-    """The upstream gradient reshaped to keepdims form, ready to broadcast."""
-    shape = ctx.input_shapes[0]
-    return g.reshape(keepdims_shape(shape, ctx.params["axis"]))
-
-
 def kept_axes(ctx, g):
     """g as a reduction's rule reads it: with the reduced axes kept (size 1), so that it
     lines up with the input (``broadcast_to(g, a.shape)``)."""
-    return _expand(g, ctx)
-
-
-class _Reduction(Function):
-    """A reduction whose output is a sum-like combination of its inputs. Each input
-    value a_i has a local slope d out / d a_i (1 for a sum, 1/n for a mean, ...):
-    backward sends g times that slope (g broadcast back over the reduced axes), and
-    forward mode sums ta times the same slope."""
-
-    @classmethod
-    def backward(cls, ctx, g):
-        return (ctx.xp.broadcast_to(_expand(g, ctx) * cls.slope(ctx), ctx.input_shapes[0]),)
-
-    @classmethod
-    def jvp(cls, ctx, ta):
-        """dout = sum of ta * slope over axis"""
-        return _reduce_sum(ta * cls.slope(ctx), ctx)
+    return g.reshape(keepdims_shape(ctx.input_shapes[0], ctx.params["axis"]))
 
 
 class Sum(Function):
@@ -159,7 +137,7 @@ class Amin(Amax):
     _reduce = staticmethod(np.min)
 
 
-class Var(_Reduction):
+class Var(Function):
     """f(a) = sum((a - mean(a))**2) / max(n - correction, 0) over axis
 
     At the edges this is PyTorch's rule: no values, or no more values than the
@@ -180,11 +158,16 @@ class Var(_Reduction):
             return (np.sum(centered * centered, axis=axis, keepdims=keepdims)
                     / max(n - correction, 0))
 
-    @classmethod
-    def backward(cls, ctx, g):
+    @staticmethod
+    def backward(ctx, g):
         if ctx.recorded:
             return (_recorded_var(ctx, g),)
-        return super().backward(ctx, g)
+        return (np.broadcast_to(kept_axes(ctx, g) * Var.slope(ctx), ctx.input_shapes[0]),)
+
+    @staticmethod
+    def jvp(ctx, ta):
+        """dout = sum of ta * 2 (a - mean(a)) / (n - correction) over axis"""
+        return _reduce_sum(ta * Var.slope(ctx), ctx)
 
     @staticmethod
     def slope(ctx):
@@ -208,7 +191,7 @@ def _recorded_var(ctx, g):
     centred = ctx.node.load("centered")
     n = _count(shape, axis)
     dof = n - p["correction"]
-    spread = ctx.xp.broadcast_to(_expand(g, ctx), shape)
+    spread = ctx.xp.broadcast_to(kept_axes(ctx, g), shape)
     if dof <= 0 and (axis is None or not shape):  # nan where a == mean(a), inf elsewhere
         return spread * np.where(centred == 0, np.nan, np.inf).astype(centred.dtype)
     a = ctx.input_on_graph(0, lambda: centred)

@@ -136,7 +136,6 @@ class _Statement:
     whose gradients need it."""
 
     def __init__(self, node: ast.Assign, text: str):
-        self.node = node
         self.target = node.targets[0].id
         self.value = node.value
         self.value_text = ast.get_source_segment(text, node.value)  # as the rule writes it
@@ -203,7 +202,7 @@ class _Program:
         return [n.id for n in ast.walk(value) if isinstance(n, ast.Name) and id(n) not in layout]
 
     def kind(self, name: str, assigned: set) -> str:
-        """What ``name`` is in this rule: local, gradient, param, function or saved."""
+        """What ``name`` is in this rule: local, param, function or saved."""
         if name in assigned or name == "g":
             return "local"
         if name in self.defaults:
@@ -239,17 +238,15 @@ class _Program:
 
         return ast.unparse(Rewrite().visit(ast.parse(ast.unparse(value), mode="eval")).body)
 
-    def _block(self, statements, guard: str, loaded: dict, assigned: set, rename: dict,
-               sink: str | None = None) -> list[str]:
+    def _block(self, statements, guard: tuple[int, ...], loaded: dict, assigned: set,
+               rename: dict, sink: str | None = None) -> list[str]:
         """Lines computing ``statements`` (all under ``guard``), loading what they read
         that is not loaded yet; the last one assigned to ``sink`` if given."""
         body = []
         for s in statements:
             for name in dict.fromkeys(s.reads):
-                if name in rename or name in assigned or name == "g":
-                    continue
                 kind = self.kind(name, assigned)
-                if kind not in ("param", "saved"):
+                if name in rename or kind not in ("param", "saved"):
                     continue
                 line = (f"{name} = ctx.params.get({name!r}, DEFAULTS[{name!r}])"
                         if kind == "param" else f"{name} = ctx.load({name!r})")
