@@ -27,14 +27,17 @@ import math
 
 import numpy as np
 
+from ..recording import rule
 from ..recording.node import Function
 from . import special
-from ._util import constant
-from .elementwise import Sigmoid
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)  # PyTorch's kBeta
 _KAPPA = 0.044715
-_ONE_OVER_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+
+# gelu's rule reads Φ by name: NumPy has no normal CDF (the recorded sweep's is the
+# NormalCdf op below, named in ops/recorded_numpy.py)
+rule.PLAIN.normal_cdf = special.normal_cdf
 
 
 def _work(a) -> np.ndarray:
@@ -87,25 +90,18 @@ def _fits(out, x) -> bool:
 
 class _BySlope(Function):
     """A one-input op whose backward sends ``g * slope`` and whose forward mode carries
-    ``ta * slope``. The slope is written twice, and only here: ``rule_slope(ctx, a)``
-    is the rule in plain operations, which a ``create_graph`` backward records (so a
-    second derivative goes through it); ``slope(ctx)`` computes the same values on
-    arrays by a faster path (in chunks, float32 kernels, PyTorch's edge values), for
-    ``backward()`` and forward mode. tests/engine/test_create_graph.py holds the two
-    equal on every op of the op table."""
+    ``ta * slope``. Its ``rule`` states the slope in plain operations: compiled, it is
+    the backward a ``create_graph`` sweep records (so a second derivative goes through
+    it). ``slope(ctx)`` computes the same values on arrays by a faster path (in chunks,
+    float32 kernels, PyTorch's edge values) for ``backward()`` and forward mode.
+    tests/engine/test_create_graph.py holds the two equal on every op of the op table."""
 
     @classmethod
     def slope(cls, ctx) -> np.ndarray:  # pragma: no cover - always overridden
         raise NotImplementedError
 
     @classmethod
-    def rule_slope(cls, ctx, a):  # pragma: no cover - always overridden
-        raise NotImplementedError
-
-    @classmethod
-    def backward(cls, ctx, g):
-        if ctx.recorded:
-            return (g * cls.rule_slope(ctx, ctx.load("a")),)
+    def fast_backward(cls, ctx, g):
         slope = cls.slope(ctx)
         if _fits(slope, g):  # a temporary of ours: written over, one array fewer
             return (np.multiply(g, slope, out=slope),)
@@ -113,7 +109,7 @@ class _BySlope(Function):
 
     @classmethod
     def jvp(cls, ctx, ta):
-        """dout = ta * slope (the slope of backward's rule)"""
+        """dout = ta * slope (the slope of the rule)"""
         return ta * cls.slope(ctx)
 
 
@@ -131,8 +127,8 @@ class Gelu(_BySlope):
     the tanh form."""
 
     name = "gelu"
-    rule = ("Φ = 0.5 * (1 + erf(a / sqrt(2)))  (the standard normal CDF)\n"
-            "da = g * (Φ + a * exp(-a**2 / 2) / sqrt(2 * pi))  (Φ(a) + a·φ(a))")
+    rule = ("da = g * (normal_cdf(a) + a * exp(-a**2 / 2) / sqrt(2 * pi))  "
+            "(Φ(a) + a·φ(a), Φ the standard normal CDF and φ its density)")
 
     @staticmethod
     def forward(ctx, a):
@@ -143,10 +139,6 @@ class Gelu(_BySlope):
                 return _back(_by_chunks(_gelu_f32, x, _CHUNK_F32), a)
             x = np.asarray(x, dtype=np.float64)
             return _back(_by_chunks(lambda x: x * special.normal_cdf(x), x), a)
-
-    @classmethod
-    def rule_slope(cls, ctx, a):
-        return ctx.run(NormalCdf, a) + a * _normal_pdf(a, ctx.xp)
 
     @classmethod
     def slope(cls, ctx):
@@ -192,12 +184,6 @@ class GeluTanh(_BySlope):
             return _back(_by_chunks(_gelu_tanh, _work(a)), a)
 
     @classmethod
-    def rule_slope(cls, ctx, a):
-        k, kappa = _SQRT_2_OVER_PI, _KAPPA
-        t = ctx.xp.tanh((a + a * a * a * kappa) * k)
-        return (1 + t) * 0.5 + a * 0.5 * (1 - t * t) * k * (1 + a * a * (3 * kappa))
-
-    @classmethod
     def slope(cls, ctx):
         a = ctx.load("a")
         with np.errstate(over="ignore", invalid="ignore"):
@@ -231,7 +217,7 @@ class Silu(_BySlope):
     output cannot tell the slope σ(a)·(1 + a·(1 - σ(a)))."""
 
     name = "silu"
-    rule = "s = 1 / (1 + exp(-a))  (σ(a))\nda = g * s * (1 + a * (1 - s))"
+    rule = "s = sigmoid(a)  (σ(a) = 1 / (1 + exp(-a)))\nda = g * s * (1 + a * (1 - s))"
 
     @staticmethod
     def forward(ctx, a):
@@ -239,11 +225,6 @@ class Silu(_BySlope):
         x = _work(a)
         with np.errstate(over="ignore", invalid="ignore"):
             return _back(np.asarray(x / (1 + np.exp(-x))), a)
-
-    @classmethod
-    def rule_slope(cls, ctx, a):
-        s = ctx.run(Sigmoid, a)
-        return s * (1 + a * (1 - s))
 
     @classmethod
     def slope(cls, ctx):
@@ -258,11 +239,15 @@ class Softplus(_BySlope):
     """f(a) = log(1 + exp(β·a)) / β, and a itself where β·a > threshold (PyTorch's
     switch to the line it approaches, for speed and against overflow).
 
-    Saves the input a: the slope is σ(β·a), and 1 where β·a > threshold."""
+    Saves the input a: the slope is σ(β·a), and 1 where β·a > threshold. At β·a ==
+    threshold exactly the slope is σ(β·a) held constant, as in PyTorch, whose double
+    backward differentiates σ only where β·a < threshold."""
 
     name = "softplus"
-    rule = ("da = where(beta * a > threshold, g, g / (1 + exp(-beta * a)))  "
-            "(σ(βa); 1 where the output is a itself)")
+    rule = ("z = where(beta * a < threshold, beta * a, threshold)  (βa, held at the "
+            "threshold from there on)\n"
+            "da = where(beta * a > threshold, g, g * sigmoid(z))  (σ(βa); 1 where the "
+            "output is a itself)")
 
     @staticmethod
     def forward(ctx, a, beta=1.0, threshold=20.0):
@@ -274,20 +259,6 @@ class Softplus(_BySlope):
             # log(1 + e^z) = max(z, 0) + log1p(e^-|z|): no overflow for any z
             smooth = (np.maximum(z, 0) + np.log1p(np.exp(-np.abs(z)))) / beta
         return _back(np.asarray(np.where(z > threshold, x, smooth)), a)
-
-    @classmethod
-    def rule_slope(cls, ctx, a):
-        """σ(βa), and 1 where βa > threshold. At βa == threshold exactly the slope is
-        σ(βa) held constant: PyTorch's double backward differentiates σ only where
-        βa < threshold, and the second derivative has a jump there anyway."""
-        beta, threshold = ctx.params["beta"], ctx.params["threshold"]
-        z = constant(a) * beta
-        slope = ctx.run(Sigmoid, a * beta)
-        held = z >= threshold
-        if held.any():
-            fixed = np.where(z > threshold, 1.0, _sigmoid(z)).astype(slope.dtype)
-            slope = ctx.xp.where(held, fixed, slope)
-        return slope
 
     @classmethod
     def slope(cls, ctx):
@@ -333,15 +304,6 @@ class NormalCdf(_BySlope):
         return _back(special.normal_cdf(np.asarray(x, dtype=np.float64)), a)
 
     @classmethod
-    def rule_slope(cls, ctx, a):
-        return _normal_pdf(a, ctx.xp)
-
-    @classmethod
     def slope(cls, ctx):
         a = ctx.load("a")
         return _back(special.normal_pdf(np.asarray(a, dtype=np.float64)), a)
-
-
-def _normal_pdf(a, xp):
-    """φ(a) = exp(-a²/2) / √(2π), in plain operations (the rule)."""
-    return xp.exp(a * a * -0.5) * _ONE_OVER_SQRT_2PI

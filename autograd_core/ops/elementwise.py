@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import errors
 from ..recording.node import Function
-from ._util import broadcasting, constant, tangent_sum
+from ._util import broadcasting
 
 
 class Add(Function):
@@ -75,12 +75,17 @@ class Pow(Function):
 
     At the edges the gradients are PyTorch's: da is 0 wherever b == 0 (a**0 is the
     constant 1, even at a = 0), and db is 0 where a == 0 and b >= 0, -inf where a == 0
-    and b < 0 (out = inf, log(0) = -inf), nan where a < 0 (no real log).
+    and b < 0 (out = inf, log(0) = -inf), nan where a < 0 (no real log). Where db is 0,
+    the rule takes the log of 1 rather than of 0: log(0)'s -inf would reach a second
+    derivative (as 0 * inf = nan) even though the first one does not use it.
     """
 
     name = "pow"
-    rule = ("da = g * b * a**(b - 1)  (0 where b == 0)\n"
-            "db = g * a**b * log(a)  (0 where a == 0 and b >= 0)")
+    rule = ("da = g * where(b == 0, 0, b * a**(b - 1))  (a**0 is the constant 1)\n"
+            "flat = (a == 0) & (b >= 0)  (where PyTorch's db is 0)\n"
+            "db = g * where(flat, 0, out * log(where(flat, 1, a)))")
+    elementwise = True
+    rule_quiet = True  # 0 ** -1 and 0 * inf on the side where() drops: no warning
 
     @staticmethod
     def forward(ctx, a, b):
@@ -89,41 +94,6 @@ class Pow(Function):
         if ctx.needs_input_grad[1]:
             ctx.save(out=out)
         return out
-
-    @staticmethod
-    def backward(ctx, g):
-        a, b, xp = ctx.load("a"), ctx.load("b"), ctx.xp
-        da = g * _base_slope(a, b, xp) if ctx.needs_input_grad[0] else None
-        db = (g * _exponent_slope(a, b, ctx.load("out"), xp) if ctx.needs_input_grad[1]
-              else None)
-        return da, db
-
-    @staticmethod
-    def jvp(ctx, ta, tb):
-        """dout = ta * b * a**(b - 1) + tb * out * log(a)"""
-        a, b = ctx.load("a"), ctx.load("b")
-        return tangent_sum(None if ta is None else ta * _base_slope(a, b, np),
-                           None if tb is None else tb * _exponent_slope(a, b, ctx.load("out"),
-                                                                        np))
-
-
-def _base_slope(a, b, xp):
-    """d(a**b)/da = b * a**(b - 1), and 0 where b == 0 (PyTorch's rule)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        slope = b * a ** (b - 1)
-    zero = constant(b) == 0
-    return xp.where(zero, 0, slope) if zero.any() else slope
-
-
-def _exponent_slope(a, b, out, xp):
-    """d(a**b)/db = a**b * log(a), and 0 where a == 0 and b >= 0 (PyTorch's rule). The
-    log is taken of 1 there, not of 0: its -inf would reach a second derivative."""
-    zero = (constant(a) == 0) & (constant(b) >= 0)
-    if not zero.any():
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return out * xp.log(a)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return xp.where(zero, 0, out * xp.log(xp.where(zero, 1, a)))
 
 
 class Neg(Function):

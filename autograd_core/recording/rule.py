@@ -285,9 +285,6 @@ class _Program:
             lines += ["    " + line for line in self._block([s], guard, loaded, assigned, {})]
         grads = ", ".join(f"d{name}" for name in self.inputs)
         lines.append(f"return ({grads},)" if len(self.inputs) == 1 else f"return ({grads})")
-        if getattr(self.op, "rule_quiet", False):  # an edge's 0 / 0 is meant: no warning
-            lines = ["with np.errstate(divide='ignore', invalid='ignore'):",
-                     *("    " + line for line in lines)]
         return lines
 
     def jvp_lines(self) -> list[str]:
@@ -307,17 +304,24 @@ class _Program:
         return lines
 
     def jvp_text(self) -> str:
-        """The forward-mode rule as text, e.g. 'dout = ta * b + tb * a'."""
-        terms = []
+        """The forward-mode rule as text, e.g. 'dout = ta * b + tb * a', after the lines
+        that compute a name its terms read."""
+        steps, terms = [], []
+        for s in self.statements:
+            if s.target not in self.grads and s.needed_by:  # a name a term reads
+                steps.append(f"{s.target} = {s.value_text}")
         for name, tangent in zip(self.inputs, self.tangents):
             for s in self.statements:
                 if s.target == f"d{name}":
                     terms.append(re.sub(r"\bg\b", tangent, s.value_text))
-        return "dout = " + " + ".join(terms)
+        return "\n".join([*steps, "dout = " + " + ".join(terms)])
 
     def function(self, name: str, arguments: tuple, lines: list[str]):
         if not any("names." in line for line in lines):
             lines = [line for line in lines if line != "names = ctx.rule_names"]
+        if getattr(self.op, "rule_quiet", False):  # an edge's 0 / 0 is meant: no warning
+            lines = ["with np.errstate(divide='ignore', invalid='ignore'):",
+                     *("    " + line for line in lines)]
         source = (f"def {name}({', '.join(arguments)}):\n"
                   f"    # compiled from {self.op.__name__}.rule\n"
                   + "".join(f"    {line}\n" for line in lines))

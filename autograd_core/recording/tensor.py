@@ -258,6 +258,15 @@ class Tensor:
     def __ne__(self, other):
         return self._compare(other, np.not_equal)
 
+    def __and__(self, other):  # of masks: a bitwise and, as in PyTorch
+        return self._compare(other, np.bitwise_and)
+
+    def __or__(self, other):
+        return self._compare(other, np.bitwise_or)
+
+    def __invert__(self):
+        return Tensor._wrap(np.invert(self._data))
+
     def argmax(self, dim=None, keepdim=False):
         return Tensor._wrap(np.argmax(self._data, axis=dim, keepdims=keepdim))
 

@@ -579,3 +579,23 @@ def test_kept_differences():
     with pytest.raises(Exception, match="mse_loss"):
         F.mse_loss(ag.zeros(3, 1), ag.zeros(3))
     assert ag.tensor(1.5).dtype == np.float64 and torch.tensor(1.5).dtype == torch.float32
+
+
+def test_pows_second_derivatives_through_log_are_finite_where_pytorchs_are_nan():
+    """Where a == 0 and b >= 0, d(a**b)/db is 0 on both engines. PyTorch's double
+    backward still differentiates its a**b · log(a) there and gives nan (0 · -inf); the
+    engine's rule takes log(1) at those points, so its second derivatives are the limits
+    a = 0 has: 0. Everywhere else the two agree."""
+    from autograd_core import autograd
+
+    def seconds(lib, grad):
+        a = lib.tensor([0.0, 2.0, 0.0], dtype=lib.float64, requires_grad=True)
+        b = lib.tensor([2.0, 0.0, 0.0], dtype=lib.float64, requires_grad=True)
+        _, db = grad((a ** b).sum(), (a, b), create_graph=True)
+        return [t.detach().numpy() for t in grad(db.sum(), (a, b))]
+
+    ours = seconds(ag, autograd.grad)
+    theirs = seconds(torch, torch.autograd.grad)
+    for mine, pytorch in zip(ours, theirs, strict=True):
+        assert np.isnan(pytorch[[0, 2]]).all() and (mine[[0, 2]] == 0).all()
+        np.testing.assert_allclose(mine[1], pytorch[1], rtol=1e-12)

@@ -139,3 +139,37 @@ def test_the_readmes_op_of_your_own_runs_as_it_says():
     _, tangent = ag.func.jvp(scope["Cube"].apply, (x,), (ag.tensor([1.0, 1.0]),))
     np.testing.assert_allclose([g.numpy(), h.numpy(), tangent.numpy()],
                                [[3.0, 12.0], [6.0, 12.0], [3.0, 12.0]])
+
+
+def test_masks_combine_with_and_or_not_as_numpy_does():
+    """A rule combines comparisons with ``&`` (pow's ``(a == 0) & (b >= 0)``): on the
+    Tensors of a recorded sweep as on arrays."""
+    values = np.array([-1.0, 0.0, 0.0, 2.0])
+    exponents = np.array([1.0, 1.0, -1.0, 0.0])
+    x, y = ag.tensor(values), ag.tensor(exponents)
+    np.testing.assert_array_equal(((x == 0) & (y >= 0)).numpy(), [False, True, False, False])
+    np.testing.assert_array_equal(((x == 0) | (y == 0)).numpy(), [False, True, True, True])
+    np.testing.assert_array_equal((~(x == 0)).numpy(), [True, False, False, True])
+
+
+def test_a_helper_line_of_an_elementwise_rule_reads_before_its_forward_mode():
+    from autograd_core.ops.elementwise import Pow
+    assert Pow.jvp.__doc__.splitlines() == [
+        "flat = (a == 0) & (b >= 0)",
+        "dout = ta * where(b == 0, 0, b * a**(b - 1)) + tb * where(flat, 0, out * log(where("
+        "flat, 1, a)))"]
+
+
+def test_pows_second_derivatives_at_its_edges_are_pytorchs():
+    """Where a == 0 the rule takes log(1), not log(0): no -inf reaches the second
+    derivative (0 * -inf would be nan). PyTorch's values, written out: for a**b at
+    a = 0, b = 2, d²/da² = b(b-1)a^(b-2) = 2, d²/db² = a^b log(a)² -> 0, and the
+    mixed one is 0; at a = 2, b = 0: d²/db² = log(2)², d²/da² = 0."""
+    a = ag.tensor([0.0, 2.0], requires_grad=True)
+    b = ag.tensor([2.0, 0.0], requires_grad=True)
+    da, db = autograd.grad((a ** b).sum(), (a, b), create_graph=True)
+    daa, dab = autograd.grad(da.sum(), (a, b))
+    dba, dbb = autograd.grad(db.sum(), (a, b))
+    np.testing.assert_allclose(daa.numpy(), [2.0, 0.0])
+    np.testing.assert_allclose(dbb.numpy(), [0.0, np.log(2.0) ** 2])
+    assert np.isfinite(dab.numpy()).all() and np.isfinite(dba.numpy()).all()
