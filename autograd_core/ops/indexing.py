@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..recording import rule
 from ..recording.node import Function
 from ._util import constant
 
@@ -61,6 +62,11 @@ def _take(a, key):
     """a[key] by PyTorch's rule (see ``torch_order``)."""
     split = torch_order(key, np.ndim(a))
     return a[key] if split is None else a[split[0]][split[1]]
+
+
+# a rule picks entries by name, by PyTorch's rule (ops/recorded_numpy.py names the
+# recorded sweep's: the getitem op)
+rule.PLAIN.pick = _take
 
 
 def _index_arrays(key) -> dict:
@@ -120,7 +126,7 @@ class IndexBackward(Function):
     (see :func:`scatter`); its own backward picks the entries at ``key`` again."""
 
     name = "getitem_backward"
-    rule = "dvalues = g[key]"
+    rule = "dvalues = pick(g, key)  (g[key], an int beside index arrays first, as in PyTorch)"
 
     @staticmethod
     def forward(ctx, values, key=None, shape=()):
@@ -132,10 +138,6 @@ class IndexBackward(Function):
         else:
             out[key] = values
         return out
-
-    @staticmethod
-    def backward(ctx, g):
-        return (_take(g, ctx.params["key"]),)
 
     @staticmethod
     def jvp(ctx, tvalues):

@@ -31,6 +31,7 @@ from ..recording.tensor import Tensor
 from . import api as F
 from ._util import constant
 from .activations import NormalCdf
+from .indexing import GetItem
 
 exp, log, sin, cos, tanh = F.exp, F.log, F.sin, F.cos, F.tanh
 
@@ -144,7 +145,8 @@ for _name, _engine in dict(exp=F.exp, log=F.log, sin=F.sin, cos=F.cos, tanh=F.ta
                            mean=lambda a, axis=None: F.mean(a, axis=axis, keepdims=True),
                            broadcast_to=broadcast_to, transpose=transpose,
                            tril=F.tril, triu=F.triu, flip=_rule_flip, cumsum=F.cumsum,
-                           sigmoid=F.sigmoid, normal_cdf=NormalCdf.apply).items():
+                           sigmoid=F.sigmoid, normal_cdf=NormalCdf.apply,
+                           pick=lambda x, key: GetItem.apply(x, key=key)).items():
     setattr(rule.RECORDED, _name, _on_tensors(getattr(rule.PLAIN, _name), _engine))
 for _name in ("pi", "e", "inf", "nan", "argsort", "arange", "nan_to_num"):
     setattr(rule.RECORDED, _name, getattr(np, _name))
