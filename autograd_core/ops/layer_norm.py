@@ -81,12 +81,17 @@ class LayerNorm(Function):
     variance over its trailing ``axes``. Saves x̂ (x's size) and 1 / std (one per row)."""
 
     name = "layer_norm"
-    rule = ("x_hat = normalized   (x̂ = (x - mean) · inv_std, saved by the forward)\n"
-            "gw = g * weight\n"
-            "dx = inv_std * (gw - mean(gw, axes) - x_hat * mean(gw * x_hat, axes))"
-            "   (means over each row's normalized dims)\n"
-            "dweight = g * x_hat   (summed over the rows)\n"
-            "dbias = g   (summed over the rows)")
+    rule = ("c = x - mean(x, axes)  (each row centred; see stand_ins)\n"
+            "std = sqrt(mean(c * c, axes) + eps)\n"
+            "x_hat = c / std\n"
+            "gw = g if weight is None else g * weight\n"
+            "dx = (gw - mean(gw, axes) - x_hat * mean(gw * x_hat, axes)) / std  "
+            "(means over each row's normalized dims)\n"
+            "dweight = g * x_hat  (summed over the rows, as a broadcast input's is)\n"
+            "dbias = g  (summed over the rows)")
+    # x is not saved: a recorded sweep rebuilds it as x̂ / inv_std = x - mean, x up to
+    # each row's shift, which layer norm does not see (the rule centres it again)
+    stand_ins = {"x": lambda load: load("normalized") / load("inv_std")}
 
     @classmethod
     def forward(cls, ctx, x, weight=None, bias=None, axes=(-1,), eps=1e-5):
@@ -99,9 +104,9 @@ class LayerNorm(Function):
         return _affine(normalized, weight, bias)
 
     @classmethod
-    def backward(cls, ctx, g):
-        if ctx.recorded:
-            return _recorded_layer_norm(ctx, g)
+    def fast_backward(cls, ctx, g):
+        """The rule on arrays, from the saved x̂ and 1/std, in place:
+        dx = inv_std · (ĝ - mean(ĝ) - x̂ · mean(ĝ · x̂))."""
         needs = ctx.needs_input_grad  # (x,), (x, weight) or (x, weight, bias)
         axes = ctx.params["axes"]
         grads = [None] * len(needs)
@@ -137,11 +142,14 @@ class RMSNorm(Function):
     ``axes`` (no centring, no bias). Saves x̂ (x's size) and 1 / rms (one per row)."""
 
     name = "rms_norm"
-    rule = ("x_hat = normalized   (x̂ = x · inv_rms, saved by the forward)\n"
-            "gw = g * weight\n"
-            "dx = inv_rms * (gw - x_hat * mean(gw * x_hat, axes))"
-            "   (means over each row's normalized dims)\n"
-            "dweight = g * x_hat   (summed over the rows)")
+    rule = ("rms = sqrt(mean(x * x, axes) + eps)  (x: see stand_ins)\n"
+            "x_hat = x / rms\n"
+            "gw = g if weight is None else g * weight\n"
+            "dx = (gw - x_hat * mean(gw * x_hat, axes)) / rms  "
+            "(means over each row's normalized dims)\n"
+            "dweight = g * x_hat  (summed over the rows, as a broadcast input's is)")
+    # x is not saved: a recorded sweep rebuilds it as x̂ / inv_rms (x up to rounding)
+    stand_ins = {"x": lambda load: load("normalized") / load("inv_rms")}
 
     @classmethod
     def forward(cls, ctx, x, weight=None, axes=(-1,), eps=1e-6):
@@ -152,9 +160,9 @@ class RMSNorm(Function):
         return _affine(normalized, weight, None)
 
     @classmethod
-    def backward(cls, ctx, g):
-        if ctx.recorded:
-            return _recorded_rms_norm(ctx, g)
+    def fast_backward(cls, ctx, g):
+        """The rule on arrays, from the saved x̂ and 1/rms, in place:
+        dx = inv_rms · (ĝ - x̂ · mean(ĝ · x̂))."""
         needs = ctx.needs_input_grad  # (x,) or (x, weight)
         axes = ctx.params["axes"]
         grads = [None] * len(needs)
@@ -182,15 +190,14 @@ class RMSNorm(Function):
 
 
 def _save_for_backward(ctx, normalized: np.ndarray, weight, **inverse_scale) -> None:
-    """What a norm's backward reads: the per-row inverse scale (and the weight) when x
-    needs a gradient, the normalized input when x or the weight does; nothing else."""
+    """What a norm's backward reads: the weight when x needs a gradient; the normalized
+    input and the per-row inverse scale (x's stand-in, one value per row) when x or the
+    weight does; nothing else."""
     needs = ctx.needs_input_grad
-    if needs[0]:
-        ctx.save(**inverse_scale)
-        if weight is not None:
-            ctx.save(weight=weight)
+    if needs[0] and weight is not None:
+        ctx.save(weight=weight)
     if needs[0] or (len(needs) > 1 and needs[1]):
-        ctx.save(normalized=normalized)
+        ctx.save(normalized=normalized, **inverse_scale)
 
 
 def _affine(normalized: np.ndarray, weight, bias) -> np.ndarray:
@@ -210,78 +217,3 @@ def _affine_grads(grads: list, needs, g, normalized, axes: tuple) -> None:
         grads[1] = np.sum(g * normalized, axis=lead)
     if len(needs) > 2 and needs[2]:
         grads[2] = np.sum(g, axis=lead)
-
-
-# -- Under create_graph: the rules as recorded ops ---------------------------------------
-# The backwards above compute in place on arrays; these compute the same rules with
-# recorded ops, so that a gradient through a norm can be differentiated again
-# (tests/engine/test_create_graph.py holds the two equal).
-#
-# Neither op saves its input (only x̂ and one 1/std or 1/rms per row), so these put a
-# stand-in for the input on the input's edge (a Tensor with that value whose gradient
-# flows to the input, ``RecordedContext.input_on_graph``) and recompute the statistics
-# from it with recorded ops:
-#
-# * layer norm is shift-invariant per row (its value and every derivative are the same
-#   at x and at x - c for c constant over each row), so x - mean = x̂ / inv_std stands
-#   for x exactly; the rule centres it again before using it.
-# * RMS norm is not, so the stand-in is x itself, x̂ / inv_rms (x up to rounding).
-def _recorded_weight(ctx):
-    """The op's weight as a Tensor on its graph (None without one); the constant 1 that
-    functional.layer_norm puts in front of a lone bias as a constant."""
-    if len(ctx.input_shapes) < 2:
-        return None
-    weight = ctx.node.load("weight")
-    return ctx.load("weight") if isinstance(weight, np.ndarray) else ctx.xp.constant_tensor(
-        weight)
-
-
-def _needs(ctx, n: int) -> tuple:
-    return tuple(ctx.needs_input_grad) + (False,) * (n - len(ctx.needs_input_grad))
-
-
-def _recorded_layer_norm(ctx, g) -> tuple:
-    """dx = (ĝ - mean(ĝ) - x̂ · mean(ĝ · x̂)) / std with ĝ = g · weight (means per row),
-    x̂ and std recomputed from the centred input; dweight = Σ g·x̂, dbias = Σ g."""
-    needs = _needs(ctx, 3)
-    axes, eps = ctx.params["axes"], ctx.params["eps"]
-    x_hat = dx = None
-    if needs[0]:
-        centred = ctx.input_on_graph(
-            0, lambda: ctx.node.load("normalized") / ctx.node.load("inv_std"))
-        c = centred - centred.mean(axes, keepdim=True)
-        std = ((c * c).mean(axes, keepdim=True) + eps).sqrt()
-        x_hat = c / std
-        weight = _recorded_weight(ctx)
-        gw = g if weight is None else g * weight
-        dx = (gw - gw.mean(axes, keepdim=True)
-              - x_hat * (gw * x_hat).mean(axes, keepdim=True)) / std
-    elif needs[1]:
-        x_hat = ctx.xp.constant_tensor(ctx.node.load("normalized"))  # x needs no gradient
-    return (dx, *_recorded_affine_grads(needs, g, x_hat, axes))
-
-
-def _recorded_rms_norm(ctx, g) -> tuple:
-    """dx = (ĝ - x̂ · mean(ĝ · x̂)) / rms with ĝ = g · weight (means per row), x̂ and rms
-    recomputed from the input; dweight = Σ g·x̂ over the rows."""
-    needs = _needs(ctx, 3)
-    axes, eps = ctx.params["axes"], ctx.params["eps"]
-    x_hat = dx = None
-    if needs[0]:
-        x = ctx.input_on_graph(
-            0, lambda: ctx.node.load("normalized") / ctx.node.load("inv_rms"))
-        rms = ((x * x).mean(axes, keepdim=True) + eps).sqrt()
-        x_hat = x / rms
-        weight = _recorded_weight(ctx)
-        gw = g if weight is None else g * weight
-        dx = (gw - x_hat * (gw * x_hat).mean(axes, keepdim=True)) / rms
-    elif needs[1]:
-        x_hat = ctx.xp.constant_tensor(ctx.node.load("normalized"))
-    return (dx, *_recorded_affine_grads(needs, g, x_hat, axes)[:1])
-
-
-def _recorded_affine_grads(needs: tuple, g, x_hat, axes: tuple) -> tuple:
-    lead = tuple(range(g.ndim - len(axes)))
-    dweight = (g * x_hat).sum(axis=lead) if needs[1] else None  # axis=(): NumPy's, none
-    dbias = g.sum(axis=lead) if needs[2] else None
-    return dweight, dbias

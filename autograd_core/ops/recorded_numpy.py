@@ -97,8 +97,13 @@ class RecordedContext:
         return op.apply(*inputs, **params)
 
     def load(self, name: str) -> Tensor:
-        """The array the op saved as ``name``, as a Tensor on the graph it came from."""
+        """The array the op saved as ``name``, as a Tensor on the graph it came from; or
+        an input the op did not save, rebuilt by its stand-in (recording/rule.py)."""
         node = self.node
+        if name not in node.saved and name in getattr(node.op, "stand_ins", ()):
+            recipe = node.op.stand_ins[name]
+            return self.input_on_graph(node.op.rule_inputs.index(name),
+                                       lambda: recipe(node.load))
         array = node.load(name)
         source = node.saved[name].source
         if source is not None and source[0] == "input":

@@ -17,7 +17,15 @@ How a rule reads (``autograd_core/recording/node.py`` has the full convention):
   ``.size`` and ``.ndim`` are read from the recorded input shapes: nothing is saved.
   ``x.size`` is NumPy's (the number of elements) for a Tensor too.
 * An input with a default (linear's ``bias=None``) is an input if the rule gives it a
-  gradient; left out of a call, it gets none.
+  gradient; left out of a call, it gets none, and the rule reads it as its default
+  (``g if weight is None else g * weight``).
+* An input the forward does not save, to save memory (layer norm keeps x̂ and 1/std,
+  not x), can still be read by the rule when the op names a stand-in for it:
+  ``stand_ins = {"x": recipe}``, ``recipe(load)`` rebuilding its value from what was
+  saved (up to a shift the op does not see: layer norm and var are the same at x and at
+  x - c). The recorded sweep puts that value on the input's edge, so the rule's
+  derivative reaches the input; such an op computes ``backward()`` by its
+  ``fast_backward`` from the saved arrays themselves.
 * After two spaces, a note in parentheses explains a line and is not run.
 
 Each ``d`` line runs only when its input needs a gradient, and a line that only
@@ -121,6 +129,7 @@ def compile_rule(op) -> None:
     """Give ``op`` a ``backward`` (and, if ``op.elementwise``, a ``jvp``) compiled from
     its ``rule`` text."""
     program = _Program(op)
+    op.rule_inputs = tuple(program.inputs)  # which name is which input (stand-ins)
     backward = program.function("backward", ("ctx", "g"), program.backward_lines())
     op.backward = staticmethod(backward)
     op.backward_source = backward.source
@@ -171,6 +180,8 @@ class _Program:
                             if p.kind is p.POSITIONAL_OR_KEYWORD)
         self.defaults = {p.name: p.default for p in parameters
                          if p.default is not p.empty and p.name not in self.inputs}
+        self.optional = {p.name: (i, p.default) for i, p in enumerate(parameters)
+                         if p.default is not p.empty and p.name in self.inputs}
         self.tangents = tuple(f"t{name}" for name in self.inputs)
         for statement in self.statements:
             statement.reads = self._reads(statement.value)
@@ -248,8 +259,13 @@ class _Program:
                 kind = self.kind(name, assigned)
                 if name in rename or kind not in ("param", "saved"):
                     continue
-                line = (f"{name} = ctx.params.get({name!r}, DEFAULTS[{name!r}])"
-                        if kind == "param" else f"{name} = ctx.load({name!r})")
+                if kind == "param":
+                    line = f"{name} = ctx.params.get({name!r}, DEFAULTS[{name!r}])"
+                elif name in self.optional:  # an input a call may leave out: its default
+                    line = (f"{name} = ctx.load({name!r}) if len(ctx.input_shapes) > "
+                            f"{self.optional[name][0]} else DEFAULTS[{name!r}]")
+                else:
+                    line = f"{name} = ctx.load({name!r})"
                 before = loaded.get(name, ())
                 if before and set(guard) <= set(before):
                     continue  # loaded already, under a condition that holds here too
@@ -325,7 +341,8 @@ class _Program:
         source = (f"def {name}({', '.join(arguments)}):\n"
                   f"    # compiled from {self.op.__name__}.rule\n"
                   + "".join(f"    {line}\n" for line in lines))
-        scope = {"DEFAULTS": self.defaults, "prod": math.prod, "np": np,
+        defaults = {**self.defaults, **{k: v for k, (_, v) in self.optional.items()}}
+        scope = {"DEFAULTS": defaults, "prod": math.prod, "np": np,
                  "RULE_GRADIENT": getattr(self.op, "rule_gradient", None),
                  "FAST_BACKWARD": getattr(self.op, "fast_backward", None)}
         # named after the op's own file, so a traceback counts its frames as the op's

@@ -256,23 +256,40 @@ def test_layer_norm_saves_x_hat_of_the_inputs_size_and_one_inv_std_per_row(dtype
 @pytest.mark.parametrize("name, needs, expected", [
     ("layer_norm", (True, True, True), {"normalized", "inv_std", "weight"}),
     ("layer_norm", (True, False, False), {"normalized", "inv_std", "weight"}),
-    ("layer_norm", (False, True, True), {"normalized"}),  # dweight reads x̂ alone
+    ("layer_norm", (False, True, True), {"normalized", "inv_std"}),  # dweight reads x̂
     ("layer_norm", (False, False, True), set()),  # dbias = Σ g: nothing
     ("layer_norm", (True,), {"normalized", "inv_std"}),  # no weight: none saved
     ("rms_norm", (True, True), {"normalized", "inv_rms", "weight"}),
-    ("rms_norm", (False, True), {"normalized"}),
+    ("rms_norm", (False, True), {"normalized", "inv_rms"}),
     ("rms_norm", (True,), {"normalized", "inv_rms"}),
 ])
 def test_each_norm_saves_only_what_its_backward_reads(name, needs, expected):
+    """What a norm saves is what its two sweeps read. When only the weight needs a
+    gradient, backward() reads x̂ alone, and a create_graph sweep reads 1/std (one value
+    per row) too: it rebuilds x from both (an x the op did not save and that is not a
+    leaf), since the rule computes x̂ from x."""
     arrays = [r(3, 4), r(4, seed=1), r(4, seed=2)][:len(needs)]
-    leaves = [ag.tensor(a, requires_grad=n) for a, n in zip(arrays, needs, strict=True)]
-    if name == "layer_norm":
-        y = F.layer_norm(leaves[0], (4,), *leaves[1:])
-    else:
-        y = F.rms_norm(leaves[0], (4,), *leaves[1:])
+
+    def run(computed_x: bool = False):
+        leaves = [ag.tensor(a, requires_grad=n) for a, n in zip(arrays, needs, strict=True)]
+        x = leaves[0] * 1.0 if computed_x else leaves[0]  # a leaf x is itself on the graph
+        if name == "layer_norm":
+            return leaves, F.layer_norm(x, (4,), *leaves[1:])
+        return leaves, F.rms_norm(x, (4,), *leaves[1:])
+
+    _, y = run()
     assert set(y.grad_fn.saved) == expected
-    reads = [step.reads for step in graph.backward_steps(y, ag.tensor(r(3, 4, seed=3)))]
-    assert set(reads[0]) == expected
+    lean = set(next(iter(graph.backward_steps(y, ag.tensor(r(3, 4, seed=3))))).reads)
+    weight_only = needs[0] is False and needs[1] is True
+    assert lean == (expected - {"inv_std", "inv_rms"} if weight_only else expected)
+    leaves, y = run(computed_x=True)
+    wanted = [x for x in leaves if x.requires_grad]
+    if not wanted:
+        return
+    node, reads = y.grad_fn, []
+    node.reads = reads
+    autograd.grad(y, wanted, ag.tensor(r(3, 4, seed=3)), create_graph=True)
+    assert set(reads) == expected
 
 
 def test_the_graph_shows_one_node_with_x_weight_and_bias_as_inputs():

@@ -246,7 +246,7 @@ WHOLE_OPERATIONS = {  # their rules name an operation rather than spell it out
 # text beside a hand-written backward, checked equal by test_rule_text.py.
 NOT_COMPILED_YET = {
     "MatMul", "GetItem", "Narrow", "Stack", "Var",
-    "Embedding", "NLLLoss", "SmoothedNLLLoss", "LayerNorm", "RMSNorm",
+    "Embedding", "NLLLoss", "SmoothedNLLLoss",
 }
 # The ones whose backward keeps a faster path on arrays beside the rule a create_graph
 # sweep records (a ``fast_backward`` beside a compiled rule, or a branch on
