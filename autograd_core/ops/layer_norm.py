@@ -194,10 +194,13 @@ def _save_for_backward(ctx, normalized: np.ndarray, weight, **inverse_scale) -> 
     input and the per-row inverse scale (x's stand-in, one value per row) when x or the
     weight does; nothing else."""
     needs = ctx.needs_input_grad
+    x_or_weight = needs[0] or (len(needs) > 1 and needs[1])
+    if x_or_weight:
+        ctx.save(**inverse_scale)
     if needs[0] and weight is not None:
         ctx.save(weight=weight)
-    if needs[0] or (len(needs) > 1 and needs[1]):
-        ctx.save(normalized=normalized, **inverse_scale)
+    if x_or_weight:
+        ctx.save(normalized=normalized)
 
 
 def _affine(normalized: np.ndarray, weight, bias) -> np.ndarray:
