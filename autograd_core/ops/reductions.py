@@ -147,7 +147,15 @@ class Var(Function):
     """
 
     name = "var"
-    rule = "n = a.size // g.size;  da = g * 2 * (a - mean(a, axis)) / (n - correction)"
+    rule = ("n = a.size // g.size if g.size else 0  (the values each output element reduces)\n"
+            "c = a - mean(a, axis) if n else a\n"
+            "past = (axis is None or a.ndim == 0) and n <= correction  (PyTorch's edge)\n"
+            "da = g * where(c == 0, nan, inf) if past else g * 2 * c / (n - correction)")
+    rule_gradient = staticmethod(kept_axes)
+    rule_quiet = True  # 2 * c / 0 where n == correction: inf, and nan where c == 0
+    # a is not saved: a recorded sweep rebuilds it as the saved a - mean(a), a up to a
+    # shift along axis, which var does not see (the rule centres it again)
+    stand_ins = {"a": lambda load: load("centered")}
 
     @staticmethod
     def forward(ctx, a, axis=None, keepdims=False, correction=1):
@@ -159,9 +167,8 @@ class Var(Function):
                     / max(n - correction, 0))
 
     @staticmethod
-    def backward(ctx, g):
-        if ctx.recorded:
-            return (_recorded_var(ctx, g),)
+    def fast_backward(ctx, g):
+        """The rule on arrays, from the saved a - mean(a): no mean computed again."""
         return (np.broadcast_to(kept_axes(ctx, g) * Var.slope(ctx), ctx.input_shapes[0]),)
 
     @staticmethod
@@ -179,22 +186,3 @@ class Var(Function):
             return np.where(centered == 0, np.nan, np.inf).astype(centered.dtype)
         with np.errstate(invalid="ignore"):
             return centered * (2.0 / dof if dof else math.inf)
-
-
-def _recorded_var(ctx, g):
-    """var's rule as recorded ops: g · 2 (a - mean(a)) / (n - correction), a - mean(a)
-    recomputed from the saved centred input put on the input's edge (var is
-    shift-invariant, as batch norm is: see ops/normalization.py), the edge cases as
-    ``Var.slope``."""
-    p = ctx.params
-    axis, shape = p["axis"], ctx.input_shapes[0]
-    centred = ctx.node.load("centered")
-    n = _count(shape, axis)
-    dof = n - p["correction"]
-    spread = ctx.xp.broadcast_to(kept_axes(ctx, g), shape)
-    if dof <= 0 and (axis is None or not shape):  # nan where a == mean(a), inf elsewhere
-        return spread * np.where(centred == 0, np.nan, np.inf).astype(centred.dtype)
-    a = ctx.input_on_graph(0, lambda: centred)
-    if n:
-        a = a - a.mean(axis=axis, keepdims=True)
-    return spread * a * (2.0 / dof if dof else math.inf)

@@ -280,8 +280,6 @@ class _Program:
 
     def backward_lines(self) -> list[str]:
         lines = ["needs = ctx.needs_input_grad", "names = ctx.rule_names"]
-        if getattr(self.op, "fast_backward", None) is not None:  # the same values, faster
-            lines.insert(0, "if not ctx.recorded: return FAST_BACKWARD(ctx, g)")
         if len(self.inputs) > self.required:  # an optional input (bias) left out: no grad
             n = len(self.inputs)
             lines.append(f"if len(needs) < {n}: needs = needs + (False,) * ({n} - len(needs))")
@@ -338,6 +336,8 @@ class _Program:
         if getattr(self.op, "rule_quiet", False):  # an edge's 0 / 0 is meant: no warning
             lines = ["with np.errstate(divide='ignore', invalid='ignore'):",
                      *("    " + line for line in lines)]
+        if name == "backward" and getattr(self.op, "fast_backward", None) is not None:
+            lines.insert(0, "if not ctx.recorded: return FAST_BACKWARD(ctx, g)")  # faster
         source = (f"def {name}({', '.join(arguments)}):\n"
                   f"    # compiled from {self.op.__name__}.rule\n"
                   + "".join(f"    {line}\n" for line in lines))

@@ -173,3 +173,21 @@ def test_pows_second_derivatives_at_its_edges_are_pytorchs():
     np.testing.assert_allclose(daa.numpy(), [2.0, 0.0])
     np.testing.assert_allclose(dbb.numpy(), [0.0, np.log(2.0) ** 2])
     assert np.isfinite(dab.numpy()).all() and np.isfinite(dba.numpy()).all()
+
+
+@pytest.mark.parametrize("shape, dim, correction", [
+    ((2, 0), 1, 1), ((1,), 0, 1), ((1,), None, 1), ((3,), 0, 3), ((3,), None, 3),
+    ((2,), 0, 3), ((3,), None, 5), ((), None, 1), ((2, 3), (0, 1), 6), ((4, 3), 1, 1),
+])
+def test_vars_recorded_rule_keeps_the_edges_of_its_fast_path(shape, dim, correction):
+    """var's rule, recorded from the centred input standing in for a, gives the values
+    backward() computes from the saved array, nan and inf where n <= correction."""
+    values = np.random.default_rng(1).standard_normal(shape)
+    upstream = np.random.default_rng(2).standard_normal(np.sum(values, axis=dim).shape)
+    grads = []
+    for create_graph in (False, True):
+        x = ag.tensor(values, requires_grad=True)
+        y = (x * 1.0).var(dim=dim, correction=correction)  # computed: a stand-in is used
+        (grad,) = autograd.grad(y, x, ag.tensor(upstream), create_graph=create_graph)
+        grads.append(grad.detach().numpy())
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-12, atol=1e-12)  # nan for nan
