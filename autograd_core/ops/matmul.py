@@ -19,7 +19,12 @@ class MatMul(Function):
     """f(a, b) = a @ b"""
 
     name = "matmul"
-    rule = "da = g @ b.T\ndb = a.T @ g"
+    rule = ("B = b if b.ndim > 1 else b.reshape(-1, 1)  (a 1-D b is read as a column)\n"
+            "dA = g @ mT(B)  (mT: each matrix transposed, its last two axes swapped)\n"
+            "da = dA if a.ndim > 1 else dA[..., 0, :]  (a 1-D a's row, back to 1-D)\n"
+            "A = a if a.ndim > 1 else a.reshape(1, -1)  (a 1-D a is read as a row)\n"
+            "dB = mT(A) @ g\n"
+            "db = dB if b.ndim > 1 else dB[..., 0]  (a 1-D b's column, back to 1-D)")
 
     @staticmethod
     def forward(ctx, a, b):
@@ -35,29 +40,15 @@ class MatMul(Function):
             raise errors.matmul_shapes(np.shape(a), np.shape(b)) from None
 
     @staticmethod
-    def backward(ctx, g):
+    def rule_gradient(ctx, g):
+        """g as the product of A and B: with the axis a 1-D operand lost put back (b's
+        first: for vector @ vector, g is 0-D and gets both)."""
         a_shape, b_shape = ctx.input_shapes
-        # Promote 1-D operands to matrices so that one pair of formulas covers all cases
-        # (b's axis first: for vector @ vector, g is 0-D and gets both axes back).
-        g2, xp = g, ctx.xp
         if len(b_shape) == 1:
-            g2 = g2.reshape(g2.shape + (1,))
+            g = g.reshape(g.shape + (1,))
         if len(a_shape) == 1:
-            g2 = g2.reshape(g2.shape[:-1] + (1,) + g2.shape[-1:])
-        da = db = None
-        if ctx.needs_input_grad[0]:
-            b = ctx.load("b")
-            b2 = b.reshape(-1, 1) if b.ndim == 1 else b
-            da = g2 @ xp.swapaxes(b2, -1, -2)
-            if len(a_shape) == 1:  # the row put back: (..., 1, k) -> (..., k)
-                da = da.reshape(da.shape[:-2] + da.shape[-1:])
-        if ctx.needs_input_grad[1]:
-            a = ctx.load("a")
-            a2 = a.reshape(1, -1) if a.ndim == 1 else a
-            db = xp.swapaxes(a2, -1, -2) @ g2
-            if len(b_shape) == 1:  # the column put back: (..., k, 1) -> (..., k)
-                db = db.reshape(db.shape[:-1])
-        return da, db
+            g = g.reshape(g.shape[:-1] + (1,) + g.shape[-1:])
+        return g
 
     @staticmethod
     def jvp(ctx, ta, tb):

@@ -43,8 +43,10 @@ def constant_tensor(values) -> Tensor:
 
 
 def where(condition, x, y) -> Tensor:
-    """``np.where`` as the engine's op: ``condition`` is a constant mask."""
-    return F.where(constant(condition), x, y)
+    """``np.where`` as the engine's op: ``condition`` is a constant mask (one value for
+    all: the side it picks, with no op, where ``rule.one_side`` allows)."""
+    side = rule.one_side(condition, x, y)
+    return F.where(constant(condition), x, y) if side is None else side
 
 
 def sum(a, axis=None, keepdims: bool = False) -> Tensor:  # noqa: A001 - NumPy's name
@@ -151,7 +153,8 @@ for _name, _engine in dict(exp=F.exp, log=F.log, sin=F.sin, cos=F.cos, tanh=F.ta
                            broadcast_to=broadcast_to, transpose=transpose,
                            tril=F.tril, triu=F.triu, flip=_rule_flip, cumsum=F.cumsum,
                            sigmoid=F.sigmoid, normal_cdf=NormalCdf.apply,
-                           pick=lambda x, key: GetItem.apply(x, key=key)).items():
+                           pick=lambda x, key: GetItem.apply(x, key=key),
+                           mT=lambda x: F.transpose(x, -2, -1)).items():
     setattr(rule.RECORDED, _name, _on_tensors(getattr(rule.PLAIN, _name), _engine))
 for _name in ("pi", "e", "inf", "nan", "argsort", "arange", "nan_to_num"):
     setattr(rule.RECORDED, _name, getattr(np, _name))

@@ -120,8 +120,35 @@ def rows(x):
     return x.reshape(-1, x.shape[-1])
 
 
+def matrix_transpose(x):
+    """``x`` with its last two axes swapped (PyTorch's ``x.mT``): each matrix of a batch
+    transposed."""
+    return np.swapaxes(x, -1, -2)
+
+
+def one_side(condition, x, y):
+    """``x`` or ``y`` itself when ``condition`` is one value for all (pow's ``b == 0`` for a
+    number b) and that side has the result's shape and dtype; else None. A rule's
+    ``where`` then copies nothing, and records no op under create_graph."""
+    if np.ndim(condition) != 0:
+        return None
+    side = x if bool(np.asarray(getattr(condition, "_data", condition))) else y
+    if np.shape(side) != np.broadcast_shapes(np.shape(x), np.shape(y)):
+        return None
+    dtype = np.result_type(*(getattr(v, "dtype", v) for v in (x, y)))
+    return side if getattr(side, "dtype", None) == dtype else None
+
+
+def where(condition, x, y):
+    """``np.where(condition, x, y)`` (without a copy where :func:`one_side` allows)."""
+    side = one_side(condition, x, y)
+    return np.where(condition, x, y) if side is None else side
+
+
+PLAIN.where = where
 PLAIN.sigmoid = sigmoid
 PLAIN.rows = rows
+PLAIN.mT = matrix_transpose
 RECORDED = RuleNames("recorded backward (create_graph)")  # ops/recorded_numpy.py fills it
 
 

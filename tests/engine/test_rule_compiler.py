@@ -191,3 +191,38 @@ def test_vars_recorded_rule_keeps_the_edges_of_its_fast_path(shape, dim, correct
         (grad,) = autograd.grad(y, x, ag.tensor(upstream), create_graph=create_graph)
         grads.append(grad.detach().numpy())
     np.testing.assert_allclose(grads[1], grads[0], rtol=1e-12, atol=1e-12)  # nan for nan
+
+
+@pytest.mark.parametrize("a_shape, b_shape", [
+    ((3,), (3,)), ((3,), (3, 2)), ((2, 3), (3,)), ((4, 2, 3), (3,)), ((3,), (4, 3, 2)),
+    ((4, 2, 3), (3, 5)), ((2, 3), (4, 3, 5)), ((1, 2, 3), (4, 3, 5)),
+])
+def test_matmuls_rule_reads_a_1d_operand_as_numpy_does(a_shape, b_shape):
+    """matmul's rule promotes a 1-D a to a row and a 1-D b to a column, and gives each
+    its gradient back in its own shape (the engine sums the broadcast batch axes).
+    Expected: the same gradients from einsum, written out per case."""
+    rng = np.random.default_rng(4)
+    a_values, b_values = rng.standard_normal(a_shape), rng.standard_normal(b_shape)
+    g = rng.standard_normal(np.matmul(a_values, b_values).shape)
+    a, b = ag.tensor(a_values, requires_grad=True), ag.tensor(b_values, requires_grad=True)
+    (a @ b).backward(ag.tensor(g))
+    A = a_values if len(a_shape) > 1 else a_values[None, :]
+    B = b_values if len(b_shape) > 1 else b_values[:, None]
+    G = g.reshape(np.matmul(A, B).shape)
+    da = np.einsum("...mn,...kn->...mk", G, np.broadcast_to(B, G.shape[:-2] + B.shape[-2:]))
+    db = np.einsum("...mk,...mn->...kn", np.broadcast_to(A, G.shape[:-2] + A.shape[-2:]), G)
+    np.testing.assert_allclose(a.grad.numpy(), _summed_to(da, A.shape).reshape(a_shape),
+                               rtol=1e-12)
+    np.testing.assert_allclose(b.grad.numpy(), _summed_to(db, B.shape).reshape(b_shape),
+                               rtol=1e-12)
+    assert a.grad.shape == a_shape and b.grad.shape == b_shape
+
+
+def _summed_to(x, shape):
+    """x summed over the batch axes that ``shape`` lacks or has as 1."""
+    while x.ndim > len(shape):
+        x = x.sum(0)
+    for axis, size in enumerate(shape):
+        if size == 1 and x.shape[axis] != 1:
+            x = x.sum(axis, keepdims=True)
+    return x
