@@ -64,9 +64,23 @@ def _take(a, key):
     return a[key] if split is None else a[split[0]][split[1]]
 
 
-# a rule picks entries by name, by PyTorch's rule (ops/recorded_numpy.py names the
-# recorded sweep's: the getitem op)
+def _scatter(values, key, shape: tuple) -> np.ndarray:
+    """Zeros of ``shape`` with ``values`` added at ``key`` (by PyTorch's order; an index
+    picked twice adds twice): the backward of picking entries (getitem, embedding)."""
+    out = np.zeros(shape, dtype=values.dtype)
+    if is_advanced(key):
+        split = torch_order(key, out.ndim)
+        target, at = (out, key) if split is None else (out[split[0]], split[1])
+        np.add.at(target, at, values)  # target is out or a view of it
+    else:
+        out[key] = values
+    return out
+
+
+# a rule picks entries, and scatters them back, by name (ops/recorded_numpy.py names the
+# recorded sweep's: the getitem op and its backward op)
 rule.PLAIN.pick = _take
+rule.PLAIN.scatter = _scatter
 
 
 def _index_arrays(key) -> dict:
@@ -86,11 +100,21 @@ def _saved_key(ctx, key):
     return tuple(next(loaded) if isinstance(p, np.ndarray) else p for p in key)
 
 
+def _key(node):
+    """getitem's key, its index arrays read back from what the forward saved (after a
+    backward without retain_graph they are released: a second one raises, as in
+    PyTorch, whose index backward saves its indices too)."""
+    key = node.params["key"]
+    return _saved_key(node, key) if is_advanced(key) else key
+
+
 class GetItem(Function):
     """f(a) = a[key]; an int beside index arrays selects first, as in PyTorch."""
 
     name = "getitem"
-    rule = "da = zeros_like(a);  add.at(da, key, g)   (repeated indices add up)"
+    rule = ("da = scatter(g, key, a.shape)  (zeros of a's shape, g added at key: an index "
+            "picked twice adds twice)")
+    stand_ins = {"key": _key}
 
     @staticmethod
     def forward(ctx, a, key=None):
@@ -98,13 +122,6 @@ class GetItem(Function):
             ctx.save(**_index_arrays(key))
             return _take(a, key)
         return a[key]
-
-    @staticmethod
-    def backward(ctx, g):
-        key = ctx.params["key"]
-        if is_advanced(key):
-            key = _saved_key(ctx, key)
-        return (scatter(ctx, g, key, ctx.input_shapes[0]),)
 
     @staticmethod
     def jvp(ctx, ta):
@@ -117,7 +134,6 @@ class Narrow(GetItem):
     dim. A getitem named for what the learner wrote; a slice picks no element twice."""
 
     name = "split"
-    rule = "da = zeros_like(a);  da[key] = g"
 
 
 class IndexBackward(Function):
@@ -130,24 +146,9 @@ class IndexBackward(Function):
 
     @staticmethod
     def forward(ctx, values, key=None, shape=()):
-        out = np.zeros(shape, dtype=values.dtype)
-        if is_advanced(key):
-            split = torch_order(key, out.ndim)
-            target, at = (out, key) if split is None else (out[split[0]], split[1])
-            np.add.at(target, at, values)  # target is out or a view of it
-        else:
-            out[key] = values
-        return out
+        return _scatter(values, key, shape)
 
     @staticmethod
     def jvp(ctx, tvalues):
         """dout = tvalues scattered the same way (the op is linear in its values)"""
-        return IndexBackward.forward(ctx, tvalues, key=ctx.params["key"],
-                                     shape=ctx.params["shape"])
-
-
-def scatter(ctx, g, key, shape: tuple):
-    """Zeros of ``shape`` with ``g`` added at ``key``: the backward of picking entries
-    (getitem, embedding). Computed on arrays in ``backward()``; under ``create_graph``
-    the recorded op :class:`IndexBackward`, whose own backward picks them again."""
-    return ctx.run(IndexBackward, g, key=key, shape=shape)
+        return _scatter(tvalues, ctx.params["key"], ctx.params["shape"])

@@ -91,7 +91,7 @@ class LayerNorm(Function):
             "dbias = g  (summed over the rows)")
     # x is not saved: a recorded sweep rebuilds it as x̂ / inv_std = x - mean, x up to
     # each row's shift, which layer norm does not see (the rule centres it again)
-    stand_ins = {"x": lambda load: load("normalized") / load("inv_std")}
+    stand_ins = {"x": lambda node: node.load("normalized") / node.load("inv_std")}
 
     @classmethod
     def forward(cls, ctx, x, weight=None, bias=None, axes=(-1,), eps=1e-5):
@@ -149,7 +149,7 @@ class RMSNorm(Function):
             "(means over each row's normalized dims)\n"
             "dweight = g * x_hat  (summed over the rows, as a broadcast input's is)")
     # x is not saved: a recorded sweep rebuilds it as x̂ / inv_rms (x up to rounding)
-    stand_ins = {"x": lambda load: load("normalized") / load("inv_rms")}
+    stand_ins = {"x": lambda node: node.load("normalized") / node.load("inv_rms")}
 
     @classmethod
     def forward(cls, ctx, x, weight=None, axes=(-1,), eps=1e-6):

@@ -13,7 +13,6 @@ import numpy as np
 
 from ..recording.node import Function
 from ._util import constant, tangent_sum
-from .indexing import scatter
 
 
 def reduce(loss: np.ndarray, reduction: str) -> np.ndarray:
@@ -92,17 +91,13 @@ class Embedding(Function):
     """out = weight[indices]: one row of the table per index."""
 
     name = "embedding"
-    rule = "dweight = zeros_like(weight);  add.at(dweight, indices, g)   (repeats add up)"
+    rule = ("dweight = scatter(g, indices, weight.shape)  (zeros of weight's shape, each row "
+            "of g added at its index: a repeated index gets the sum)")
 
     @staticmethod
     def forward(ctx, indices, weight):
         ctx.save(indices=indices)
         return weight[indices]
-
-    @staticmethod
-    def backward(ctx, g):
-        # scatter-*add*: an index that repeats gets the sum of its rows of g
-        return None, scatter(ctx, g, constant(ctx.load("indices")), ctx.input_shapes[1])
 
     @staticmethod
     def jvp(ctx, tindices, tweight):

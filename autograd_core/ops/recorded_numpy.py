@@ -31,7 +31,7 @@ from ..recording.tensor import Tensor
 from . import api as F
 from ._util import constant
 from .activations import NormalCdf
-from .indexing import GetItem
+from .indexing import GetItem, IndexBackward
 
 exp, log, sin, cos, tanh = F.exp, F.log, F.sin, F.cos, F.tanh
 
@@ -102,10 +102,11 @@ class RecordedContext:
         """The array the op saved as ``name``, as a Tensor on the graph it came from; or
         an input the op did not save, rebuilt by its stand-in (recording/rule.py)."""
         node = self.node
-        if name not in node.saved and name in getattr(node.op, "stand_ins", ()):
+        if name not in node.saved and name in node.op.stand_ins:
             recipe = node.op.stand_ins[name]
-            return self.input_on_graph(node.op.rule_inputs.index(name),
-                                       lambda: recipe(node.load))
+            if name not in node.op.rule_inputs:  # a param rebuilt (getitem's key)
+                return recipe(node)
+            return self.input_on_graph(node.op.rule_inputs.index(name), lambda: recipe(node))
         array = node.load(name)
         source = node.saved[name].source
         if source is not None and source[0] == "input":
@@ -136,6 +137,14 @@ def _on_tensors(numpy_function, engine_function):
     return function
 
 
+def _constant_key(key):
+    """An index (embedding's indices, a Tensor constant of the recorded sweep) or a key
+    with index arrays, as arrays."""
+    if isinstance(key, tuple):
+        return tuple(constant(part) if isinstance(part, Tensor) else part for part in key)
+    return constant(key) if isinstance(key, Tensor) else key
+
+
 def _rule_flip(x, dims):
     """``np.flip(x, dims)``, ``dims`` one axis or several, as the engine's op."""
     return F.flip(x, (dims,) if isinstance(dims, int | np.integer) else dims)
@@ -154,6 +163,8 @@ for _name, _engine in dict(exp=F.exp, log=F.log, sin=F.sin, cos=F.cos, tanh=F.ta
                            tril=F.tril, triu=F.triu, flip=_rule_flip, cumsum=F.cumsum,
                            sigmoid=F.sigmoid, normal_cdf=NormalCdf.apply,
                            pick=lambda x, key: GetItem.apply(x, key=key),
+                           scatter=lambda values, key, shape: IndexBackward.apply(
+                               values, key=_constant_key(key), shape=shape),
                            mT=lambda x: F.transpose(x, -2, -1)).items():
     setattr(rule.RECORDED, _name, _on_tensors(getattr(rule.PLAIN, _name), _engine))
 for _name in ("pi", "e", "inf", "nan", "argsort", "arange", "nan_to_num"):

@@ -155,7 +155,7 @@ class Var(Function):
     rule_quiet = True  # 2 * c / 0 where n == correction: inf, and nan where c == 0
     # a is not saved: a recorded sweep rebuilds it as the saved a - mean(a), a up to a
     # shift along axis, which var does not see (the rule centres it again)
-    stand_ins = {"a": lambda load: load("centered")}
+    stand_ins = {"a": lambda node: node.load("centered")}
 
     @staticmethod
     def forward(ctx, a, axis=None, keepdims=False, correction=1):

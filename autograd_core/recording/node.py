@@ -162,11 +162,16 @@ class Node:
             self.saved[name] = SavedTensor(name, array, source, counter)
 
     def load(self, name: str):
-        """Read back a saved array (what backward does), checking it is still valid."""
+        """Read back a saved array (what backward does), checking it is still valid; or
+        what the op's stand-in for ``name`` rebuilds from what it saved (recording/rule.py)."""
         if self.released:
+            if name not in self.saved and name in self.op.stand_ins:
+                return self.op.stand_ins[name](self)  # raises if it reads a released array
             raise errors.second_backward(self.op.name)
         saved = self.saved.get(name)
         if saved is None:
+            if name in self.op.stand_ins:
+                return self.op.stand_ins[name](self)
             raise errors.not_saved(self.op.name, name, list(self.saved))
         counter = saved._counter
         if counter is not None and counter[0] != saved._version:
@@ -245,6 +250,9 @@ class Function:
 
     name: ClassVar[str] = "op"
     rule: ClassVar[str] = ""
+    # names the rule reads that the forward did not save as such, each rebuilt from the
+    # node (what it saved, its params) by a function: see recording/rule.py
+    stand_ins: ClassVar[dict] = {}
 
     @staticmethod
     def forward(ctx, *arrays, **params):  # pragma: no cover - always overridden

@@ -19,13 +19,14 @@ How a rule reads (``autograd_core/recording/node.py`` has the full convention):
 * An input with a default (linear's ``bias=None``) is an input if the rule gives it a
   gradient; left out of a call, it gets none, and the rule reads it as its default
   (``g if weight is None else g * weight``).
-* An input the forward does not save, to save memory (layer norm keeps x̂ and 1/std,
-  not x), can still be read by the rule when the op names a stand-in for it:
-  ``stand_ins = {"x": recipe}``, ``recipe(load)`` rebuilding its value from what was
-  saved (up to a shift the op does not see: layer norm and var are the same at x and at
-  x - c). The recorded sweep puts that value on the input's edge, so the rule's
-  derivative reaches the input; such an op computes ``backward()`` by its
-  ``fast_backward`` from the saved arrays themselves.
+* A name the forward did not save as such is read through the op's stand-in for it:
+  ``stand_ins = {"x": recipe}``, ``recipe(node)`` rebuilding it from what the node saved
+  and its params. An input not saved, to save memory (layer norm keeps x̂ and 1/std, not
+  x), is rebuilt up to a shift the op does not see (layer norm and var are the same at
+  x and at x - c); the recorded sweep puts that value on the input's edge, so the rule's
+  derivative reaches the input, and such an op computes ``backward()`` by its
+  ``fast_backward`` from the saved arrays themselves. getitem's ``key`` is its param
+  with the index arrays read back from what it saved (released after a backward).
 * After two spaces, a note in parentheses explains a line and is not run.
 
 Each ``d`` line runs only when its input needs a gradient, and a line that only
@@ -243,6 +244,8 @@ class _Program:
         """What ``name`` is in this rule: local, param, function or saved."""
         if name in assigned or name == "g":
             return "local"
+        if name in self.op.stand_ins:  # rebuilt by the op from what it saved: loaded
+            return "saved"
         if name in self.defaults:
             return "param"
         if name not in self.inputs and PLAIN.provides(name):
