@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..recording import rule
 from ..recording.node import Function
-from ._util import constant, tangent_sum
+from ._util import tangent_sum
 
 
 def reduce(loss: np.ndarray, reduction: str) -> np.ndarray:
@@ -135,6 +136,16 @@ def target_distribution(target: np.ndarray, shape: tuple, dtype, ignore_index: i
     return q * (target != ignore_index)
 
 
+def one_hot(target: np.ndarray, shape: tuple) -> np.ndarray:
+    """True at each sample's target class of an (N, C, d1, ...) array, class axis 1."""
+    return target_distribution(target, shape, bool)
+
+
+# a rule names them (ops/recorded_numpy.py gives a recorded sweep's, on the target's values)
+rule.PLAIN.one_hot = one_hot
+rule.PLAIN.target_distribution = target_distribution
+
+
 def sample_losses(log_probs: np.ndarray, target: np.ndarray, ignore_index: int = -100,
                   label_smoothing: float = 0.0) -> np.ndarray:
     """Each sample's -Σ_c q[n, c] · log_probs[n, c], as PyTorch computes it:
@@ -166,8 +177,9 @@ def _options(ctx) -> tuple:
 class NLLLoss(Function):
     """loss = -log_probs[n, target[n]], reduced; class axis 1.
 
-    This class holds the general code (``SmoothedNLLLoss`` below only changes the rule
-    text): with ``ignore_index`` and ``label_smoothing`` the loss of sample n is
+    Its forward is the general one (``SmoothedNLLLoss`` below shares it, with a rule of
+    its own for the general case): with ``ignore_index`` and ``label_smoothing`` the
+    loss of sample n is
     -Σ_c q[n, c] · log_probs[n, c] (see ``target_distribution``), and 'mean' divides by
     the number of samples not ignored (0 / 0 = nan when all are, as in PyTorch).
     ``F.nll_loss`` and ``F.cross_entropy`` use this op when no target is ignored and
@@ -175,8 +187,12 @@ class NLLLoss(Function):
     """
 
     name = "nll_loss"
-    rule = ("dlog_probs = zeros_like(log_probs)\n"
-            "dlog_probs[arange(len(target)), target] = -g   (g per sample: / N for 'mean')")
+    rule = ("n = target.size or 1 if reduction == 'mean' else 1  (for 'mean': the targets "
+            "that share g)\n"
+            "share = g[:, None] if reduction == 'none' else g / n  (each sample's g; 'none': "
+            "on a class axis)\n"
+            "dlog_probs = 0.0 - one_hot(target, log_probs.shape) * share  (-share at each "
+            "target, +0 elsewhere)")
 
     @staticmethod
     def forward(ctx, log_probs, target, reduction="mean", ignore_index=-100,
@@ -184,18 +200,6 @@ class NLLLoss(Function):
         ctx.save(target=target)
         return _reduce_counted(sample_losses(log_probs, target, ignore_index, label_smoothing),
                                target, reduction, ignore_index)
-
-    @staticmethod
-    def backward(ctx, g):
-        target = constant(ctx.load("target"))
-        reduction, ignore_index, label_smoothing = _options(ctx)
-        # each sample's share of g: one value for all of them unless nothing was reduced
-        share = g / max(counted(target, ignore_index), 1) if reduction == "mean" else g
-        if reduction == "none":  # a class axis for it: (N, d1, ...) -> (N, 1, d1, ...)
-            share = share.reshape(share.shape[:1] + (1,) + share.shape[1:])
-        q = target_distribution(target, ctx.input_shapes[0], share.dtype, ignore_index,
-                                label_smoothing)
-        return 0.0 - q * share, None  # 0 - (q · share): +0, never -0, off the target
 
     @staticmethod
     def jvp(ctx, tlog_probs, ttarget):
@@ -208,14 +212,17 @@ class NLLLoss(Function):
 
 class SmoothedNLLLoss(NLLLoss):
     """nll_loss with ignored targets or label smoothing (PyTorch's ``ignore_index`` and
-    cross_entropy's ``label_smoothing``): NLLLoss's code, with the rule that covers them
-    (written for (N, C) scores)."""
+    cross_entropy's ``label_smoothing``): NLLLoss's forward, with the rule that covers
+    them."""
 
-    rule = ("C = log_probs.shape[1]\n"
-            "q = (1 - label_smoothing) * (target[:, None] == arange(C)) + label_smoothing / C"
-            "   (one-hot target mixed with uniform)\n"
-            "q[target == ignore_index] = 0   (ignored samples count for nothing)\n"
-            "dlog_probs = -q * g[:, None]   (g per sample: / the number not ignored for 'mean')")
+    rule = ("n = count_nonzero(target != ignore_index) or 1 if reduction == 'mean' else 1"
+            "  (for 'mean': the targets that count share g)\n"
+            "share = g[:, None] if reduction == 'none' else g / n  (each sample's g; 'none': "
+            "on a class axis)\n"
+            "q = target_distribution(target, log_probs.shape, share.dtype, ignore_index, "
+            "label_smoothing)  (the one-hot target mixed with uniform by label_smoothing, 0 "
+            "for an ignored one)\n"
+            "dlog_probs = 0.0 - q * share  (+0, never -0, off the target)")
 
 
 class MSELoss(Function):

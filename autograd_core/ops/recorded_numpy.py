@@ -32,6 +32,7 @@ from . import api as F
 from ._util import constant
 from .activations import NormalCdf
 from .indexing import GetItem, IndexBackward
+from .nn_ops import one_hot, target_distribution
 
 exp, log, sin, cos, tanh = F.exp, F.log, F.sin, F.cos, F.tanh
 
@@ -137,6 +138,16 @@ def _on_tensors(numpy_function, engine_function):
     return function
 
 
+def _on_values(numpy_function):
+    """``numpy_function`` on the values of its Tensor arguments (a target, a mask): what
+    it computes has no derivative, so it is a constant of the recorded sweep."""
+    def function(*args, **kwargs):
+        return numpy_function(*(constant(a) if isinstance(a, Tensor) else a for a in args),
+                              **kwargs)
+    function.__name__ = numpy_function.__name__
+    return function
+
+
 def _constant_key(key):
     """An index (embedding's indices, a Tensor constant of the recorded sweep) or a key
     with index arrays, as arrays."""
@@ -167,6 +178,8 @@ for _name, _engine in dict(exp=F.exp, log=F.log, sin=F.sin, cos=F.cos, tanh=F.ta
                                values, key=_constant_key(key), shape=shape),
                            mT=lambda x: F.transpose(x, -2, -1)).items():
     setattr(rule.RECORDED, _name, _on_tensors(getattr(rule.PLAIN, _name), _engine))
+for _function in (np.count_nonzero, one_hot, target_distribution):  # of a target's values
+    setattr(rule.RECORDED, _function.__name__, _on_values(_function))
 for _name in ("pi", "e", "inf", "nan", "argsort", "arange", "nan_to_num"):
     setattr(rule.RECORDED, _name, getattr(np, _name))
 rule.RECORDED.rows = rule.rows  # a reshape: Tensors have it too

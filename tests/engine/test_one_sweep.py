@@ -245,7 +245,7 @@ WHOLE_OPERATIONS = {  # their rules name an operation rather than spell it out
 # batch held to the bench and the lessons' stored outputs). Until then each rule is
 # text beside a hand-written backward, checked equal by test_rule_text.py.
 NOT_COMPILED_YET = {
-    "Stack", "NLLLoss", "SmoothedNLLLoss",
+    "Stack",
 }
 # The ones whose backward keeps a faster path on arrays beside the rule a create_graph
 # sweep records (a ``fast_backward`` beside a compiled rule, or a branch on

@@ -302,7 +302,8 @@ def rule_names(op, run: Run) -> dict:
         axis = run.params.get("axis", run.params.get("dim"))
         kept = np.sum(np.zeros(np.shape(run.inputs[0])), axis=axis, keepdims=True).shape
         g, out = g.reshape(kept), out.reshape(kept)
-    if "reduction" in run.params:  # a loss: g is each element's share
+    if "reduction" in run.params and getattr(op, "rule_gradient", None) is not None:
+        # a loss whose rule reads g as each element's share (nll_loss's rule shares it)
         elementwise = op.forward(_UNRECORDED, *run.inputs,
                                  **{**run.params, "reduction": "none"}).shape
         n = int(np.prod(elementwise)) if run.params["reduction"] == "mean" else 1
