@@ -20,7 +20,9 @@ item cannot break them.
    attribute of an exercise or its Result holds the solution; every helper that computes an
    item's answer (its experiment's function, a reference experiment handed in as the
    learner's, lesson 13's reference, A3's and L8's measurements, G12's snippet for G5)
-   records a try or the solution.
+   records a try or the solution; no public name of an exercise module is a registered check
+   or a prediction's facts (both are reached through the exercise only), and
+   ``check_backward`` on an item's own spec is that item's check.
 """
 
 from __future__ import annotations
@@ -139,7 +141,7 @@ def test_answering_all_false_then_all_true_then_the_right_mix_never_solves(
 def prediction_facts():
     """(item, check, part, fact) for every fact of every prediction check."""
     for exercise_id, exercise in ex.registry().items():
-        for check, fn in exercise.checks.items():
+        for check, fn in exercise._checks.items():  # the raw check: the routed one has none
             facts = getattr(fn, "facts", None)
             if facts is not None:
                 for part, fact in facts().items():
@@ -375,6 +377,7 @@ def test_a_check_reached_through_checks_is_recorded_like_any_check(exercise_id, 
     assert exercise.checks[check](demo=True).diagnosis == "demo_refused"
     routed = exercise.checks[check]  # no attribute of it leads past the recording
     assert not hasattr(routed, "__wrapped__")
+    assert not hasattr(routed, "facts")  # a prediction's facts are its answers
     assert all(cell.cell_contents is not exercise._checks[check] for cell in routed.__closure__)
     assert str(inspect.signature(routed)) == str(inspect.signature(exercise._checks[check]))
 
@@ -516,3 +519,79 @@ def test_the_checks_own_measurements_are_not_recorded_as_help():
     for exercise_id in ("A3", "L8", "G4", "G14"):
         assert not seen(exercise_id) and store.read_item(exercise_id)["misses"].get(
             "tries:", 0) <= 1
+
+
+def _exercise_modules() -> list[str]:
+    """``widgets.exercises`` and every module under it: where the items' checks live."""
+    return ["widgets.exercises", *(info.name for info in
+                                   pkgutil.walk_packages(ex.__path__, "widgets.exercises."))]
+
+
+def _raw_checks() -> dict[int, str]:
+    """Each registered check (and a prediction check's facts, its answers), as reached by
+    ``__wrapped__`` too, by id: 'G4.order'."""
+    found = {}
+    for exercise_id, exercise in ex.registry().items():
+        for check, fn in exercise._checks.items():
+            for value in (fn, getattr(fn, "facts", None)):
+                while value is not None and id(value) not in found:
+                    found[id(value)] = f"{exercise_id}.{check}"
+                    value = getattr(value, "__wrapped__", None)
+    return found
+
+
+def _public_names(module) -> set[str]:
+    """What tab-completion and ``from module import *`` show of a module."""
+    return {n for n in dir(module) if not n.startswith("_")} | set(getattr(module, "__all__", ()))
+
+
+@pytest.mark.parametrize("module_name", _exercise_modules())
+def test_no_public_name_of_an_exercise_module_checks_an_answer_unrecorded(module_name):
+    """``graph_items.check_g4(order=[...])`` would say right or wrong with nothing recorded:
+    a registered check is reached only through its exercise, whose run() records it."""
+    module = importlib.import_module(module_name)
+    raw = _raw_checks()
+    leaks = []
+    for name in sorted(_public_names(module)):
+        value = getattr(module, name, None)
+        while value is not None:
+            if id(value) in raw:
+                leaks.append(f"{module_name}.{name} is {raw[id(value)]}")
+                break
+            value = getattr(value, "__wrapped__", None)
+    assert not leaks, leaks
+
+
+def _layer_op_that_fails():
+    """An op of the wrong kind for any spec: a try (its backward ignores the upstream)."""
+    from autograd_core.recording.node import Function
+
+    class Lazy(Function):
+        @staticmethod
+        def forward(ctx, x, *rest, **params):
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    return Lazy
+
+
+@pytest.mark.parametrize("exercise_id", [i for i in IDS
+                                         if ex.registry()[i].kind == "write_backward"])
+def test_check_backward_on_an_items_own_spec_is_that_items_check(exercise_id):
+    """``check_backward(MyConv, "conv2d")`` is B2's check: it records on B2, as B2(MyConv)."""
+    from widgets.exercises import backward_check
+
+    specs = [s for s, i in backward_check.SPEC_ITEMS.items() if i == exercise_id]
+    assert specs, f"{exercise_id} names no spec of check_backward"
+    with contextlib.redirect_stdout(io.StringIO()):
+        result = ex.check_backward(_layer_op_that_fails(), specs[0])
+    assert not result.ok and "Traceback" not in repr(result)
+    assert exercise_id in ex.last_results() and status(exercise_id) == "in progress"
+    reset_progress()
+    other = ex.check_backward(_layer_op_that_fails(), specs[0], eps=0.5)
+    assert not other.ok and f"{exercise_id}(" in other.message  # no check on other data
+    assert untouched(exercise_id)
+

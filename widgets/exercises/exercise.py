@@ -179,8 +179,10 @@ class Exercise:
         routed.__name__, routed.__qualname__ = fn.__name__, fn.__qualname__
         routed.__doc__ = fn.__doc__
         routed.__signature__ = inspect.signature(fn)
-        # the check's data (a prediction's facts, its parts), but no way back to it
-        routed.__dict__.update({k: v for k, v in vars(fn).items() if k != "__wrapped__"})
+        # the check's parts, but no way back to it, nor a prediction's facts (its answers:
+        # the raw check in ._checks keeps them, for progress and the tests)
+        routed.__dict__.update({k: v for k, v in vars(fn).items()
+                                if k not in ("__wrapped__", "facts")})
         return routed
 
     @property

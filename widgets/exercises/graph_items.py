@@ -109,7 +109,7 @@ _G1_EXPLAIN = {
 }
 
 
-def g1_facts() -> dict[str, Fact]:
+def _g1_facts() -> dict[str, Fact]:
     """What the engine shows, one fact per prediction of ``G1(outputs_equal=...,
     saved_bytes_no_grad=..., ...)``: predict what the engine shows."""
     facts = dict(_g1_measured(learner_name()))
@@ -128,7 +128,7 @@ def _g1_measured(learner: str | None) -> dict:
 
 
 register(Exercise(
-    "G1", "prediction", {"predict": predicting(g1_facts)}, level="J",
+    "G1", "prediction", {"predict": predicting(_g1_facts)}, level="J",
     experiment=recording_vs_inference,
 ))
 
@@ -163,7 +163,7 @@ def _g2_tie(side: str, gave: str, rule: str) -> str:
 
 
 @answers("da", "db", "dx")
-def check_g2(*, size: int = G2_SIZE, **answers) -> Result:
+def _check_g2(*, size: int = G2_SIZE, **answers) -> Result:
     """``G2(da=..., db=..., dx=...)`` for ``G2.problem()``; ``size=`` for answers to
     ``G2.problem(size)``."""
     p = problem_for("G2", g2_problem, size=size)
@@ -200,7 +200,7 @@ def check_g2(*, size: int = G2_SIZE, **answers) -> Result:
     return check_named(answers, ("da", "db", "dx"), run)
 
 
-register(Exercise("G2", "derivation", {"gradients": check_g2}, level="J", problem=g2_problem))
+register(Exercise("G2", "derivation", {"gradients": _check_g2}, level="J", problem=g2_problem))
 
 
 # -- G3: pooling backward -----------------------------------------------------------------
@@ -224,7 +224,7 @@ def g3_problem(size: int = G3_SIZE) -> Problem:
 
 
 @answers("dx_max", "dx_avg")
-def check_g3(*, size: int = G3_SIZE, **answers) -> Result:
+def _check_g3(*, size: int = G3_SIZE, **answers) -> Result:
     """``G3(dx_max=..., dx_avg=...)`` for ``G3.problem()``; ``size=`` for answers to
     ``G3.problem(size)``."""
     p = problem_for("G3", g3_problem, size=size)
@@ -264,7 +264,7 @@ def check_g3(*, size: int = G3_SIZE, **answers) -> Result:
     return check_named(answers, ("dx_max", "dx_avg"), run)
 
 
-register(Exercise("G3", "derivation", {"gradients": check_g3}, level="J", problem=g3_problem))
+register(Exercise("G3", "derivation", {"gradients": _check_g3}, level="J", problem=g3_problem))
 
 
 # -- G4: the order of the reverse sweep --------------------------------------------------------
@@ -295,7 +295,7 @@ def backward_order() -> Report:
 
 
 @one_answer("order")
-def check_g4(order) -> Result:
+def _check_g4(order) -> Result:
     """``G4(order=[...])``: the op names in the order backward visits them."""
     with gate.quietly():  # G4's own check
         data = backward_order().data
@@ -304,7 +304,7 @@ def check_g4(order) -> Result:
     return check_predictions({"order": order} if order is not None else {}, {"order": fact})
 
 
-register(Exercise("G4", "prediction", {"order": check_g4}, level="M", experiment=backward_order))
+register(Exercise("G4", "prediction", {"order": _check_g4}, level="M", experiment=backward_order))
 
 
 # -- G11: what each op saves ------------------------------------------------------------
@@ -335,7 +335,7 @@ def saved_roles() -> dict[str, frozenset]:
     return {k: frozenset(v) for k, v in roles.items()}
 
 
-def g11_facts() -> dict[str, Fact]:
+def _g11_facts() -> dict[str, Fact]:
     """What the engine shows, one fact per prediction of ``G11(linear={...}, tanh={...},
     relu={...}, add={...})`` with words from input, weight, output, mask (an empty set or
     "nothing" for none)."""
@@ -348,4 +348,4 @@ def g11_facts() -> dict[str, Fact]:
     return facts
 
 
-register(Exercise("G11", "prediction", {"saved": predicting(g11_facts)}, level="S"))
+register(Exercise("G11", "prediction", {"saved": predicting(_g11_facts)}, level="S"))

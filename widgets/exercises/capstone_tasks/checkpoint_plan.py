@@ -273,11 +273,11 @@ def _scores_problem(out, scores: np.ndarray) -> Result | None:
 
 
 @answers("memory", "recompute", "gradients")
-def check_c1(plan=None) -> Result:
+def _check_c1(plan=None) -> Result:
     """``C1(plan)``: a list of groups of consecutive module indices to checkpoint (or your
     own ``forward(model, x)``), measured on one training step of the capstone's CNN.
 
-    >>> check_c1([[7, 8]]).parts[0].name                  # doctest: +SKIP
+    >>> _check_c1([[7, 8]]).parts[0].name                  # doctest: +SKIP
     'memory'
     """
     forward, problem = _read_plan(plan)
@@ -311,4 +311,4 @@ def check_c1(plan=None) -> Result:
 # Plans measured or checked before one fits: a few to reason from the measurements; all
 # 45 one-group plans, looped over, are a search.
 TRIES = 8
-register(Exercise("C1", "prediction", {"plan": check_c1}, problem=PlanTask, tries=TRIES))
+register(Exercise("C1", "prediction", {"plan": _check_c1}, problem=PlanTask, tries=TRIES))
