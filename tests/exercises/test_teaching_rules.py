@@ -41,6 +41,7 @@ from test_feedback_malformed import answer_names
 from test_feedback_no_answer import leaked
 from test_true_false_experiments import REASONS, TRUTH
 
+import autograd_core as ag
 import widgets
 from widgets import exercises as ex
 from widgets.exercises import ids, reset_progress, store
@@ -471,11 +472,23 @@ def test_every_gated_helper_names_an_item_and_every_experiment_is_gated():
             assert getattr(exercise._experiment, "gate_item", None) == exercise_id
 
 
+def _cnn_step(**plan):
+    """``measure_step`` of the capstone's CNN (C1's model) on a batch of 64 images, with
+    ``plan`` (``segments=`` or ``forward=``); float32 or not, C1's answer scales from it."""
+    from widgets.lessons import checkpointing, digits
+
+    x = ag.tensor(np.random.default_rng(5).random((64, 1, 8, 8)))
+    return checkpointing.measure_step(digits.make_cnn(), x, **plan)
+
+
 def _measure(helper: str):
     from widgets.exercises import by_hand
     from widgets.lessons import checkpointing, transformer
 
     return {"recompute_step": lambda: transformer.recompute_step([["mlp"], []]),
+            "measure_step(make_cnn, forward)": lambda: _cnn_step(
+                forward=checkpointing.plan_forward([[4, 5]])),
+            "measure_step(make_cnn, segments)": lambda: _cnn_step(segments=2),
             "checkpointed_step": lambda: checkpointing.checkpointed_step(depth=4, segments=2),
             "reference": by_hand.reference,
             "reference_for": lambda: by_hand.reference_for(dict(ex.H1.problem())),
@@ -484,7 +497,9 @@ def _measure(helper: str):
 
 # (helper, the item it answers, what it records): the measuring helpers of lesson support
 # and the exercises that compute an item's answer and are not an item's experiment.
-MEASURING = [("recompute_step", "A3", "try"), ("checkpointed_step", "L8", "solution"),
+MEASURING = [("recompute_step", "A3", "try"), ("measure_step(make_cnn, forward)", "C1", "try"),
+             ("measure_step(make_cnn, segments)", "C1", "try"),
+             ("checkpointed_step", "L8", "solution"),
              ("reference", "H1", "solution"), ("reference_for", "H1", "solution"),
              ("G12.snippet", "G5", "solution")]
 
@@ -505,6 +520,10 @@ def test_a_measurement_the_item_asks_for_is_not_held_against_it():
     transformer.recompute_step([[], []])  # the lesson's own plans, shown to everyone
     transformer.recompute_step([["block"], ["block"]])
     assert untouched("A3")
+    _cnn_step(segments=1)  # lesson 12's own measurements: the plain step and three segments
+    _cnn_step(segments=3)
+    ex.C1.problem().measure([[7, 8]])  # and its example plan
+    assert untouched("C1")
     ex.L8(gradients_identical=True, saves_less=True, recomputes=True)
     checkpointing.checkpointed_step(depth=16, segments=4)  # L8 asks for this measurement
     assert not seen("L8")
@@ -516,7 +535,8 @@ def test_the_checks_own_measurements_are_not_recorded_as_help():
     ex.L8(gradients_identical=True)
     ex.G4(order=["sum"])
     ex.G14.run("batch", training=True)
-    for exercise_id in ("A3", "L8", "G4", "G14"):
+    ex.C1([[7, 8]])
+    for exercise_id in ("A3", "L8", "G4", "G14", "C1"):
         assert not seen(exercise_id) and store.read_item(exercise_id)["misses"].get(
             "tries:", 0) <= 1
 
