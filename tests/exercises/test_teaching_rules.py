@@ -341,12 +341,16 @@ def other_problem_facts():
 
 
 @pytest.mark.parametrize("exercise_id, check, names, options", list(other_problem_facts()))
-def test_a_demonstration_tells_no_answer_that_is_the_same_on_every_problem(
-        exercise_id, check, names, options):
-    """E2's literal_gets_gradient or W5's layers do not change with the problem."""
-    result = ex.registry()[exercise_id].demo(check=check, **{n: True for n in names},
-                                             **options)
+@pytest.mark.parametrize("demo", [True, False], ids=["demo", "check"])
+def test_another_problem_tells_no_answer_that_is_the_same_on_every_problem(
+        exercise_id, check, names, options, demo):
+    """E2's literal_gets_gradient or W5's layers do not change with the problem: neither a
+    demonstration nor a check on another problem answers them (a check would record them
+    under the other problem, so flipping them there would solve nothing and count no try)."""
+    result = ex.registry()[exercise_id].run(check, **{n: True for n in names}, **options,
+                                            demo=demo)
     assert not result.ok and result.diagnosis == "demo_refused", (exercise_id, result)
+    assert f"{exercise_id}(...)" in result.message and "Traceback" not in repr(result)
     assert untouched(exercise_id)
 
 
@@ -615,3 +619,49 @@ def test_check_backward_on_an_items_own_spec_is_that_items_check(exercise_id):
     assert not other.ok and f"{exercise_id}(" in other.message  # no check on other data
     assert untouched(exercise_id)
 
+
+def _all_right(exercise, check: str):
+    """A stand-in for ``check`` that calls every part the item requires right, whatever it
+    is given (the learner's answers on another problem, say)."""
+    original = exercise._checks[check]
+    names = [key.partition(":")[2] for key in required_parts(exercise)
+             if key.partition(":")[0] == check]
+
+    def fake(*args, **kwargs) -> Result:
+        parts = [Result(True, "Right.", name=n) for n in names if n]
+        return Result.combine(parts) if parts else Result(True, "Right.")
+
+    fake.__signature__ = inspect.signature(original)
+    fake.__dict__.update(vars(original))
+    return fake
+
+
+def variant_calls():
+    """(item, options) for every check with another problem: each option away from its
+    default (a value the problem accepts, where the item names one)."""
+    others = {"size": 8, "square": True, "seed": 6, "batch_size": 4, "kind": "tanh",
+              "literal": 3, "other": True, "widths": (2, 3), "merges": True,
+              "stride": 2, "padding": 1}
+    for exercise_id, exercise in ex.registry().items():
+        for check in exercise.checks:
+            options = problem_options(exercise, check)
+            if options:
+                given = {o: others.get(o, np.ones(3)) for o in options}
+                yield pytest.param(exercise_id, given, id=f"{exercise_id}.{check}")
+
+
+@pytest.mark.parametrize("exercise_id, options", list(variant_calls()))
+def test_a_check_on_another_problem_never_solves_the_learners_own(exercise_id, options,
+                                                                   monkeypatch):
+    """``G2(..., size=8)`` all right is right on problem 8, not on the learner's own."""
+    from types import MappingProxyType
+
+    exercise = ex.registry()[exercise_id]
+    monkeypatch.setattr(exercise, "_checks", MappingProxyType(
+        {check: _all_right(exercise, check) for check in exercise._checks}))
+    for check in exercise.checks:
+        exercise.run(check, **options)
+    assert not status(exercise_id).startswith("solved"), exercise_id
+    for check in exercise.checks:  # the control: the same replies on the learner's own
+        exercise.run(check)
+    assert status(exercise_id) == "solved", exercise_id

@@ -16,6 +16,7 @@ from .. import gate
 from ..feedback.check import check_gradient
 from ..feedback.context import Mistake
 from ..feedback.result import Result
+from ..feedback.tolerance import mismatches, tolerance_for
 from ..lessons.report import Report
 from .exercise import Exercise, register
 from .parts import answers, check_named, one_answer
@@ -162,6 +163,43 @@ def _g2_tie(side: str, gave: str, rule: str) -> str:
             f"leave for {side}?")
 
 
+def _g2_where(part: str, given, want: np.ndarray, places) -> Result | None:
+    """G2's reply to a part wrong in no way the gradient checker names: which kind of
+    entry it is wrong at (a loser of the max, a winner, the tie; x below or above 0),
+    in at most two sentences, never an index the learner has not been told of, nor a
+    value. ``places`` lists (where, sentence, kind); None if no place explains it."""
+    answer = np.asarray(given, dtype=np.float64)
+    wrong = mismatches(answer, want, tolerance_for(answer.dtype, want.dtype))
+    found = [(sentence, kind) for where, sentence, kind in places if np.any(wrong & where)]
+    if not found:
+        return None
+    return Result(False, " ".join(sentence for sentence, _ in found[:2]), name=part,
+                  diagnosis=found[0][1], hint="Compare a and b (or x and 0) entry by entry "
+                                              "first: which input did m (or r) come from?")
+
+
+def _g2_places(p: Problem) -> dict[str, list]:
+    """Where each part of G2 can be wrong, by the kind of entry, and what to say there."""
+    tie, zero = p.a == p.b, p.x == 0
+    places = {}
+    for part, v, o, wins in (("da", "a", "b", p.a > p.b), ("db", "b", "a", p.b > p.a)):
+        places[part] = [
+            (~wins & ~tie, f"Where {v} lost the max ({v} < {o}), your {part} sends {v} some "
+                           f"gradient, but m did not come from {v} there.", "gradient_to_loser"),
+            (wins, f"Where {v} won the max ({v} > {o}), your {part} is not the gradient m "
+                   f"passes back: m is {v} itself there.", "winner_not_upstream"),
+            (tie, f"At the tie (index 2) your {part} is not what the engine sends: go back "
+                  "to step 3 of section 1.", "tie_convention")]
+    places["dx"] = [
+        (p.x < 0, "Where x < 0, your dx sends x some gradient, but r is the constant 0 "
+                  "there.", "relu_negative_passed"),
+        (p.x > 0, "Where x > 0, your dx is not the gradient r passes back: r is x itself "
+                  "there.", "relu_positive_blocked"),
+        (zero, "At x = 0 (index 1) your dx is not what the engine's relu sends: which "
+               "comparison does its saved mask make?", "relu_at_zero")]
+    return places
+
+
 @answers("da", "db", "dx")
 def _check_g2(*, size: int = G2_SIZE, **answers) -> Result:
     """``G2(da=..., db=..., dx=...)`` for ``G2.problem()``; ``size=`` for answers to
@@ -194,13 +232,25 @@ def _check_g2(*, size: int = G2_SIZE, **answers) -> Result:
                         "passes at exactly 0.", "", "relu_at_zero")]),
         }
         grads = {"da": a.grad, "db": b.grad, "dx": x.grad}
-        return [check_gradient(given[k], grads[k], name=k, **context[k]) for k in grads
-                if k in given]
+        places = _g2_places(p)
+        results = []
+        for k in (k for k in grads if k in given):
+            result = check_gradient(given[k], grads[k], name=k, **context[k])
+            if result.diagnosis == "values":  # wrong in no named way: say where, by kind
+                where = _g2_where(k, given[k], grads[k].numpy(), places[k])
+                result = result if where is None else where
+            results.append(result)
+        return results
 
     return check_named(answers, ("da", "db", "dx"), run)
 
 
-register(Exercise("G2", "derivation", {"gradients": _check_g2}, level="J", problem=g2_problem))
+# Wrong checks before a right answer counts as found by search: a few slips at the tie or
+# at 0 and their repair fit; flipping entries between 0 and G until each part is right
+# does not.
+G2_TRIES = 6
+register(Exercise("G2", "derivation", {"gradients": _check_g2}, level="J", problem=g2_problem,
+                  tries=G2_TRIES))
 
 
 # -- G3: pooling backward -----------------------------------------------------------------
