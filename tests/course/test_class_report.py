@@ -98,12 +98,13 @@ def test_the_report_has_a_table_a_chart_and_a_csv_and_no_names(submissions, tmp_
     assert "learner0" not in text  # no names unless asked
     assert (tmp_path / "out" / "lesson_05.png").stat().st_size > 1000
     alone = LEARNERS - len(LEAVES_G6_OPEN) - len(SEES_G6_SOLUTION)
-    assert (f'alt="G6: of {LEARNERS} learners who tried it, {alone} solved it without the '
-            f'solution, {len(SEES_G6_SOLUTION)} after it, {len(LEAVES_G6_OPEN)} partly, 0 not; '
-            f'G9: of {LEARNERS} learners who tried it, 0 solved it without the solution, 0 '
-            f'after it, {LEARNERS} partly, 0 not"') in text
+    assert (f'alt="G6: of {LEARNERS} learners who tried it, {alone} solved it without help, '
+            f'0 with the skeleton, {len(SEES_G6_SOLUTION)} after the solution, '
+            f'{len(LEAVES_G6_OPEN)} partly, 0 not; G9: of {LEARNERS} learners who tried it, 0 '
+            f'solved it without help, 0 with the skeleton, 0 after the solution, {LEARNERS} '
+            f'partly, 0 not"') in text
     # the table counts the same groups: solved 28 of 32, 6 of them after the solution
-    assert "<td>28 of 32 (88 %)</td><td>6</td><td>4 of 32 (12 %)</td>" in text
+    assert "<td>28 of 32 (88 %)</td><td>6</td><td>0</td><td>4 of 32 (12 %)</td>" in text
     assert "1 items" not in text and "1 learners" not in text
     rows = list(csv.DictReader((tmp_path / "out" / "report.csv").open()))
     assert [r["item"] for r in rows] == ["G6", "G9"]
@@ -132,3 +133,30 @@ def test_the_command_reports_and_names_bad_input_in_a_sentence(submissions, tmp_
     assert course_cli.main(["report", str(tmp_path / "one"), str(tmp_path / "o1")]) == 0
     assert "Report on 1 learner: " in capsys.readouterr().out
     assert "The work of 1 learner; " in (tmp_path / "o1" / "report.html").read_text()
+
+
+def test_solved_with_the_skeleton_is_counted_apart_from_solved_alone(tmp_path):
+    """Reading an item's skeleton is help: the report counts it as its own group, as it
+    counts seeing the solution, never as solved without help."""
+    helped = {"alone": (), "skeleton": ("skeleton",), "solution": ("solution",),
+              "both": ("skeleton", "solution")}  # the solution is the stronger help
+    (tmp_path / "in").mkdir()
+    with pytest.MonkeyPatch.context() as mp:
+        for name, help_read in helped.items():
+            mp.setenv("AUTOGRAD_LESSONS_PROGRESS", str(tmp_path / name / "progress.json"))
+            for what in help_read:
+                assert getattr(ex.G6, what)
+            assert ex.G6(**g6_answers(None)).ok
+            assert ex.export_progress(tmp_path / "in" / f"{name}.json").startswith(
+                "Your progress (1 item solved)")
+    learners, _ = read_folder(tmp_path / "in")
+    (g6,) = summarise(learners)
+    assert (g6.tried, g6.solved, g6.after_solution, g6.with_skeleton, g6.alone) == (
+        4, 4, 2, 1, 1)
+    page = write_report(learners, tmp_path / "out").read_text()
+    assert ("G6: of 4 learners who tried it, 1 solved it without help, 1 with the skeleton, "
+            "2 after the solution, 0 partly, 0 not") in page
+    assert "<td>4 of 4 (100 %)</td><td>2</td><td>1</td>" in page
+    (row,) = csv.DictReader((tmp_path / "out" / "report.csv").open())
+    assert (row["solved"], row["solved_with_skeleton"], row["solved_after_solution"]) == (
+        "4", "1", "2")

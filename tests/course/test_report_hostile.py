@@ -28,7 +28,8 @@ scalars = (st.none() | st.booleans() | st.integers() | st.integers(10**300, 10**
 json_values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4)
                            | st.dictionaries(st.text(max_size=8), inner, max_size=4),
                            max_leaves=20)
-RECORD_FIELDS = ["parts", "misses", "solved", "solution_seen", "after_solution"]
+RECORD_FIELDS = ["parts", "misses", "solved", "solution_seen", "after_solution", "help_seen",
+                 "after_help"]
 records = st.dictionaries(st.sampled_from(RECORD_FIELDS), json_values, max_size=5)
 progress_files = st.fixed_dictionaries({"items": st.dictionaries(
     st.sampled_from(["G6", "G9", "B1", "X"]), records | json_values, max_size=4)},

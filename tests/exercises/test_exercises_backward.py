@@ -7,7 +7,7 @@ import pytest
 import autograd_core as ag
 from autograd_core.recording.node import Function
 from widgets import exercises as ex
-from widgets.exercises import check_backward
+from widgets.exercises import backward_check, check_backward
 
 
 @pytest.fixture(autouse=True)
@@ -167,7 +167,8 @@ CASES = [
 @pytest.mark.parametrize("spec, op, codes", CASES,
                          ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
 def test_check_backward(spec, op, codes):
-    result = check_backward(op, spec)
+    # check_backward itself, unrecorded: on softplus the public one is W3's whole check
+    result = backward_check._check_backward(op, spec)
     got = {p.name: p.diagnosis for p in (result.parts or (result,))}
     assert got == codes, repr(result)
     assert result.ok == all(c == "correct" for c in codes.values())

@@ -355,3 +355,67 @@ def test_hint_and_solution_on_request_only():
     assert "Hint:" in repr(ex.G6(dA=p.G.T, hint=True))
     assert "B.T" in ex.G6.solution and "B.T" not in repr(result)
     assert result.hint() and result.solution() == ex.G6.solution
+
+
+# -- G2: where a routing slip is, by the kind of entry; a search is no solving ---------------
+
+
+def _g2_slips(p):
+    """Each slip G2 names by kind and place, built from the problem (one entry each)."""
+    right = g2_right(p)
+    loser_a = int(np.flatnonzero(p.a < p.b)[0])
+    winner_b = int(np.flatnonzero(p.b > p.a)[0])
+    below, above = int(np.flatnonzero(p.x < 0)[0]), int(np.flatnonzero(p.x > 0)[0])
+    da, db, dx_below, dx_above = (right[k].copy() for k in ("da", "db", "dx", "dx"))
+    da[loser_a] = p.G[loser_a]                  # a lost there, yet gets gradient
+    db[winner_b] = 0.0                          # b won there, yet gets none
+    dx_below[below] = p.G[below]                # relu passed gradient where x < 0
+    dx_above[above] = 0.0                       # relu blocked it where x > 0
+    return {"gradient_to_loser": ("da", da, "lost the max"),
+            "winner_not_upstream": ("db", db, "won the max"),
+            "relu_negative_passed": ("dx", dx_below, "x < 0"),
+            "relu_positive_blocked": ("dx", dx_above, "x > 0")}
+
+
+@pytest.mark.parametrize("kind", ["gradient_to_loser", "winner_not_upstream",
+                                  "relu_negative_passed", "relu_positive_blocked"])
+def test_g2_names_the_kind_of_routing_slip_and_where_never_the_value(kind):
+    from test_feedback_no_answer import leaked
+
+    p = ex.G2.problem()
+    part, answer, where = _g2_slips(p)[kind]
+    result = ex.G2(**{part: answer})
+    assert not result.ok and result.diagnosis == kind, repr(result)
+    assert where in result.message and "index [" not in result.message
+    assert result.message.count(". ") + result.message.endswith(".") <= 2  # two sentences
+    assert not leaked(result.message, g2_right(p)[part]) and not leaked(result.message, p.G)
+
+
+def test_g2_right_on_another_problem_leaves_the_learners_own_unsolved():
+    from widgets.exercises.tracking import status
+
+    other = ex.G2.problem(size=8)
+    assert ex.G2(**g2_right(other), size=8).ok
+    assert status("G2") == "in progress"  # problem 8 is not the learner's own
+    assert ex.G2(**g2_right(ex.G2.problem())).ok
+    assert status("G2") == "solved"
+
+
+@pytest.mark.parametrize("wrong_tries, solved", [(2, "solved"),
+                                                 (7, "solved after seeing the solution")])
+def test_g2_found_by_flipping_entries_is_no_plain_solving(wrong_tries, solved):
+    """Flipping each entry between 0 and G until every part is right is a search: past
+    G2's tries, a right answer counts as found, not thought."""
+    from widgets.exercises.tracking import status
+
+    p = ex.G2.problem()
+    right = g2_right(p)
+    for k in range(wrong_tries):  # entry k % 5 of every part flipped between 0 and G
+        flipped = {name: value.copy() for name, value in right.items()}
+        for value in flipped.values():
+            i = k % 5
+            value[i] = p.G[i] if value[i] == 0 else 0.0
+        assert not ex.G2(**flipped).ok
+    result = ex.G2(**right)
+    assert result.ok and status("G2") == solved
+    assert ("allows" in result.message) == (solved != "solved")

@@ -20,7 +20,9 @@ item cannot break them.
    attribute of an exercise or its Result holds the solution; every helper that computes an
    item's answer (its experiment's function, a reference experiment handed in as the
    learner's, lesson 13's reference, A3's and L8's measurements, G12's snippet for G5)
-   records a try or the solution.
+   records a try or the solution; no public name of an exercise module is a registered check
+   or a prediction's facts (both are reached through the exercise only), and
+   ``check_backward`` on an item's own spec is that item's check.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from test_feedback_malformed import answer_names
 from test_feedback_no_answer import leaked
 from test_true_false_experiments import REASONS, TRUTH
 
+import autograd_core as ag
 import widgets
 from widgets import exercises as ex
 from widgets.exercises import ids, reset_progress, store
@@ -139,7 +142,7 @@ def test_answering_all_false_then_all_true_then_the_right_mix_never_solves(
 def prediction_facts():
     """(item, check, part, fact) for every fact of every prediction check."""
     for exercise_id, exercise in ex.registry().items():
-        for check, fn in exercise.checks.items():
+        for check, fn in exercise._checks.items():  # the raw check: the routed one has none
             facts = getattr(fn, "facts", None)
             if facts is not None:
                 for part, fact in facts().items():
@@ -338,12 +341,16 @@ def other_problem_facts():
 
 
 @pytest.mark.parametrize("exercise_id, check, names, options", list(other_problem_facts()))
-def test_a_demonstration_tells_no_answer_that_is_the_same_on_every_problem(
-        exercise_id, check, names, options):
-    """E2's literal_gets_gradient or W5's layers do not change with the problem."""
-    result = ex.registry()[exercise_id].demo(check=check, **{n: True for n in names},
-                                             **options)
+@pytest.mark.parametrize("demo", [True, False], ids=["demo", "check"])
+def test_another_problem_tells_no_answer_that_is_the_same_on_every_problem(
+        exercise_id, check, names, options, demo):
+    """E2's literal_gets_gradient or W5's layers do not change with the problem: neither a
+    demonstration nor a check on another problem answers them (a check would record them
+    under the other problem, so flipping them there would solve nothing and count no try)."""
+    result = ex.registry()[exercise_id].run(check, **{n: True for n in names}, **options,
+                                            demo=demo)
     assert not result.ok and result.diagnosis == "demo_refused", (exercise_id, result)
+    assert f"{exercise_id}(...)" in result.message and "Traceback" not in repr(result)
     assert untouched(exercise_id)
 
 
@@ -375,6 +382,7 @@ def test_a_check_reached_through_checks_is_recorded_like_any_check(exercise_id, 
     assert exercise.checks[check](demo=True).diagnosis == "demo_refused"
     routed = exercise.checks[check]  # no attribute of it leads past the recording
     assert not hasattr(routed, "__wrapped__")
+    assert not hasattr(routed, "facts")  # a prediction's facts are its answers
     assert all(cell.cell_contents is not exercise._checks[check] for cell in routed.__closure__)
     assert str(inspect.signature(routed)) == str(inspect.signature(exercise._checks[check]))
 
@@ -468,11 +476,23 @@ def test_every_gated_helper_names_an_item_and_every_experiment_is_gated():
             assert getattr(exercise._experiment, "gate_item", None) == exercise_id
 
 
+def _cnn_step(**plan):
+    """``measure_step`` of the capstone's CNN (C1's model) on a batch of 64 images, with
+    ``plan`` (``segments=`` or ``forward=``); float32 or not, C1's answer scales from it."""
+    from widgets.lessons import checkpointing, digits
+
+    x = ag.tensor(np.random.default_rng(5).random((64, 1, 8, 8)))
+    return checkpointing.measure_step(digits.make_cnn(), x, **plan)
+
+
 def _measure(helper: str):
     from widgets.exercises import by_hand
     from widgets.lessons import checkpointing, transformer
 
     return {"recompute_step": lambda: transformer.recompute_step([["mlp"], []]),
+            "measure_step(make_cnn, forward)": lambda: _cnn_step(
+                forward=checkpointing.plan_forward([[4, 5]])),
+            "measure_step(make_cnn, segments)": lambda: _cnn_step(segments=2),
             "checkpointed_step": lambda: checkpointing.checkpointed_step(depth=4, segments=2),
             "reference": by_hand.reference,
             "reference_for": lambda: by_hand.reference_for(dict(ex.H1.problem())),
@@ -481,7 +501,9 @@ def _measure(helper: str):
 
 # (helper, the item it answers, what it records): the measuring helpers of lesson support
 # and the exercises that compute an item's answer and are not an item's experiment.
-MEASURING = [("recompute_step", "A3", "try"), ("checkpointed_step", "L8", "solution"),
+MEASURING = [("recompute_step", "A3", "try"), ("measure_step(make_cnn, forward)", "C1", "try"),
+             ("measure_step(make_cnn, segments)", "C1", "try"),
+             ("checkpointed_step", "L8", "solution"),
              ("reference", "H1", "solution"), ("reference_for", "H1", "solution"),
              ("G12.snippet", "G5", "solution")]
 
@@ -502,6 +524,10 @@ def test_a_measurement_the_item_asks_for_is_not_held_against_it():
     transformer.recompute_step([[], []])  # the lesson's own plans, shown to everyone
     transformer.recompute_step([["block"], ["block"]])
     assert untouched("A3")
+    _cnn_step(segments=1)  # lesson 12's own measurements: the plain step and three segments
+    _cnn_step(segments=3)
+    ex.C1.problem().measure([[7, 8]])  # and its example plan
+    assert untouched("C1")
     ex.L8(gradients_identical=True, saves_less=True, recomputes=True)
     checkpointing.checkpointed_step(depth=16, segments=4)  # L8 asks for this measurement
     assert not seen("L8")
@@ -513,6 +539,129 @@ def test_the_checks_own_measurements_are_not_recorded_as_help():
     ex.L8(gradients_identical=True)
     ex.G4(order=["sum"])
     ex.G14.run("batch", training=True)
-    for exercise_id in ("A3", "L8", "G4", "G14"):
+    ex.C1([[7, 8]])
+    for exercise_id in ("A3", "L8", "G4", "G14", "C1"):
         assert not seen(exercise_id) and store.read_item(exercise_id)["misses"].get(
             "tries:", 0) <= 1
+
+
+def _exercise_modules() -> list[str]:
+    """``widgets.exercises`` and every module under it: where the items' checks live."""
+    return ["widgets.exercises", *(info.name for info in
+                                   pkgutil.walk_packages(ex.__path__, "widgets.exercises."))]
+
+
+def _raw_checks() -> dict[int, str]:
+    """Each registered check (and a prediction check's facts, its answers), as reached by
+    ``__wrapped__`` too, by id: 'G4.order'."""
+    found = {}
+    for exercise_id, exercise in ex.registry().items():
+        for check, fn in exercise._checks.items():
+            for value in (fn, getattr(fn, "facts", None)):
+                while value is not None and id(value) not in found:
+                    found[id(value)] = f"{exercise_id}.{check}"
+                    value = getattr(value, "__wrapped__", None)
+    return found
+
+
+def _public_names(module) -> set[str]:
+    """What tab-completion and ``from module import *`` show of a module."""
+    return {n for n in dir(module) if not n.startswith("_")} | set(getattr(module, "__all__", ()))
+
+
+@pytest.mark.parametrize("module_name", _exercise_modules())
+def test_no_public_name_of_an_exercise_module_checks_an_answer_unrecorded(module_name):
+    """``graph_items.check_g4(order=[...])`` would say right or wrong with nothing recorded:
+    a registered check is reached only through its exercise, whose run() records it."""
+    module = importlib.import_module(module_name)
+    raw = _raw_checks()
+    leaks = []
+    for name in sorted(_public_names(module)):
+        value = getattr(module, name, None)
+        while value is not None:
+            if id(value) in raw:
+                leaks.append(f"{module_name}.{name} is {raw[id(value)]}")
+                break
+            value = getattr(value, "__wrapped__", None)
+    assert not leaks, leaks
+
+
+def _layer_op_that_fails():
+    """An op of the wrong kind for any spec: a try (its backward ignores the upstream)."""
+    from autograd_core.recording.node import Function
+
+    class Lazy(Function):
+        @staticmethod
+        def forward(ctx, x, *rest, **params):
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    return Lazy
+
+
+@pytest.mark.parametrize("exercise_id", [i for i in IDS
+                                         if ex.registry()[i].kind == "write_backward"])
+def test_check_backward_on_an_items_own_spec_is_that_items_check(exercise_id):
+    """``check_backward(MyConv, "conv2d")`` is B2's check: it records on B2, as B2(MyConv)."""
+    from widgets.exercises import backward_check
+
+    specs = [s for s, i in backward_check.SPEC_ITEMS.items() if i == exercise_id]
+    assert specs, f"{exercise_id} names no spec of check_backward"
+    with contextlib.redirect_stdout(io.StringIO()):
+        result = ex.check_backward(_layer_op_that_fails(), specs[0])
+    assert not result.ok and "Traceback" not in repr(result)
+    assert exercise_id in ex.last_results() and status(exercise_id) == "in progress"
+    reset_progress()
+    other = ex.check_backward(_layer_op_that_fails(), specs[0], eps=0.5)
+    assert not other.ok and f"{exercise_id}(" in other.message  # no check on other data
+    assert untouched(exercise_id)
+
+
+def _all_right(exercise, check: str):
+    """A stand-in for ``check`` that calls every part the item requires right, whatever it
+    is given (the learner's answers on another problem, say)."""
+    original = exercise._checks[check]
+    names = [key.partition(":")[2] for key in required_parts(exercise)
+             if key.partition(":")[0] == check]
+
+    def fake(*args, **kwargs) -> Result:
+        parts = [Result(True, "Right.", name=n) for n in names if n]
+        return Result.combine(parts) if parts else Result(True, "Right.")
+
+    fake.__signature__ = inspect.signature(original)
+    fake.__dict__.update(vars(original))
+    return fake
+
+
+def variant_calls():
+    """(item, options) for every check with another problem: each option away from its
+    default (a value the problem accepts, where the item names one)."""
+    others = {"size": 8, "square": True, "seed": 6, "batch_size": 4, "kind": "tanh",
+              "literal": 3, "other": True, "widths": (2, 3), "merges": True,
+              "stride": 2, "padding": 1}
+    for exercise_id, exercise in ex.registry().items():
+        for check in exercise.checks:
+            options = problem_options(exercise, check)
+            if options:
+                given = {o: others.get(o, np.ones(3)) for o in options}
+                yield pytest.param(exercise_id, given, id=f"{exercise_id}.{check}")
+
+
+@pytest.mark.parametrize("exercise_id, options", list(variant_calls()))
+def test_a_check_on_another_problem_never_solves_the_learners_own(exercise_id, options,
+                                                                   monkeypatch):
+    """``G2(..., size=8)`` all right is right on problem 8, not on the learner's own."""
+    from types import MappingProxyType
+
+    exercise = ex.registry()[exercise_id]
+    monkeypatch.setattr(exercise, "_checks", MappingProxyType(
+        {check: _all_right(exercise, check) for check in exercise._checks}))
+    for check in exercise.checks:
+        exercise.run(check, **options)
+    assert not status(exercise_id).startswith("solved"), exercise_id
+    for check in exercise.checks:  # the control: the same replies on the learner's own
+        exercise.run(check)
+    assert status(exercise_id) == "solved", exercise_id

@@ -5,9 +5,9 @@ out) and progress counts each named mistake. Given a folder of progress files th
 learners exported (``exercises.export_progress()``, one JSON file each), or of otter's
 grades of their submissions (``results.json`` from ``otter run`` or Gradescope), or
 both, this writes, per item: how many learners tried it, the share who solved it, the
-share who solved it only after seeing the solution, the median number of wrong tries,
-and the named mistakes ranked by how many learners made them; a bar chart per lesson;
-and a CSV for the LMS.
+share who solved it only with the skeleton or only after seeing the solution, the median
+number of wrong tries, and the named mistakes ranked by how many learners made them; a bar
+chart per lesson; and a CSV for the LMS.
 
     python -m widgets.course report SUBMISSIONS/ OUT/
 
@@ -16,13 +16,15 @@ The folder's files read: every ``*.json`` in it, and ``*/results.json`` one fold
 (progress), else by the file's stem, or for ``results.json`` by its folder's name. A
 graded submission is read by :mod:`widgets.course.otter_results`: otter grades once, so
 there a learner's "wrong tries" at an item are its wrong questions, and whether they saw
-the solution is unknown (counted as not). The files are read by
+the solution or the skeleton is unknown (counted as not: the student build withholds
+both). The files are read by
 :mod:`widgets.course.report_inputs`: what cannot be read is left out with a sentence, for
 that file or field only, and no file is changed.
 
-Each learner who tried an item counts once, in one of four groups that the chart, its text
-alternative, the table and the CSV all use: solved without the solution, solved after
-seeing it, partly solved (some part right, not all), not solved. The report is safe to
+Each learner who tried an item counts once, in one of five groups that the chart, its text
+alternative, the table and the CSV all use: solved without help, solved with the skeleton
+(the item's code with blanks: help short of the solution), solved after seeing the
+solution, partly solved (some part right, not all), not solved. The report is safe to
 open anywhere: its HTML escapes every text, its CSV cells cannot start a spreadsheet
 formula, and its charts are drawn without touching matplotlib's global backend (a
 notebook's plots after it still show), in light and dark versions for the page's theme.
@@ -52,6 +54,7 @@ class ItemSummary:
     tried: int = 0
     solved: int = 0
     after_solution: int = 0
+    with_skeleton: int = 0  # solved after reading the skeleton, but not the solution
     partly: int = 0  # not solved, but some part right at least once
     tries: list[int] = field(default_factory=list)
     mistakes: dict[str, list[str]] = field(default_factory=dict)  # mistake -> learners
@@ -63,8 +66,8 @@ class ItemSummary:
 
     @property
     def alone(self) -> int:
-        """Learners who solved it without seeing the solution."""
-        return self.solved - self.after_solution
+        """Learners who solved it without help: neither the skeleton nor the solution."""
+        return self.solved - self.after_solution - self.with_skeleton
 
     @property
     def not_solved(self) -> int:
@@ -98,7 +101,9 @@ def summarise(learners: list[Learner]) -> list[ItemSummary]:
                 misses = entry.get("misses") or {}
                 if entry.get("solved"):
                     s.solved += 1
-                    s.after_solution += bool(entry.get("after_solution"))
+                    after = bool(entry.get("after_solution"))
+                    s.after_solution += after
+                    s.with_skeleton += bool(entry.get("after_help")) and not after
                 elif any(part.get("ever") for part in (entry.get("parts") or {}).values()):
                     s.partly += 1
                 s.tries.append(int(misses.get(TRIES, 0)))
@@ -139,19 +144,22 @@ def write_csv(summaries: list[ItemSummary], path: Path) -> None:
     """One row per item: the counts, the median tries and the three commonest mistakes."""
     with path.open("w", newline="", encoding="utf-8") as f:
         out = csv.writer(f)
-        out.writerow(["lesson", "item", "tried", "solved", "solved_after_solution",
+        out.writerow(["lesson", "item", "tried", "solved", "solved_with_skeleton",
+                      "solved_after_solution",
                       "partly_solved", "not_solved", "median_wrong_tries",
                       "commonest_mistakes"])
         for s in summaries:
             top = "; ".join(f"{m} ({len(who)})" for m, who in s.ranked_mistakes()[:3])
-            row = [s.lesson, s.item, s.tried, s.solved, s.after_solution, s.partly,
+            row = [s.lesson, s.item, s.tried, s.solved, s.with_skeleton, s.after_solution,
+                   s.partly,
                    s.not_solved, "" if s.median_tries is None else f"{s.median_tries:g}", top]
             out.writerow([csv_cell(value) for value in row])
 
 
-# the chart's four groups: label, colour in the light and the dark theme, hatch (so
+# the chart's five groups: label, colour in the light and the dark theme, hatch (so
 # that no group is told by colour alone)
-GROUPS = (("solved without the solution", "#0072b2", "#56b4e9", ""),
+GROUPS = (("solved without help", "#0072b2", "#56b4e9", ""),
+          ("solved with the skeleton", "#56b4e9", "#9ad0f0", "\\\\"),
           ("solved after the solution", "#e69f00", "#e69f00", "//"),
           ("partly solved", "#009e73", "#2fc49a", "xx"),
           ("not solved", "#dddddd", "#4a4a4a", ".."))
@@ -159,14 +167,15 @@ THEMES = {"light": ("#ffffff", "#1a1a1a"), "dark": ("#1e1e1e", "#e8e8e8")}
 
 
 def chart_text(summaries: list[ItemSummary]) -> str:
-    """The chart's text alternative: each item's four groups, counted as in the table."""
+    """The chart's text alternative: each item's five groups, counted as in the table."""
     return "; ".join(f"{s.item}: of {counted(s.tried, 'learner')} who tried it, {s.alone} "
-                     f"solved it without the solution, {s.after_solution} after it, "
-                     f"{s.partly} partly, {s.not_solved} not" for s in summaries)
+                     f"solved it without help, {s.with_skeleton} with the skeleton, "
+                     f"{s.after_solution} after the solution, {s.partly} partly, "
+                     f"{s.not_solved} not" for s in summaries)
 
 
 def plot_lesson(summaries: list[ItemSummary], path: Path, theme: str = "light") -> str:
-    """A bar chart of one lesson's items (the four groups of the module docstring, as
+    """A bar chart of one lesson's items (the five groups of the module docstring, as
     shares of the learners who tried each), in ``theme``'s colours, saved to ``path``;
     returns its text alternative. It draws on a figure of its own: matplotlib's global
     backend and pyplot's state are left as they were."""
@@ -174,7 +183,8 @@ def plot_lesson(summaries: list[ItemSummary], path: Path, theme: str = "light") 
 
     background, ink = THEMES[theme]
     names = [s.item for s in summaries]
-    counts = [[s.alone, s.after_solution, s.partly, s.not_solved] for s in summaries]
+    counts = [[s.alone, s.with_skeleton, s.after_solution, s.partly, s.not_solved]
+              for s in summaries]
     fig = Figure(figsize=(max(3.0, 0.6 * len(names)) + 2.6, 3.2), dpi=100,
                  facecolor=background)
     ax = fig.subplots()
@@ -205,13 +215,15 @@ def write_report(learners: list[Learner], out: Path, *, names: bool = False,
     write_csv(summaries, out / "report.csv")
     body = [f"<h1>What the class got wrong</h1><p>The work of {counted(len(learners), 'learner')}; "
             f"{counted(len(summaries), 'item')} tried by at least one of them. Each learner "
-            "who tried an item counts once: solved without the solution, solved after "
-            "seeing it, partly solved (some part right, not all), or not solved.</p>"]
+            "who tried an item counts once: solved without help, solved with the skeleton "
+            "(code with blanks to fill), solved after seeing the solution, partly solved "
+            "(some part right, not all), or not solved.</p>"]
     graded = sum(learner.graded for learner in learners)
     if graded:
         body.append(f"<p>{graded} of them from otter's grades: otter grades a submission "
                     "once, so their wrong tries at an item are its wrong questions, and "
-                    "they count as not having seen the solution.</p>")
+                    "they count as having seen neither the skeleton nor the solution (the "
+                    "student build withholds both).</p>")
     body += [f"<p>{html.escape(sentence)}</p>" for sentence in skipped]
     for number, (title, _) in LESSONS.items():
         lesson = [s for s in summaries if s.lesson == number]
@@ -228,6 +240,7 @@ def write_report(learners: list[Learner], out: Path, *, names: bool = False,
                     "<table><thead><tr><th scope='col'>item</th><th scope='col'>tried</th>"
                     "<th scope='col'>solved (in all)</th>"
                     "<th scope='col'>of them after the solution</th>"
+                    "<th scope='col'>of them with the skeleton</th>"
                     "<th scope='col'>partly solved</th><th scope='col'>not solved</th>"
                     "<th scope='col'>median wrong tries</th>"
                     "<th scope='col'>named mistakes, most learners first</th>"
@@ -240,6 +253,7 @@ def write_report(learners: list[Learner], out: Path, *, names: bool = False,
             median = "–" if s.median_tries is None else f"{s.median_tries:g}"
             body.append(f"<tr><th scope='row'>{s.item}</th><td>{s.tried}</td>"
                         f"<td>{_share(s.solved, s.tried)}</td><td>{s.after_solution}</td>"
+                        f"<td>{s.with_skeleton}</td>"
                         f"<td>{_share(s.partly, s.tried)}</td>"
                         f"<td>{_share(s.not_solved, s.tried)}</td><td>{median}</td>"
                         f"<td><ol>{ranked}</ol></td></tr>")

@@ -19,8 +19,9 @@ report counts both alike:
   questions. Otter grades a submission once, so for graded submissions the report's
   "median wrong tries" is the median number of wrong questions (at most the item's graded
   cells), not the tries made before an answer was right;
-* ``after_solution``: False: a graded submission does not say whether the solution was
-  seen (the student build withholds it);
+* ``after_solution`` and ``after_help``: False: a graded submission does not say whether
+  the solution or the skeleton was seen (the student build withholds both), so the report
+  counts neither, never a guess;
 * ``parts``: one per question, so the item counts as tried.
 
 Entries without a score (otter's summaries) and questions named after no exercise of the
@@ -103,7 +104,7 @@ def item_record(questions: list[GradedQuestion]) -> dict:
     wrong = sum(not q.right for q in questions)
     misses = {TRIES: wrong} | dict.fromkeys(
         (key for q in questions for key in q.mistakes), 1)
-    return {"solved": not wrong, "after_solution": False, "misses": misses,
+    return {"solved": not wrong, "after_solution": False, "after_help": False, "misses": misses,
             "parts": {q.name: {"ok": q.right, "ever": q.right} for q in questions}}
 
 

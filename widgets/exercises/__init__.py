@@ -43,7 +43,6 @@ _EXPORTS = {
     "check_predicted_gradient": "widgets.feedback.check",
     "check_derivation": "widgets.feedback.derivation",
     "check_backward": "backward_check", "BACKWARD_SPECS": "backward_check",
-    "check_own_gradcheck": "own_gradcheck",
     "Result": "widgets.feedback.result", "Text": "widgets.feedback.result",
     "Mistake": "widgets.feedback.context", "Problem": "problems",
     "Report": "widgets.lessons.report", "Progress": "tracking", "progress": "tracking",

@@ -44,7 +44,7 @@ def _overwritten(p: Problem) -> np.ndarray:
 
 
 @answers("dW", "row1")
-def check_g10(**answers) -> Result:
+def _check_g10(**answers) -> Result:
     """``G10(dW=..., row1=...)`` for ``G10.problem()``."""
     p = g10_problem()
 
@@ -66,7 +66,7 @@ def check_g10(**answers) -> Result:
 
 
 @answers("dW")
-def check_g10_fix(fn=None) -> Result:
+def _check_g10_fix(fn=None) -> Result:
     """``G10.run("fix", embedding_backward)``: your fixed ``embedding_backward(ids, G, rows)``."""
     p = g10_problem()
     try:
@@ -80,7 +80,7 @@ def check_g10_fix(fn=None) -> Result:
 
 
 register(Exercise(
-    "G10", "derivation", {"gradients": check_g10, "fix": check_g10_fix}, level="M",
+    "G10", "derivation", {"gradients": _check_g10, "fix": _check_g10_fix}, level="M",
     problem=g10_problem,
 ))
 
@@ -88,7 +88,7 @@ register(Exercise(
 # -- G12: mistakes that survive a shape check ---------------------------------------------------
 
 
-def check_g12(fn=None) -> Result:
+def _check_g12(fn=None) -> Result:
     """``G12(backprop)``: your fixed ``backprop(p) -> {"dW2", "db2", "delta1"}`` on the
     square MLP (``G12.problem()``)."""
     p = mlp.problem(square=True)
@@ -132,7 +132,7 @@ def silent_mistakes() -> Report:
 
 
 register(Exercise(
-    "G12", "spot_error", {"fixed": check_g12}, level="S",
+    "G12", "spot_error", {"fixed": _check_g12}, level="S",
     experiment=silent_mistakes, problem=lambda: mlp.problem(square=True),
     snippet_gives=("G5",),  # its lines, right and wrong, derive G5's three gradients
 ))

@@ -126,6 +126,11 @@ def _instrumented(op: type, returned: list) -> type:
     return Checked
 
 
+# The items whose answer is an op checked on one spec (B2's conv2d, W4's sigmoid, ...): on
+# that spec, check_backward is the item's own check, so it goes through the item.
+SPEC_ITEMS: dict[str, str] = {}
+
+
 def check_backward(op, spec: str | BackwardSpec | None = "softplus", *,
                    inputs: Sequence | None = None, **params) -> Result:
     """Check a learner-defined op against the engine: forward, backward, saves and reads.
@@ -135,8 +140,31 @@ def check_backward(op, spec: str | BackwardSpec | None = "softplus", *,
     gradient is checked against finite differences of the op's own forward (gradcheck).
     Keyword ``params`` override the spec's.
 
+    On a spec an exercise asks for (``SPEC_ITEMS``: ``"conv2d"`` is B2's), this is that
+    exercise's check and is recorded as one (``check_backward(MyConv, "conv2d")`` is
+    ``B2(MyConv)``); other inputs or parameters for it are refused with a sentence, since
+    an op right on other data is right on the item's own.
+
     >>> check_backward(MySoftplus, "softplus")        # doctest: +SKIP
     """
+    from .exercise import registry
+
+    exercises = registry()  # every item registered, and its spec in SPEC_ITEMS
+    name = spec if isinstance(spec, str) else next(
+        (key for key, known in SPECS.items() if known is spec), None)
+    item = SPEC_ITEMS.get(name) if name is not None else None
+    if item is None:
+        return _check_backward(op, spec, inputs=inputs, **params)
+    if inputs is not None or params:
+        return Result(False, f"check_backward(MyOp, {name!r}) is {item}'s check, on {item}'s "
+                             f"own data: check your op with {item}(MyOp), which records it "
+                             "as a try.", diagnosis="call")
+    return exercises[item].run("op", op)
+
+
+def _check_backward(op, spec: str | BackwardSpec | None = "softplus", *,
+                    inputs: Sequence | None = None, **params) -> Result:
+    """:func:`check_backward` itself, recorded nowhere: the items' checks call it."""
     if op is None:
         return Result(False, "Your op is None, so there is nothing to check yet: write the "
                              "Function subclass and pass the class itself.", diagnosis="none")
@@ -276,11 +304,12 @@ def _saved_parts(node, reads: list, spec) -> list[Result]:
 def _layer_exercise(exercise_id: str, spec: str, parts: tuple[str, ...]) -> None:
     @answers(*parts)  # an op is right when every part of it is
     def check(op: type | None = None) -> Result:
-        return check_backward(op, spec)
+        return _check_backward(op, spec)
 
     check.__doc__ = (f"``{exercise_id}(MyOp)``: your {spec} op (a Function subclass) against "
                      f"the engine: forward, every gradient, what it saves.")
     register(Exercise(exercise_id, "write_backward", {"op": check}))
+    SPEC_ITEMS[spec] = exercise_id
 
 
 for _id, _spec, _parts in (

@@ -57,23 +57,50 @@ def _same(given: object, default: object) -> bool:
             return False
 
 
+def variant(exercise, check: str, kwargs: dict) -> str:
+    """The other problem a call picks, as its options away from their defaults ("size=8");
+    "" for a call on the learner's own problem.
+
+    >>> from widgets import exercises
+    >>> variant(exercises.G2, "gradients", {"size": 8}), variant(exercises.G2, "gradients", {})
+    ('size=8', '')
+    """
+    options = problem_options(exercise, check)
+    return ", ".join(f"{name}={_shown(kwargs[name])}" for name, default in options.items()
+                     if name in kwargs and not _same(kwargs[name], default))
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, bool | int | float | str | np.generic) and len(repr(value)) <= 20:
+        return repr(value)
+    return "another"  # an array (W5's z): named, never printed
+
+
 def refusal(exercise, check: str, kwargs: dict) -> Result | None:
     """The sentence refusing a demonstration whose call is on the learner's own problem
-    (every option at its default) or passes a yes/no, a number or a word (E2's
-    ``literal_gets_gradient``, W5's ``layers``: the same on every problem, so another
-    problem would tell the learner's own answer); None for a demonstration it allows."""
+    (every option at its default) or passes a yes/no, a number or a word (see
+    :func:`same_on_every_problem`); None for a demonstration it allows."""
     options = problem_options(exercise, check)
-    if not any(name in kwargs and not _same(kwargs[name], default)
-               for name, default in options.items()):
+    if not variant(exercise, check, kwargs):
         return _refused(exercise, options)
+    return same_on_every_problem(exercise, check, kwargs)
+
+
+def same_on_every_problem(exercise, check: str, kwargs: dict) -> Result | None:
+    """For a call on another problem (a demonstration or a check): the sentence refusing
+    an answer that is a yes/no, a number or a word (E2's ``literal_gets_gradient``, W5's
+    ``layers``), the same on every problem, so another problem would tell the learner's
+    own answer unrecorded; None if every answer is an array or a function."""
+    options = problem_options(exercise, check)
     facts = [name for name, value in kwargs.items()
              if name not in options and isinstance(value, bool | int | float | str | np.generic)]
     if facts:
         i = exercise.id
-        return Result(False, f"A demonstration shows feedback on arrays or functions of "
-                             f"another problem; {', '.join(facts)} would be the same on "
-                             f"yours: check it with {i}(...), which records it as a try.",
-                      diagnosis="demo_refused")
+        away = ", ".join(f"{name}=..." for name in options if name in kwargs)
+        return Result(False, f"Another problem gives feedback on arrays or functions; "
+                             f"{', '.join(facts)} would be the same on yours: check it on "
+                             f"your own problem, {i}(...) without {away}, which records it "
+                             "as a try.", diagnosis="demo_refused")
     return None
 
 

@@ -28,12 +28,12 @@ from .problems import Problem, rng
 
 
 @answers(*mlp.PARTS)
-def check_g5(**answers) -> Result:
+def _check_g5(**answers) -> Result:
     """``G5(dW2=..., db2=..., delta1=...)`` on ``G5.problem()`` (any subset of the three)."""
     return check_named(answers, mlp.PARTS, lambda a: mlp.check_parts(mlp.problem(), a))
 
 
-register(Exercise("G5", "derivation", {"gradients": check_g5}, level="M", problem=mlp.problem))
+register(Exercise("G5", "derivation", {"gradients": _check_g5}, level="M", problem=mlp.problem))
 
 
 # -- G6: C = A @ B --------------------------------------------------------------------------
@@ -49,7 +49,7 @@ def g6_problem(square: bool = False) -> Problem:
 
 
 @answers("dA", "dB")
-def check_g6(*, square: bool = False, **answers) -> Result:
+def _check_g6(*, square: bool = False, **answers) -> Result:
     """``G6(dA=..., dB=...)``; pass ``square=True`` for answers from ``problem(square=True)``."""
     p = g6_problem(square)
 
@@ -93,7 +93,7 @@ def check_g6(*, square: bool = False, **answers) -> Result:
     return check_named(answers, ("dA", "dB"), run)
 
 
-register(Exercise("G6", "derivation", {"gradients": check_g6}, level="M", problem=g6_problem))
+register(Exercise("G6", "derivation", {"gradients": _check_g6}, level="M", problem=g6_problem))
 
 
 # -- G7: conv2d -----------------------------------------------------------------------------
@@ -210,7 +210,7 @@ def _other_variant(given: dict, p: Problem) -> str:
 
 
 @answers("dx", "dw", g7_part("dx", **G7_STRIDED), g7_part("dw", **G7_STRIDED))
-def check_g7(*, stride: int = G7_DEFAULT["stride"], padding: int = G7_DEFAULT["padding"],
+def _check_g7(*, stride: int = G7_DEFAULT["stride"], padding: int = G7_DEFAULT["padding"],
              **answers) -> Result:
     """``G7(dx=..., dw=...)`` for ``G7.problem(stride, padding)`` (pass the same values)."""
     if stride not in (1, 2) or padding not in (0, 1):
@@ -241,7 +241,7 @@ def check_g7(*, stride: int = G7_DEFAULT["stride"], padding: int = G7_DEFAULT["p
     return check_named(answers, ("dx", "dw"), run)
 
 
-register(Exercise("G7", "derivation", {"gradients": check_g7}, level="M", problem=g7_problem))
+register(Exercise("G7", "derivation", {"gradients": _check_g7}, level="M", problem=g7_problem))
 
 
 # -- G13: loss reduction mean -> sum -------------------------------------------------------------
@@ -260,7 +260,7 @@ def g13_problem() -> Problem:
 
 
 @answers("grad_sum", "factor")
-def check_g13(**answers) -> Result:
+def _check_g13(**answers) -> Result:
     """``G13(grad_sum=..., factor=...)`` (either or both)."""
     p = g13_problem()
 
@@ -287,4 +287,4 @@ def check_g13(**answers) -> Result:
     return check_named(answers, ("grad_sum", "factor"), run)
 
 
-register(Exercise("G13", "derivation", {"gradients": check_g13}, level="S", problem=g13_problem))
+register(Exercise("G13", "derivation", {"gradients": _check_g13}, level="S", problem=g13_problem))

@@ -20,7 +20,7 @@ from .problems import Problem, problem_for, rng
 # -- E1: a node that never reaches the output ------------------------------------------------
 
 
-def e1_facts() -> dict[str, Fact]:
+def _e1_facts() -> dict[str, Fact]:
     """What the engine shows, one fact per prediction of ``E1(unused_grad=...,
     zero_path_grad=...)``: what .grad holds after backward."""
     x = ag.tensor([1.0, 2.0], requires_grad=True)
@@ -41,7 +41,7 @@ def e1_facts() -> dict[str, Fact]:
     return facts
 
 
-register(Exercise("E1", "prediction", {"predict": predicting(e1_facts)}))
+register(Exercise("E1", "prediction", {"predict": predicting(_e1_facts)}))
 
 
 # -- E2: a hard-coded literal ------------------------------------------------------------------
@@ -63,7 +63,7 @@ def e2_problem(literal: int = E2_LITERAL) -> Problem:
 
 
 @answers("dw", "literal_gets_gradient")
-def check_e2(*, literal: int = E2_LITERAL, **answers) -> Result:
+def _check_e2(*, literal: int = E2_LITERAL, **answers) -> Result:
     """``E2(dw=..., literal_gets_gradient=...)`` for ``E2.problem()``; ``literal=`` for answers
     to ``E2.problem(literal)``."""
     p = problem_for("E2", e2_problem, literal=literal)
@@ -94,7 +94,7 @@ def check_e2(*, literal: int = E2_LITERAL, **answers) -> Result:
     return check_named(answers, ("dw", "literal_gets_gradient"), run)
 
 
-register(Exercise("E2", "derivation", {"gradients": check_e2}, problem=e2_problem))
+register(Exercise("E2", "derivation", {"gradients": _check_e2}, problem=e2_problem))
 
 
 # -- E3: where sigmoid is steepest, and how fast its slope falls away -----------------------------
@@ -120,7 +120,7 @@ def e3_engine() -> dict[str, float]:
 
 
 @answers("peak_z", "peak_slope", "falloff")
-def check_e3(**answers) -> Result:
+def _check_e3(**answers) -> Result:
     """``E3(peak_z=..., peak_slope=..., falloff=...)``: where sigmoid's slope is largest,
     how large it is there, and by what factor it shrinks per unit of z far out in the tail
     (from z = 20 to z = 21)."""
@@ -145,7 +145,7 @@ def check_e3(**answers) -> Result:
     return check_named(answers, ("peak_z", "peak_slope", "falloff"), run)
 
 
-register(Exercise("E3", "derivation", {"slope": check_e3}))
+register(Exercise("E3", "derivation", {"slope": _check_e3}))
 
 
 # -- E4: exactly flat ------------------------------------------------------------------------
@@ -158,7 +158,7 @@ def e4_problem() -> Problem:
 
 
 @one_answer("dw")
-def check_e4(dw) -> Result:
+def _check_e4(dw) -> Result:
     """``E4(dw=...)`` for ``E4.problem()``."""
     p = e4_problem()
     w = ag.tensor(p.w, requires_grad=True)
@@ -166,7 +166,7 @@ def check_e4(dw) -> Result:
     return check_gradient(dw, w.grad, name="dw", of="w")
 
 
-register(Exercise("E4", "derivation", {"dw": check_e4}, problem=e4_problem))
+register(Exercise("E4", "derivation", {"dw": _check_e4}, problem=e4_problem))
 
 
 # -- E5: a weight shared by two layers ------------------------------------------------------
@@ -183,7 +183,7 @@ def e5_problem(other: bool = False) -> Problem:
                    "loss = sum(out * t). Find dW.", x=x, W=w, t=t, h=h)
 
 
-def check_e5(*args, other: bool = False, **answers) -> Result:
+def _check_e5(*args, other: bool = False, **answers) -> Result:
     """``E5(dW=...)`` for ``E5.problem()``; ``E5(dW=..., other=True)`` for
     ``E5.problem(other=True)``."""
     return one_answer("dW")(lambda dW: _check_e5_on(dW, other))(*args, **answers)  # noqa: N803
@@ -205,7 +205,7 @@ def _check_e5_on(dW, other: bool) -> Result:  # noqa: N803 - the learner's name 
                                  "the second layer (h @ W.T)": grad(2)})
 
 
-register(Exercise("E5", "derivation", {"dW": check_e5}, problem=e5_problem))
+register(Exercise("E5", "derivation", {"dW": _check_e5}, problem=e5_problem))
 
 
 # -- E6: detach ------------------------------------------------------------------------------
@@ -218,7 +218,7 @@ def e6_problem(other: bool = False) -> Problem:
 
 
 @answers("dx", "value_changes")
-def check_e6(**answers) -> Result:
+def _check_e6(**answers) -> Result:
     """``E6(dx=..., value_changes=...)`` for ``E6.problem()``; with ``other=True`` for
     ``E6.problem(other=True)``."""
     p = e6_problem(bool(answers.pop("other", False)))
@@ -242,4 +242,4 @@ def check_e6(**answers) -> Result:
     return check_named(answers, ("dx", "value_changes"), run)
 
 
-register(Exercise("E6", "derivation", {"gradients": check_e6}, problem=e6_problem))
+register(Exercise("E6", "derivation", {"gradients": _check_e6}, problem=e6_problem))

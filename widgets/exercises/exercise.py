@@ -134,8 +134,12 @@ class Exercise:
             return result.presented(title=self.heading)
         title = self.heading + (" · demonstration (not recorded in your progress)"
                                 if demo else "")
-        if demo:
-            refused = demos.refusal(self, check, kwargs)
+        # a check on another problem (G2(..., size=8)) is recorded under that problem's
+        # name, never as the learner's own parts; a yes/no on it would tell their own
+        variant = "" if demo else demos.variant(self, check, kwargs)
+        if demo or variant:
+            refused = (demos.refusal if demo else demos.same_on_every_problem)(
+                self, check, kwargs)
             if refused is not None:
                 return refused.presented(title=title)
         fn = self._checks[check]
@@ -165,7 +169,7 @@ class Exercise:
         if result.diagnosis not in NOT_AN_ATTEMPT:
             from .tracking import record
 
-            note = record(self, check, result)
+            note = record(self, check, result, variant=variant)
             if note:
                 result.message = f"{result.message}\n{note}"
         return result
@@ -179,8 +183,10 @@ class Exercise:
         routed.__name__, routed.__qualname__ = fn.__name__, fn.__qualname__
         routed.__doc__ = fn.__doc__
         routed.__signature__ = inspect.signature(fn)
-        # the check's data (a prediction's facts, its parts), but no way back to it
-        routed.__dict__.update({k: v for k, v in vars(fn).items() if k != "__wrapped__"})
+        # the check's parts, but no way back to it, nor a prediction's facts (its answers:
+        # the raw check in ._checks keeps them, for progress and the tests)
+        routed.__dict__.update({k: v for k, v in vars(fn).items()
+                                if k not in ("__wrapped__", "facts")})
         return routed
 
     @property

@@ -54,7 +54,7 @@ def residual_facts() -> dict:
     }
 
 
-def l1_facts() -> dict[str, Fact]:
+def _l1_facts() -> dict[str, Fact]:
     """What the engine shows, one fact per prediction of ``L1(ops=[...], merge_parameters=...,
     projection_same_shape=..., projection_different_shape=...)``."""
     facts = residual_facts()
@@ -72,7 +72,7 @@ def l1_facts() -> dict[str, Fact]:
     return why
 
 
-register(Exercise("L1", "prediction", {"trace": predicting(l1_facts)}))
+register(Exercise("L1", "prediction", {"trace": predicting(_l1_facts)}))
 
 
 # -- L2: merge by concatenation ------------------------------------------------------------
@@ -105,7 +105,7 @@ def _columns(n: int) -> str:
 
 
 @answers("da", "db")
-def check_l2(*, widths: tuple = L2_WIDTHS, **answers) -> Result:
+def _check_l2(*, widths: tuple = L2_WIDTHS, **answers) -> Result:
     """``L2(da=..., db=...)`` for ``L2.problem()``; ``widths=`` for answers to
     ``L2.problem(widths)``."""
     p = problem_for("L2", l2_problem, widths=widths)
@@ -188,7 +188,7 @@ def _l2_merge_mistakes(q: Problem) -> dict[str, list[Mistake]]:
 
 
 @answers("du", "d_branches", "dw")
-def check_l2_merges(**answers) -> Result:
+def _check_l2_merges(**answers) -> Result:
     """``L2.run("merges", du=..., d_branches=..., dw=...)`` for ``l2_merges_problem()``
     (``L2.problem(merges=True)``): the gradient through a gate, a max over branches, and a
     reused weight."""
@@ -209,14 +209,14 @@ def l2_problems(widths: tuple = L2_WIDTHS, merges: bool = False) -> Problem:
     return l2_merges_problem() if merges else l2_problem(widths)
 
 
-register(Exercise("L2", "derivation", {"gradients": check_l2, "merges": check_l2_merges},
+register(Exercise("L2", "derivation", {"gradients": _check_l2, "merges": _check_l2_merges},
                   problem=l2_problems))
 
 
 # -- L3: define-by-run -------------------------------------------------------------------------
 
 
-def l3_facts() -> dict[str, Fact]:
+def _l3_facts() -> dict[str, Fact]:
     """What the engine shows, one fact per prediction of ``L3(ops_positive=...,
     ops_negative=...)``: how many ops each input records."""
     pos, neg = define_by_run((2.5, -0.5))
@@ -225,7 +225,7 @@ def l3_facts() -> dict[str, Fact]:
             "ops_negative": Fact(len(neg.ops), why, "number")}
 
 
-register(Exercise("L3", "prediction", {"ops": predicting(l3_facts)}))
+register(Exercise("L3", "prediction", {"ops": predicting(_l3_facts)}))
 
 
 # -- L4: the program is not the values -------------------------------------------------------
@@ -247,7 +247,7 @@ def two_runs() -> dict:
             "ops": ops[0]}
 
 
-def l4_facts() -> dict[str, Fact]:
+def _l4_facts() -> dict[str, Fact]:
     """What the engine shows, one fact per prediction of ``L4(same_structure=..., same_values=...,
     same_mask_same_input=...)``."""
     facts = two_runs()
@@ -259,7 +259,7 @@ def l4_facts() -> dict[str, Fact]:
     return {k: Fact(facts[k], v) for k, v in why.items()}
 
 
-register(Exercise("L4", "prediction", {"predict": predicting(l4_facts)}))
+register(Exercise("L4", "prediction", {"predict": predicting(_l4_facts)}))
 
 
 # -- L5: training and evaluation run different functions ------------------------------------------
@@ -281,7 +281,7 @@ def l5_problem(batch_size: int = L5_BATCH) -> Problem:
                    "mean after the batch.", x=g.standard_normal((batch_size, 3)) + 2, p=0.25)
 
 
-def l5_facts(batch_size: int = L5_BATCH) -> dict[str, Fact] | Result:
+def _l5_facts(batch_size: int = L5_BATCH) -> dict[str, Fact] | Result:
     """What the engine shows, one fact per prediction of ``L5(kept_value=..., eval_identity=...,
     running_mean=...)`` for ``L5.problem()``; ``batch_size=`` for a prediction about
     ``L5.problem(batch_size)``."""
@@ -309,14 +309,14 @@ def l5_facts(batch_size: int = L5_BATCH) -> dict[str, Fact] | Result:
     return facts
 
 
-register(Exercise("L5", "prediction", {"predict": predicting(l5_facts, options=("batch_size",))},
+register(Exercise("L5", "prediction", {"predict": predicting(_l5_facts, options=("batch_size",))},
                   problem=l5_problem))
 
 
 # -- L6: reproducibility ---------------------------------------------------------------------
 
 
-def l6_facts() -> dict[str, Fact]:
+def _l6_facts() -> dict[str, Fact]:
     """What the engine shows, one fact per prediction of ``L6(same_seed_same_mask=...,
     order_changes_sum=...)``."""
     F = nn.functional
@@ -333,7 +333,7 @@ def l6_facts() -> dict[str, Fact]:
     return facts
 
 
-register(Exercise("L6", "prediction", {"predict": predicting(l6_facts)}))
+register(Exercise("L6", "prediction", {"predict": predicting(_l6_facts)}))
 
 
 # -- L7: forward values dominate memory ----------------------------------------------------------
@@ -347,7 +347,7 @@ def chain_saved_bytes(n: int, size: int = 100) -> int:
     return saved_bytes(h)
 
 
-def l7_facts() -> dict[str, Fact]:
+def _l7_facts() -> dict[str, Fact]:
     """What the engine shows, one fact per prediction of ``L7(saved_10=..., saved_20=...)``: bytes
     saved by 10 and by 20 tanh on 100 float64."""
     why = "Each tanh keeps its output: 100 float64 values = 800 bytes per op."
@@ -356,7 +356,8 @@ def l7_facts() -> dict[str, Fact]:
         "saved_20": Fact(chain_saved_bytes(20), why, "number")}
 
 
-register(Exercise("L7", "prediction", {"bytes": predicting(l7_facts)}, experiment=memory_breakdown))
+register(Exercise("L7", "prediction", {"bytes": predicting(_l7_facts)},
+                  experiment=memory_breakdown))
 
 
 # -- L8: checkpointing -----------------------------------------------------------------------
@@ -370,7 +371,7 @@ def _l8_steps():
         return tuple(checkpointed_step(depth=16, segments=k) for k in (1, sqrt_segments(16)))
 
 
-def l8_facts() -> dict[str, Fact]:
+def _l8_facts() -> dict[str, Fact]:
     """What the engine shows for ``L8(gradients_identical=..., saves_less=...,
     recomputes=..., peak_checkpointed=...)`` on the 16-layer stack, plain and in √16 = 4
     segments: three predictions, and the checkpointed step's peak, which the learner
@@ -392,7 +393,7 @@ def l8_facts() -> dict[str, Fact]:
     return facts
 
 
-register(Exercise("L8", "prediction", {"predict": predicting(l8_facts)}, experiment=checkpointing))
+register(Exercise("L8", "prediction", {"predict": predicting(_l8_facts)}, experiment=checkpointing))
 
 
 # -- L9: instrument before guessing ------------------------------------------------------------
@@ -521,7 +522,7 @@ def l9_op_fact() -> Fact:
 
 
 @answers("locate", "first_nonfinite_op")
-def check_l9(locate=None, first_nonfinite_op=None) -> Result:
+def _check_l9(locate=None, first_nonfinite_op=None) -> Result:
     """``L9(locate=your_function, first_nonfinite_op=...)``: a function that instruments a
     model with forward hooks and returns the path of its first module with a non-finite
     output, and the op (one level down) that made the exercise's model's first NaN."""
@@ -537,4 +538,4 @@ def check_l9(locate=None, first_nonfinite_op=None) -> Result:
     return Result.combine(parts)
 
 
-register(Exercise("L9", "prediction", {"locate": check_l9}, experiment=instrumented))
+register(Exercise("L9", "prediction", {"locate": _check_l9}, experiment=instrumented))

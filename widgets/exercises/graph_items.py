@@ -16,6 +16,7 @@ from .. import gate
 from ..feedback.check import check_gradient
 from ..feedback.context import Mistake
 from ..feedback.result import Result
+from ..feedback.tolerance import mismatches, tolerance_for
 from ..lessons.report import Report
 from .exercise import Exercise, register
 from .parts import answers, check_named, one_answer
@@ -109,7 +110,7 @@ _G1_EXPLAIN = {
 }
 
 
-def g1_facts() -> dict[str, Fact]:
+def _g1_facts() -> dict[str, Fact]:
     """What the engine shows, one fact per prediction of ``G1(outputs_equal=...,
     saved_bytes_no_grad=..., ...)``: predict what the engine shows."""
     facts = dict(_g1_measured(learner_name()))
@@ -128,7 +129,7 @@ def _g1_measured(learner: str | None) -> dict:
 
 
 register(Exercise(
-    "G1", "prediction", {"predict": predicting(g1_facts)}, level="J",
+    "G1", "prediction", {"predict": predicting(_g1_facts)}, level="J",
     experiment=recording_vs_inference,
 ))
 
@@ -162,8 +163,45 @@ def _g2_tie(side: str, gave: str, rule: str) -> str:
             f"leave for {side}?")
 
 
+def _g2_where(part: str, given, want: np.ndarray, places) -> Result | None:
+    """G2's reply to a part wrong in no way the gradient checker names: which kind of
+    entry it is wrong at (a loser of the max, a winner, the tie; x below or above 0),
+    in at most two sentences, never an index the learner has not been told of, nor a
+    value. ``places`` lists (where, sentence, kind); None if no place explains it."""
+    answer = np.asarray(given, dtype=np.float64)
+    wrong = mismatches(answer, want, tolerance_for(answer.dtype, want.dtype))
+    found = [(sentence, kind) for where, sentence, kind in places if np.any(wrong & where)]
+    if not found:
+        return None
+    return Result(False, " ".join(sentence for sentence, _ in found[:2]), name=part,
+                  diagnosis=found[0][1], hint="Compare a and b (or x and 0) entry by entry "
+                                              "first: which input did m (or r) come from?")
+
+
+def _g2_places(p: Problem) -> dict[str, list]:
+    """Where each part of G2 can be wrong, by the kind of entry, and what to say there."""
+    tie, zero = p.a == p.b, p.x == 0
+    places = {}
+    for part, v, o, wins in (("da", "a", "b", p.a > p.b), ("db", "b", "a", p.b > p.a)):
+        places[part] = [
+            (~wins & ~tie, f"Where {v} lost the max ({v} < {o}), your {part} sends {v} some "
+                           f"gradient, but m did not come from {v} there.", "gradient_to_loser"),
+            (wins, f"Where {v} won the max ({v} > {o}), your {part} is not the gradient m "
+                   f"passes back: m is {v} itself there.", "winner_not_upstream"),
+            (tie, f"At the tie (index 2) your {part} is not what the engine sends: go back "
+                  "to step 3 of section 1.", "tie_convention")]
+    places["dx"] = [
+        (p.x < 0, "Where x < 0, your dx sends x some gradient, but r is the constant 0 "
+                  "there.", "relu_negative_passed"),
+        (p.x > 0, "Where x > 0, your dx is not the gradient r passes back: r is x itself "
+                  "there.", "relu_positive_blocked"),
+        (zero, "At x = 0 (index 1) your dx is not what the engine's relu sends: which "
+               "comparison does its saved mask make?", "relu_at_zero")]
+    return places
+
+
 @answers("da", "db", "dx")
-def check_g2(*, size: int = G2_SIZE, **answers) -> Result:
+def _check_g2(*, size: int = G2_SIZE, **answers) -> Result:
     """``G2(da=..., db=..., dx=...)`` for ``G2.problem()``; ``size=`` for answers to
     ``G2.problem(size)``."""
     p = problem_for("G2", g2_problem, size=size)
@@ -194,13 +232,25 @@ def check_g2(*, size: int = G2_SIZE, **answers) -> Result:
                         "passes at exactly 0.", "", "relu_at_zero")]),
         }
         grads = {"da": a.grad, "db": b.grad, "dx": x.grad}
-        return [check_gradient(given[k], grads[k], name=k, **context[k]) for k in grads
-                if k in given]
+        places = _g2_places(p)
+        results = []
+        for k in (k for k in grads if k in given):
+            result = check_gradient(given[k], grads[k], name=k, **context[k])
+            if result.diagnosis == "values":  # wrong in no named way: say where, by kind
+                where = _g2_where(k, given[k], grads[k].numpy(), places[k])
+                result = result if where is None else where
+            results.append(result)
+        return results
 
     return check_named(answers, ("da", "db", "dx"), run)
 
 
-register(Exercise("G2", "derivation", {"gradients": check_g2}, level="J", problem=g2_problem))
+# Wrong checks before a right answer counts as found by search: a few slips at the tie or
+# at 0 and their repair fit; flipping entries between 0 and G until each part is right
+# does not.
+G2_TRIES = 6
+register(Exercise("G2", "derivation", {"gradients": _check_g2}, level="J", problem=g2_problem,
+                  tries=G2_TRIES))
 
 
 # -- G3: pooling backward -----------------------------------------------------------------
@@ -224,7 +274,7 @@ def g3_problem(size: int = G3_SIZE) -> Problem:
 
 
 @answers("dx_max", "dx_avg")
-def check_g3(*, size: int = G3_SIZE, **answers) -> Result:
+def _check_g3(*, size: int = G3_SIZE, **answers) -> Result:
     """``G3(dx_max=..., dx_avg=...)`` for ``G3.problem()``; ``size=`` for answers to
     ``G3.problem(size)``."""
     p = problem_for("G3", g3_problem, size=size)
@@ -264,7 +314,7 @@ def check_g3(*, size: int = G3_SIZE, **answers) -> Result:
     return check_named(answers, ("dx_max", "dx_avg"), run)
 
 
-register(Exercise("G3", "derivation", {"gradients": check_g3}, level="J", problem=g3_problem))
+register(Exercise("G3", "derivation", {"gradients": _check_g3}, level="J", problem=g3_problem))
 
 
 # -- G4: the order of the reverse sweep --------------------------------------------------------
@@ -295,7 +345,7 @@ def backward_order() -> Report:
 
 
 @one_answer("order")
-def check_g4(order) -> Result:
+def _check_g4(order) -> Result:
     """``G4(order=[...])``: the op names in the order backward visits them."""
     with gate.quietly():  # G4's own check
         data = backward_order().data
@@ -304,7 +354,7 @@ def check_g4(order) -> Result:
     return check_predictions({"order": order} if order is not None else {}, {"order": fact})
 
 
-register(Exercise("G4", "prediction", {"order": check_g4}, level="M", experiment=backward_order))
+register(Exercise("G4", "prediction", {"order": _check_g4}, level="M", experiment=backward_order))
 
 
 # -- G11: what each op saves ------------------------------------------------------------
@@ -335,7 +385,7 @@ def saved_roles() -> dict[str, frozenset]:
     return {k: frozenset(v) for k, v in roles.items()}
 
 
-def g11_facts() -> dict[str, Fact]:
+def _g11_facts() -> dict[str, Fact]:
     """What the engine shows, one fact per prediction of ``G11(linear={...}, tanh={...},
     relu={...}, add={...})`` with words from input, weight, output, mask (an empty set or
     "nothing" for none)."""
@@ -348,4 +398,4 @@ def g11_facts() -> dict[str, Fact]:
     return facts
 
 
-register(Exercise("G11", "prediction", {"saved": predicting(g11_facts)}, level="S"))
+register(Exercise("G11", "prediction", {"saved": predicting(_g11_facts)}, level="S"))

@@ -39,7 +39,7 @@ def g8_engine_shape(batch: int = 64, units: int = 128) -> tuple:
 
 
 @one_answer("shape")
-def check_g8(shape) -> Result:
+def _check_g8(shape) -> Result:
     """``G8(shape=...)``: the shape of the bias gradient for a batch of 64, 128 units."""
     if shape is None:
         return Result(False, "Give your answer as G8(shape=(...)).", diagnosis="none")
@@ -79,7 +79,7 @@ def _shape_of(value):
 
 # A shape found by trying the few likely ones is not the reasoning G8 asks for: past two
 # wrong tries, a right answer counts as solved after seeing the solution.
-register(Exercise("G8", "prediction", {"shape": check_g8}, level="J", tries=2))
+register(Exercise("G8", "prediction", {"shape": _check_g8}, level="J", tries=2))
 
 
 # -- G9: why a broadcast bias gets a summed gradient --------------------------------------------
@@ -106,7 +106,7 @@ def _g9_steps(p: Problem):
 
 @answers("db")
 @one_answer("db")
-def check_g9(db) -> Result:
+def _check_g9(db) -> Result:
     """``G9(db=...)`` for ``G9.problem()``."""
     p = g9_problem()
     sent, b = _g9_steps(p)
@@ -115,7 +115,7 @@ def check_g9(db) -> Result:
 
 @answers("shape")
 @one_answer("shape")
-def check_g9_unbroadcast(shape) -> Result:
+def _check_g9_unbroadcast(shape) -> Result:
     """``G9.run("unbroadcast", shape=...)``: the shape the engine sums b's gradient down from."""
     sent, _ = _g9_steps(g9_problem())
     fact = Fact(tuple(sent.unbroadcast_from), "The add rule hands b a gradient with the shape "
@@ -126,7 +126,7 @@ def check_g9_unbroadcast(shape) -> Result:
 
 
 register(Exercise(
-    "G9", "derivation", {"db": check_g9, "unbroadcast": check_g9_unbroadcast}, level="M",
+    "G9", "derivation", {"db": _check_g9, "unbroadcast": _check_g9_unbroadcast}, level="M",
     problem=g9_problem,
 ))
 
@@ -219,7 +219,7 @@ def batch_norm_dx_mistakes(p: Problem) -> list[Mistake]:
 
 
 @answers("dx")
-def check_g14(*args, batch_size: int = G14_BATCH, **answers) -> Result:
+def _check_g14(*args, batch_size: int = G14_BATCH, **answers) -> Result:
     """``G14(dx=...)`` for ``G14.problem()``; ``batch_size=`` for answers to
     ``G14.problem(batch_size)``."""
     p = problem_for("G14", g14_problem, batch_size=batch_size)
@@ -266,7 +266,7 @@ def batch_dependence() -> Report:
 
 
 @answers("training", "evaluation")
-def check_g14_batch(**predictions) -> Result:
+def _check_g14_batch(**predictions) -> Result:
     """``G14.run("batch", training=..., evaluation=...)``: does the gradient depend on the batch?"""
     with gate.quietly():  # G14's own check
         report = batch_dependence()
@@ -276,6 +276,6 @@ def check_g14_batch(**predictions) -> Result:
 
 
 register(Exercise(
-    "G14", "derivation", {"dx": check_g14, "batch": check_g14_batch}, level="S",
+    "G14", "derivation", {"dx": _check_g14, "batch": _check_g14_batch}, level="S",
     problem=g14_problem, experiment=batch_dependence,
 ))

@@ -1,6 +1,6 @@
 """Your own gradient check (B1): central finite differences, written by the learner.
 
-``check_own_gradcheck(my_gradcheck)`` calls ``my_gradcheck(f, x)`` on three functions (a
+``_check_own_gradcheck(my_gradcheck)`` calls ``my_gradcheck(f, x)`` on three functions (a
 smooth one of a vector, one with a kink that the point stays away from, one of a
 matrix) and compares the numeric gradient it returns with the engine's. The functions
 are engine ops, so the reference is the engine's own backward. The check watches every
@@ -262,12 +262,12 @@ def _check_one(fn: Callable, test: GradcheckCase) -> Result:
 
 
 @answers("smooth", "kink_avoided", "matrix")
-def check_own_gradcheck(fn: Callable | None = None) -> Result:
+def _check_own_gradcheck(fn: Callable | None = None) -> Result:
     """``B1(my_gradcheck)``: your ``my_gradcheck(f, x)`` (the numeric gradient of a scalar
     function ``f`` at the float64 array ``x``, by central differences) on three functions,
     against the engine's gradients.
 
-    >>> check_own_gradcheck(my_gradcheck)          # doctest: +SKIP
+    >>> _check_own_gradcheck(my_gradcheck)          # doctest: +SKIP
     """
     parts = []
     for test in FUNCTIONS:
@@ -278,4 +278,4 @@ def check_own_gradcheck(fn: Callable | None = None) -> Result:
     return Result.combine(parts)
 
 
-register(Exercise("B1", "derivation", {"fn": check_own_gradcheck}))
+register(Exercise("B1", "derivation", {"fn": _check_own_gradcheck}))

@@ -394,7 +394,8 @@ def predicting(facts: Callable[..., Mapping[str, Fact] | Result],
 
     check.facts = facts
     check.__doc__ = facts.__doc__
-    check.__name__ = check.__qualname__ = f"check_{getattr(facts, '__name__', 'facts')}"
+    named = getattr(facts, "__name__", "facts").lstrip("_")
+    check.__name__ = check.__qualname__ = f"check_{named}"
     return check
 
 

@@ -74,7 +74,7 @@ def _s1_engine(x, y):
     return xt.grad.numpy(), yt.grad.numpy(), paths
 
 
-def check_s1(fn=None) -> Result:
+def _check_s1(fn=None) -> Result:
     """``S1(grads)``: your fixed ``grads(x, y) -> (x_bar, y_bar)``."""
     x, y = _s1_data()
     dx, dy, paths = _s1_engine(x, y)
@@ -95,7 +95,7 @@ def check_s1(fn=None) -> Result:
     ])
 
 
-register(Exercise("S1", "spot_error", {"fixed": check_s1}))
+register(Exercise("S1", "spot_error", {"fixed": _check_s1}))
 
 
 # -- S2: gradients never reset ---------------------------------------------------------------
@@ -113,7 +113,7 @@ def _batch_grad(w0, x, t) -> np.ndarray:
     return w.grad.numpy()
 
 
-def check_s2(fn=None) -> Result:
+def _check_s2(fn=None) -> Result:
     """``S2(gradient_per_batch)``: your fixed ``gradient_per_batch(w, batches) -> list``."""
     batches, w0 = _s2_batches()
     w = ag.tensor(w0, requires_grad=True)
@@ -172,7 +172,7 @@ def loss_curves(steps: int = 12, lr: float = 0.1) -> Report:
 
 
 register(Exercise(
-    "S2", "spot_error", {"fixed": check_s2}, experiment=loss_curves,
+    "S2", "spot_error", {"fixed": _check_s2}, experiment=loss_curves,
 ))
 
 
@@ -196,7 +196,7 @@ def _logistic_grad(x: float, n: int) -> float:
     return _nested_grad(x, n, "logistic")
 
 
-def check_s3(fn=None, *, kind: str = S3_KIND) -> Result:
+def _check_s3(fn=None, *, kind: str = S3_KIND) -> Result:
     """``S3(derivative)``: your ``derivative(x, n)`` = d l_n / dx for every depth n, where
     l_0 = x and l_(k+1) = 4 l_k (1 - l_k); ``kind="reuse"`` checks it for l_(k+1) =
     tanh(l_k² + l_k) instead (another problem, for a demonstration)."""
@@ -225,7 +225,7 @@ def check_s3(fn=None, *, kind: str = S3_KIND) -> Result:
     return result
 
 
-register(Exercise("S3", "spot_error", {"fixed": check_s3}))
+register(Exercise("S3", "spot_error", {"fixed": _check_s3}))
 
 
 # -- S4: "I kept only the output to save memory, then ran backward" ----------------------------
@@ -258,7 +258,7 @@ def _s4_engine(x, w1_0, w2_0):
     return w1.grad.numpy(), w2.grad.numpy(), held
 
 
-def check_s4(fn=None) -> Result:
+def _check_s4(fn=None) -> Result:
     """``S4(loss_for_backward)``: your fixed ``loss_for_backward(w1, w2, x) -> loss``. The
     check measures what your loss holds for backward besides x, w1 and w2, then runs
     ``loss.backward()`` and compares the gradients of w1 and w2 with the engine's."""
@@ -322,7 +322,7 @@ def check_s4(fn=None) -> Result:
     return Result.combine(parts)
 
 
-register(Exercise("S4", "spot_error", {"fixed": check_s4}))
+register(Exercise("S4", "spot_error", {"fixed": _check_s4}))
 
 
 # -- S5: the upstream adjoint left out ---------------------------------------------------------
@@ -333,7 +333,7 @@ def _s5_problem():
     return {k: g.standard_normal(4) for k in ("w", "x", "b", "t")}
 
 
-def check_s5(fn=None) -> Result:
+def _check_s5(fn=None) -> Result:
     """``S5(grad_w)``: your fixed ``grad_w(w, x, b, t)`` for z = w*x + b, L = ½Σ(z - t)²."""
     p = _s5_problem()
     w = ag.tensor(p["w"], requires_grad=True)
@@ -348,7 +348,7 @@ def check_s5(fn=None) -> Result:
     return check_gradient(got, w.grad, name="dL/dw", of="w", upstream=z.grad)
 
 
-register(Exercise("S5", "spot_error", {"fixed": check_s5}))
+register(Exercise("S5", "spot_error", {"fixed": _check_s5}))
 
 
 # -- S6: two backward passes -----------------------------------------------------------------
@@ -359,7 +359,7 @@ def _s6_data():
     return g.standard_normal((4, 3)), g.standard_normal((3, 2)), g.standard_normal((5, 4))
 
 
-def check_s6(fn=None) -> Result:
+def _check_s6(fn=None) -> Result:
     """``S6(gradients)``: your fixed ``gradients(w1, w2, x) -> (g1, g2)`` with one pass."""
     w1_0, w2_0, x = _s6_data()
     w1, w2 = ag.tensor(w1_0, requires_grad=True), ag.tensor(w2_0, requires_grad=True)
@@ -387,4 +387,4 @@ def check_s6(fn=None) -> Result:
     return Result.combine(parts)
 
 
-register(Exercise("S6", "spot_error", {"fixed": check_s6}))
+register(Exercise("S6", "spot_error", {"fixed": _check_s6}))

@@ -82,18 +82,30 @@ def _part_results(check: str, result: Result) -> dict[str, bool]:
     return found
 
 
-def record(exercise, check: str, result: Result) -> str:
+def _on_variant(key: str, variant: str) -> str:
+    """``gradients:da`` checked on another problem: ``gradients:da (size=8)``. A part the
+    check already names for its problem (G7's ``dx (stride=2, padding=1)``) keeps its name."""
+    check, _, part = key.partition(":")
+    return key if not variant or " (" in part else f"{check}:{part} ({variant})".replace(
+        ": (", ":(")
+
+
+def record(exercise, check: str, result: Result, variant: str = "") -> str:
     """Record a learner's check of ``exercise`` (never a demonstration or a placeholder);
-    returns a sentence about the progress file if something about it went wrong."""
+    returns a sentence about the progress file if something about it went wrong. A check
+    on another problem (``variant``, e.g. "size=8") records its parts under that problem's
+    name: right there, they are not the parts of the learner's own problem."""
     required = required_parts(exercise)
     placeholders = {f"{check}:{p.name}" for p in result.parts if p.diagnosis == "none"}
     if placeholders:  # the whole says nothing while a part is still a placeholder
         placeholders.add(f"{check}:")
+    placeholders = {_on_variant(key, variant) for key in placeholders}
+    found = {_on_variant(key, variant): ok for key, ok in _part_results(check, result).items()}
 
     notes = []
 
     def change(entry):
-        for key, ok in _part_results(check, result).items():
+        for key, ok in found.items():
             if key in placeholders:
                 continue
             part = entry["parts"].setdefault(key, {"ok": False, "ever": False})

@@ -16,7 +16,7 @@ from ..feedback.result import Result
 from ..lessons.graphs import branches
 from ..lessons.report import Report
 from . import learner
-from .backward_check import check_backward
+from .backward_check import SPEC_ITEMS, _check_backward
 from .exercise import Exercise, register
 from .parts import answers, check_named
 from .predictions import Fact, check_fact, predicting
@@ -125,9 +125,9 @@ register_claim(Claim("W2", ("forward_passes", "reverse_passes", "forward_grad",
 # -- W3: local rules compose ----------------------------------------------------------------
 
 
-def check_w3(op=None) -> Result:
+def _check_w3(op=None) -> Result:
     """``W3(MySoftplus)``: your op's local rule, alone and inside a bigger function."""
-    alone = check_backward(op, "softplus")
+    alone = _check_backward(op, "softplus")
     if not alone.ok:
         return alone
     g = rng(53)
@@ -147,18 +147,20 @@ def check_w3(op=None) -> Result:
     return Result.combine([*alone.parts, composed])
 
 
-register(Exercise("W3", "write_backward", {"op": check_w3}))
+register(Exercise("W3", "write_backward", {"op": _check_w3}))
+SPEC_ITEMS["softplus"] = "W3"  # W3 checks the op alone on softplus, then composed
 
 
 # -- W4: sigmoid's convenient derivative ------------------------------------------------------
 
 
-def check_w4(op=None) -> Result:
+def _check_w4(op=None) -> Result:
     """``W4(MySigmoid)``: a sigmoid op whose backward reads only its saved output."""
-    return check_backward(op, "sigmoid")
+    return _check_backward(op, "sigmoid")
 
 
-register(Exercise("W4", "write_backward", {"op": check_w4}))
+register(Exercise("W4", "write_backward", {"op": _check_w4}))
+SPEC_ITEMS["sigmoid"] = "W4"
 
 
 # -- W5: huge upstream, tiny gradient --------------------------------------------------------
@@ -205,7 +207,7 @@ def w5_layers() -> int:
 
 
 @answers("dz", "layers")
-def check_w5(*args, z=None, G=None, **answers) -> Result:  # noqa: N803
+def _check_w5(*args, z=None, G=None, **answers) -> Result:  # noqa: N803
     """``W5(dz=..., layers=...)``: ``dz`` for ``W5.problem()`` (``W5(dz=..., z=..., G=...)``
     for ``W5.problem(z=..., G=...)``), and ``layers``: how many sigmoid layers in a chain,
     each at the pre-activation z = 4, bring an upstream gradient of 1000 at the top below
@@ -257,13 +259,13 @@ def vanishing(depth: int = 8) -> Report:
                   ("layer", "gradient norm"), rows, data={"norms": [r[1] for r in rows]})
 
 
-register(Exercise("W5", "derivation", {"dz": check_w5}, problem=w5_problem, experiment=vanishing))
+register(Exercise("W5", "derivation", {"dz": _check_w5}, problem=w5_problem, experiment=vanishing))
 
 
 # -- W6: no gradient through the branch that did not run ------------------------------------------
 
 
-def w6_facts() -> dict[str, Fact]:
+def _w6_facts() -> dict[str, Fact]:
     """What the engine shows, one fact per prediction of ``W6(w_neg_grad=..., same_graph=...)`` for
     the inputs 2.5 and -0.5."""
     with gate.quietly():  # W6's own check
@@ -278,4 +280,4 @@ def w6_facts() -> dict[str, Fact]:
     return facts
 
 
-register(Exercise("W6", "prediction", {"predict": predicting(w6_facts)}, experiment=branches))
+register(Exercise("W6", "prediction", {"predict": predicting(_w6_facts)}, experiment=branches))

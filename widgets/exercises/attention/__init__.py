@@ -14,9 +14,8 @@ the bytes its saved tensors hold, the peak and the recomputed multiply-adds it m
 >>> exercises.A1(attention_backward)                       # doctest: +SKIP
 """
 
-from .backward import attention_mistakes, check_a1, with_slip
-from .recompute_plan import RecomputeTask, check_a3
-from .saved_bytes import byte_mistakes, check_a2, measured_bytes
+from .backward import attention_mistakes, with_slip
+from .recompute_plan import RecomputeTask
+from .saved_bytes import byte_mistakes, measured_bytes
 
-__all__ = ["check_a1", "attention_mistakes", "with_slip", "check_a2", "byte_mistakes",
-           "measured_bytes", "check_a3", "RecomputeTask"]
+__all__ = ["attention_mistakes", "with_slip", "byte_mistakes", "measured_bytes", "RecomputeTask"]

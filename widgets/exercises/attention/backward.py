@@ -124,7 +124,7 @@ def _compare(out, expected, ctx) -> Result:
 
 
 @one_answer("attention_backward")
-def check_a1(attention_backward: Callable) -> Result:
+def _check_a1(attention_backward: Callable) -> Result:
     """``A1(attention_backward)``: your ``attention_backward(q, k, v, d_out)`` returns
     (dq, dk, dv) of one causal attention head, out = softmax(q kᵀ/√d + mask) v, for
     (T, d) arrays; checked on the lesson's arrays and on two more of other sizes."""
@@ -143,4 +143,4 @@ def attention_problem() -> Problem:
                    "after each query (-inf above the diagonal).", q=q, k=k, v=v, d_out=d_out)
 
 
-register(Exercise("A1", "derivation", {"closed_form": check_a1}, problem=attention_problem))
+register(Exercise("A1", "derivation", {"closed_form": _check_a1}, problem=attention_problem))

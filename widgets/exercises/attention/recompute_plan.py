@@ -125,11 +125,11 @@ def _gradient_part(run: RecomputeRun) -> Result:
 
 
 @answers("memory", "recompute", "gradients")
-def check_a3(plan=None) -> Result:
+def _check_a3(plan=None) -> Result:
     """``A3(plan)``: one list of part names per block (``lessons.transformer.PARTS``),
     measured on one training step of the memory GPT.
 
-    >>> check_a3([["mlp"], []]).parts[0].name                  # doctest: +SKIP
+    >>> _check_a3([["mlp"], []]).parts[0].name                  # doctest: +SKIP
     'memory'
     """
     problem = plan_problem(plan)
@@ -149,4 +149,4 @@ def check_a3(plan=None) -> Result:
     return Result.combine([_memory_part(run), _work_part(run), _gradient_part(run)])
 
 
-register(Exercise("A3", "prediction", {"plan": check_a3}, problem=RecomputeTask, tries=TRIES))
+register(Exercise("A3", "prediction", {"plan": _check_a3}, problem=RecomputeTask, tries=TRIES))

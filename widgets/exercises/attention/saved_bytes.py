@@ -89,7 +89,7 @@ def _compare(out, expected, ctx) -> Result:
 
 
 @one_answer("block_bytes")
-def check_a2(block_bytes: Callable) -> Result:
+def _check_a2(block_bytes: Callable) -> Result:
     """``A2(block_bytes)``: your ``block_bytes(b, s, h, a)`` predicts the bytes one GPT
     block (float32, no dropout) keeps for backward, parameters left out; checked against
     the engine's measurement at the lesson's sizes and at three others."""
@@ -108,4 +108,4 @@ def bytes_problem() -> Problem:
                    "the lesson's table is at these sizes.", b=b, s=s, h=h, a=a)
 
 
-register(Exercise("A2", "derivation", {"closed_form": check_a2}, problem=bytes_problem))
+register(Exercise("A2", "derivation", {"closed_form": _check_a2}, problem=bytes_problem))

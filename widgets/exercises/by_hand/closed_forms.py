@@ -81,7 +81,7 @@ def _check_function(fn, label: str, what: str, cases: list) -> Result:
 
 
 @one_answer("bn_backward")
-def check_h2(bn_backward: Callable) -> Result:
+def _check_h2(bn_backward: Callable) -> Result:
     """``H2(bn_backward)``: your ``bn_backward(d_bn_out, x_hat, gamma, inv_std)`` returns
     dL/dh_pre in one expression; checked on the lesson's batch and on another of 16 x 5."""
     return _check_function(bn_backward, "d_h_pre", "bn_backward", [
@@ -131,7 +131,7 @@ def _other_ce_case() -> tuple[tuple, np.ndarray, dict]:
 
 
 @one_answer("ce_backward")
-def check_h3(ce_backward: Callable) -> Result:
+def _check_h3(ce_backward: Callable) -> Result:
     """``H3(ce_backward)``: your ``ce_backward(logits, y)`` returns dL/dlogits of the mean
     cross-entropy in one expression; checked on the lesson's batch and on 8 x 5 logits."""
     return _check_function(ce_backward, "d_logits", "ce_backward", [
@@ -141,5 +141,5 @@ def check_h3(ce_backward: Callable) -> Result:
 
 
 
-register(Exercise("H2", "derivation", {"closed_form": check_h2}))
-register(Exercise("H3", "derivation", {"closed_form": check_h3}))
+register(Exercise("H2", "derivation", {"closed_form": _check_h2}))
+register(Exercise("H3", "derivation", {"closed_form": _check_h3}))

@@ -182,7 +182,7 @@ def _h1_answers(answers, named) -> _Given | Result:
 
 
 @answers(*ANSWERS)
-def check_h1(answers: Mapping | None = None, /, **named) -> Result:
+def _check_h1(answers: Mapping | None = None, /, **named) -> Result:
     """``H1(d_picked=..., ..., d_W1=...)`` (any of them), or ``H1(globals())`` to check every
     ``d_<name>`` defined: a table, one row per tensor, against the engine's ``.grad``."""
     given = _h1_answers(answers, named)
@@ -196,4 +196,4 @@ def check_h1(answers: Mapping | None = None, /, **named) -> Result:
 
 
 
-register(Exercise("H1", "derivation", {"gradients": check_h1}, problem=problem))
+register(Exercise("H1", "derivation", {"gradients": _check_h1}, problem=problem))

@@ -239,7 +239,7 @@ def _unfinished(why: str, step: int | None = None) -> str:
 
 @answers(*H4_PARTS)
 @one_answer("my_gradients")
-def check_h4(my_gradients: Callable) -> Result:
+def _check_h4(my_gradients: Callable) -> Result:
     """``H4(my_gradients)``: the five parameter gradients your function returns for the
     lesson's batch (and any intermediate's it returns too, by name: ``"h"``, ...), then your
     whole loss curve against the engine's."""
@@ -288,4 +288,4 @@ def _departure(run: TrainingRun) -> str:
 
 
 
-register(Exercise("H4", "derivation", {"train": check_h4}))
+register(Exercise("H4", "derivation", {"train": _check_h4}))

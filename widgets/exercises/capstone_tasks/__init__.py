@@ -6,7 +6,7 @@
   repair.
 """
 
-from .checkpoint_plan import BATCH, BUDGET, MAX_EXTRA_WORK, N_MODULES, PlanRun, PlanTask, check_c1
+from .checkpoint_plan import BATCH, BUDGET, MAX_EXTRA_WORK, N_MODULES, PlanRun, PlanTask
 from .planted_bug import (
     AROUND_THE_BUG,
     BUGGY_MODULE,
@@ -18,11 +18,10 @@ from .planted_bug import (
     SwishOp,
     bug_hunt,
     bug_hunt_model,
-    check_c2,
 )
 
 __all__ = [
     "PlanTask", "PlanRun", "BugHunt", "BUDGET", "MAX_EXTRA_WORK", "BATCH", "N_MODULES",
-    "check_c1", "check_c2", "SwishOp", "Swish", "Identity", "Residual", "bug_hunt_model",
+    "SwishOp", "Swish", "Identity", "Residual", "bug_hunt_model",
     "bug_hunt", "SNIPPET", "BUGGY_MODULE", "AROUND_THE_BUG",
 ]

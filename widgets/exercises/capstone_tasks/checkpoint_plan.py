@@ -26,9 +26,11 @@ from autograd_core import nn
 from autograd_core.nn import functional as F
 from autograd_core.tools.counting import count_ops
 
+from ... import gate
 from ...feedback import words
 from ...feedback.result import Result
 from ...lessons.checkpointing import (
+    C1_EXAMPLE_PLAN,
     CheckpointedStep,
     MeasuredPlan,
     measure_step,
@@ -45,7 +47,7 @@ BUDGET = 640_000        # bytes held for backward at the peak of one training st
 MAX_EXTRA_WORK = 0.20   # recomputed multiply-adds, as a fraction of one forward pass
 BATCH = 64
 N_MODULES = 9
-EXAMPLE_PLAN = [[7, 8]]  # the plan lesson 12 measures to show how measuring reads
+EXAMPLE_PLAN = C1_EXAMPLE_PLAN  # the plan lesson 12 measures to show how measuring reads
 
 
 def _cnn() -> nn.Module:
@@ -87,7 +89,8 @@ def _plain(learner_key: str | None) -> tuple[CheckpointedStep, np.ndarray, dict,
     total = sum(macs.values()) or 1
     share = {name: macs[name] / total for name in names}
     kinds = {name: type(child).__name__ for name, child in model.named_children()}
-    return measure_step(_cnn(), x, loss=_loss(y)), scores, share, kinds
+    with gate.quietly():  # C1's own measurement of the plain step
+        return measure_step(_cnn(), x, loss=_loss(y)), scores, share, kinds
 
 
 def _loss(y: ag.Tensor) -> Callable[[ag.Tensor], ag.Tensor]:
@@ -143,7 +146,7 @@ class PlanTask:
             count_try("C1")
         forward = plan if callable(plan) else plan_forward(plan)
         x, y = _plan_batch()
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), gate.quietly():  # counted above, once
             warnings.simplefilter("ignore")
             step = measure_step(_cnn(), x, loss=_loss(y), forward=forward)
         return PlanRun(plan, step, self.plain)
@@ -273,11 +276,11 @@ def _scores_problem(out, scores: np.ndarray) -> Result | None:
 
 
 @answers("memory", "recompute", "gradients")
-def check_c1(plan=None) -> Result:
+def _check_c1(plan=None) -> Result:
     """``C1(plan)``: a list of groups of consecutive module indices to checkpoint (or your
     own ``forward(model, x)``), measured on one training step of the capstone's CNN.
 
-    >>> check_c1([[7, 8]]).parts[0].name                  # doctest: +SKIP
+    >>> _check_c1([[7, 8]]).parts[0].name                  # doctest: +SKIP
     'memory'
     """
     forward, problem = _read_plan(plan)
@@ -297,8 +300,9 @@ def check_c1(plan=None) -> Result:
         if wrong is not None:
             return wrong
         try:
-            step = learner.call(measure_step, _cnn(), x, loss=_loss(y), forward=forward,
-                                what=what)
+            with gate.quietly():  # C1's own check records its result
+                step = learner.call(measure_step, _cnn(), x, loss=_loss(y),
+                                    forward=forward, what=what)
         except learner.LearnerCodeFailed as exc:
             return learner.failed(exc)
     gradients = _gradient_part(step, plain)
@@ -311,4 +315,4 @@ def check_c1(plan=None) -> Result:
 # Plans measured or checked before one fits: a few to reason from the measurements; all
 # 45 one-group plans, looped over, are a search.
 TRIES = 8
-register(Exercise("C1", "prediction", {"plan": check_c1}, problem=PlanTask, tries=TRIES))
+register(Exercise("C1", "prediction", {"plan": _check_c1}, problem=PlanTask, tries=TRIES))

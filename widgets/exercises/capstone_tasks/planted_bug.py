@@ -302,12 +302,12 @@ def _fix_part(module, forward) -> Result:
 
 
 @answers("module", "fix")
-def check_c2(module=None, forward=None) -> Result:
+def _check_c2(module=None, forward=None) -> Result:
     """``C2(module="path", forward=fixed_forward)``: where the planted bug is (a path of
     ``model.named_modules()``), and ``fixed_forward(module, x)``, a forward for that
     module that repairs it.
 
-    >>> check_c2(module="2").parts[0].diagnosis            # doctest: +SKIP
+    >>> _check_c2(module="2").parts[0].diagnosis            # doctest: +SKIP
     'passes'
     """
     fix = _fix_part(module, forward)
@@ -318,5 +318,5 @@ def check_c2(module=None, forward=None) -> Result:
 # Wrong answers before the bug is found and fixed: the model has 24 module paths, and
 # gradient checks of one's own find the one; asking the check about each is a search.
 TRIES = 4
-register(Exercise("C2", "spot_error", {"hunt": check_c2}, problem=bug_hunt, snippet=SNIPPET,
+register(Exercise("C2", "spot_error", {"hunt": _check_c2}, problem=bug_hunt, snippet=SNIPPET,
                   tries=TRIES))

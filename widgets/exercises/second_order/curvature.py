@@ -62,7 +62,7 @@ def _compare(label: str) -> Callable[[object, object, dict], Result]:
 
 
 @one_answer("d2_tanh")
-def check_d1(d2_tanh: Callable) -> Result:
+def _check_d1(d2_tanh: Callable) -> Result:
     """``D1(d2_tanh)``: your ``d2_tanh(x)`` returns tanh''(x) elementwise (NumPy), checked
     at the lesson's points and at 50 more of another range."""
     return check_on_cases(d2_tanh, "d2_tanh", "d2_tanh", [
@@ -144,7 +144,7 @@ def _compare_hessian(out, expected, ctx) -> Result:
 
 
 @one_answer("mlp_hessian")
-def check_d2(mlp_hessian: Callable) -> Result:
+def _check_d2(mlp_hessian: Callable) -> Result:
     """``D2(mlp_hessian)``: your ``mlp_hessian(X, W, u, y)`` returns d²loss/dW² of
     ``mean((tanh(X @ W) @ u - y)**2)``, shape (d, k, d, k) (or (d·k, d·k)); checked on the
     lesson's network and on one with 5 examples, 2 inputs and 4 hidden units."""
@@ -162,5 +162,5 @@ def points_problem() -> Problem:
                    "points of its own).", x=tanh_points())
 
 
-register(Exercise("D1", "derivation", {"closed_form": check_d1}, problem=points_problem))
-register(Exercise("D2", "derivation", {"closed_form": check_d2}, problem=network_problem))
+register(Exercise("D1", "derivation", {"closed_form": _check_d1}, problem=points_problem))
+register(Exercise("D2", "derivation", {"closed_form": _check_d2}, problem=network_problem))

@@ -54,7 +54,7 @@ def _compare(out, expected, ctx) -> Result:
 
 
 @one_answer("newton_step")
-def check_d4(newton_step: Callable) -> Result:
+def _check_d4(newton_step: Callable) -> Result:
     """``D4(newton_step)``: your ``newton_step(w, g, H)`` returns the weights after one
     Newton step from ``w`` (gradient ``g``, Hessian ``H``, NumPy arrays); checked on the
     lesson's logistic regression and on one with 5 weights."""
@@ -72,7 +72,7 @@ def newton_problem() -> Problem:
                    "{0, 1}, start w0.", X=problem.X, y=problem.y, lam=problem.lam, w0=w0)
 
 
-register(Exercise("D4", "derivation", {"closed_form": check_d4}, problem=newton_problem))
+register(Exercise("D4", "derivation", {"closed_form": _check_d4}, problem=newton_problem))
 
 
 @dataclass

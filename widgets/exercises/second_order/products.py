@@ -84,7 +84,7 @@ def _calls_the_library(fn) -> bool:
 
 
 @one_answer("my_hvp")
-def check_d3(my_hvp: Callable) -> Result:
+def _check_d3(my_hvp: Callable) -> Result:
     """``D3(my_hvp)``: your ``my_hvp(loss_fn, W, v)`` returns H·v, the Hessian of
     ``loss_fn`` at ``W`` (a Tensor that requires grad) times ``v``, with two sweeps of
     ``autograd.grad``; checked on the lesson's network and on a wider one (32 weights),
@@ -123,7 +123,7 @@ def hvp_problem() -> Problem:
                    v=_direction(net, 145))
 
 
-register(Exercise("D3", "derivation", {"closed_form": check_d3}, problem=hvp_problem))
+register(Exercise("D3", "derivation", {"closed_form": _check_d3}, problem=hvp_problem))
 
 
 # -- what a gradient, an HVP and the Hessian cost as the network grows -----------------------
