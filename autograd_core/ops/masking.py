@@ -25,6 +25,7 @@ import operator
 import numpy as np
 
 from .. import errors
+from ..recording import rule
 from ..recording.node import Function
 from ..recording.tensor import Tensor
 from ._util import normalize_dim
@@ -112,21 +113,26 @@ class Flip(Function):
         return np.flip(ta, ctx.params["dims"])
 
 
+def _padded_with_zeros(a, pad) -> np.ndarray:
+    """``a`` padded with zeros by ``pad`` (negative pads crop): the rules' ``padded``."""
+    return padded(a, pad, 0.0)
+
+
+# pad's rule pads by name (ops/recorded_numpy.py names the recorded sweep's: the pad op)
+rule.PLAIN.padded = _padded_with_zeros
+
+
 class Pad(Function):
     """f(a) = a with ``value`` put around its last dims, ``pad`` = (left, right) for the
     last dim, then (top, bottom) for the one before, ...; a negative pad crops."""
 
     name = "pad"
-    rule = ("da = pad(g, [-p for p in pad])   (the pads negated: padding is cropped off, "
+    rule = ("da = padded(g, [-p for p in pad])  (the pads negated: padding is cropped off, "
             "and where a was cropped, zeros)")
 
     @staticmethod
     def forward(ctx, a, pad=(), value=0.0):
         return padded(a, pad, value)
-
-    @staticmethod
-    def backward(ctx, g):
-        return (ctx.run(Pad, g, pad=tuple(-p for p in ctx.params["pad"]), value=0.0),)
 
     @staticmethod
     def jvp(ctx, ta):

@@ -32,7 +32,9 @@ from . import api as F
 from ._util import constant
 from .activations import NormalCdf
 from .indexing import GetItem, IndexBackward
+from .masking import Pad
 from .nn_ops import one_hot, target_distribution
+from .scatter import Gather, ScatterAdd, padded_to
 
 exp, log, sin, cos, tanh = F.exp, F.log, F.sin, F.cos, F.tanh
 
@@ -156,6 +158,11 @@ def _constant_key(key):
     return constant(key) if isinstance(key, Tensor) else key
 
 
+def _rule_padded(x, pads):
+    """``x`` padded with zeros (negative pads crop), as the engine's pad op."""
+    return Pad.apply(x, pad=tuple(pads), value=0.0)
+
+
 def _rule_flip(x, dims):
     """``np.flip(x, dims)``, ``dims`` one axis or several, as the engine's op."""
     return F.flip(x, (dims,) if isinstance(dims, int | np.integer) else dims)
@@ -176,10 +183,15 @@ for _name, _engine in dict(exp=F.exp, log=F.log, sin=F.sin, cos=F.cos, tanh=F.ta
                            pick=lambda x, key: GetItem.apply(x, key=key),
                            scatter=lambda values, key, shape: IndexBackward.apply(
                                values, key=_constant_key(key), shape=shape),
-                           mT=lambda x: F.transpose(x, -2, -1)).items():
+                           mT=lambda x: F.transpose(x, -2, -1), padded=_rule_padded,
+                           padded_to=lambda x, shape: padded_to(x, shape, pad=_rule_padded),
+                           gather=lambda a, dim, index: Gather.apply(
+                               a, constant(index), dim=dim),
+                           scatter_add=lambda a, dim, index, src: ScatterAdd.apply(
+                               a, constant(index), src, dim=dim)).items():
     setattr(rule.RECORDED, _name, _on_tensors(getattr(rule.PLAIN, _name), _engine))
 for _function in (np.count_nonzero, one_hot, target_distribution):  # of a target's values
     setattr(rule.RECORDED, _function.__name__, _on_values(_function))
-for _name in ("pi", "e", "inf", "nan", "argsort", "arange", "nan_to_num"):
+for _name in ("pi", "e", "inf", "nan", "argsort", "arange", "nan_to_num", "zeros"):
     setattr(rule.RECORDED, _name, getattr(np, _name))
 rule.RECORDED.rows = rule.rows  # a reshape: Tensors have it too

@@ -24,10 +24,11 @@ from __future__ import annotations
 import numpy as np
 
 from .. import errors
+from ..recording import rule
 from ..recording.node import Function
 from ..recording.tensor import Tensor
-from ._util import constant, normalize_dim, tangent_sum
-from .masking import Pad, check_int
+from ._util import normalize_dim, tangent_sum
+from .masking import check_int, padded
 
 
 def _lift(x: np.ndarray) -> np.ndarray:
@@ -59,35 +60,45 @@ def scatter_added(out: np.ndarray, dim: int, index: np.ndarray, src) -> None:
     np.add.at(_lift(out), along(index, dim), block)
 
 
-def _leading_block(ctx, values, shape: tuple):
+def _scatter_added_copy(a, dim: int, index: np.ndarray, src) -> np.ndarray:
+    """A copy of ``a`` with ``src`` added along ``dim`` at ``index``: the rules'
+    ``scatter_add``."""
+    out = np.array(a, copy=True)
+    scatter_added(out, dim, index, src)
+    return out
+
+
+def padded_to(values, shape: tuple, pad=None):
     """``values`` as the leading block of zeros of ``shape`` (src can be larger than the
-    index: its entries that were never read get 0), padded by the Pad op."""
+    index: its entries that were never read get 0): the rules' ``padded_to``. ``pad(x,
+    pads)`` pads with zeros (default: on arrays; the pad op on a recorded sweep's)."""
     if values.shape == shape:
         return values
     if not shape:  # a 0-d src read through a one-element index
         return values.reshape(())
     missing = [s - n for s, n in zip(shape, values.shape, strict=True)]
     pads = tuple(p for m in reversed(missing) for p in (0, m))  # last dim first
-    return ctx.run(Pad, values, pad=pads, value=0.0)
+    return padded(values, pads, 0.0) if pad is None else pad(values, pads)
+
+
+# the rules read and add along a dim by name (ops/recorded_numpy.py names the recorded
+# sweep's: these ops, and pad)
+rule.PLAIN.gather = gathered
+rule.PLAIN.scatter_add = _scatter_added_copy
+rule.PLAIN.padded_to = padded_to
 
 
 class Gather(Function):
     """f(a, index) = a read along dim at index: out[i, j] = a[i, index[i, j]] (dim 1)"""
 
     name = "gather"
-    rule = ("da = scatter_add(zeros_like(a), dim, index, g)   (g goes back where it was "
-            "read; repeated indices add up)")
+    rule = ("da = scatter_add(zeros(a.shape, g.dtype), dim, index, g)  (g goes back where "
+            "it was read; repeated indices add up)")
 
     @staticmethod
     def forward(ctx, a, index, dim=0):
         ctx.save(index=index)
         return gathered(a, dim, index)
-
-    @staticmethod
-    def backward(ctx, g):
-        zeros = np.zeros(ctx.input_shapes[0], dtype=g.dtype)
-        index = constant(ctx.load("index"))
-        return ctx.run(ScatterAdd, zeros, index, g, dim=ctx.params["dim"]), None
 
     @staticmethod
     def jvp(ctx, ta, tindex):
@@ -101,24 +112,15 @@ class ScatterAdd(Function):
 
     name = "scatter_add"
     rule = ("da = g\n"
-            "dsrc = gather(g, dim, index)   (0 for entries of src outside the index's shape)")
+            "dsrc = padded_to(gather(g, dim, index), src.shape)  (src read where the index "
+            "reaches it, 0 where it does not)")
 
     @staticmethod
     def forward(ctx, a, index, src, dim=0):
         if ctx.needs_input_grad[2]:
             ctx.save(index=index)
-        out = np.array(a, copy=True)
-        scatter_added(out, dim, index, src)
-        return out
+        return _scatter_added_copy(a, dim, index, src)
 
-    @staticmethod
-    def backward(ctx, g):
-        da = g if ctx.needs_input_grad[0] else None
-        dsrc = None
-        if ctx.needs_input_grad[2]:
-            read = ctx.run(Gather, g, constant(ctx.load("index")), dim=ctx.params["dim"])
-            dsrc = _leading_block(ctx, read, ctx.input_shapes[2])
-        return da, None, dsrc
 
     @staticmethod
     def jvp(ctx, ta, tindex, tsrc):

@@ -236,9 +236,12 @@ class _Program:
                 and isinstance(node.value, ast.Name) and node.value.id in self.inputs)
 
     def _reads(self, value: ast.expr) -> list[str]:
-        """The names an expression reads (an input's layout reads no saved array)."""
+        """The names an expression reads (an input's layout reads no saved array, and a
+        comprehension's own variable, ``p`` in ``[-p for p in pad]``, none at all)."""
         layout = {id(n.value) for n in ast.walk(value) if self._is_layout(n)}
-        return [n.id for n in ast.walk(value) if isinstance(n, ast.Name) and id(n) not in layout]
+        own = _comprehension_names(value)
+        return [n.id for n in ast.walk(value) if isinstance(n, ast.Name)
+                and id(n) not in layout and n.id not in own]
 
     def kind(self, name: str, assigned: set) -> str:
         """What ``name`` is in this rule: local, param, function or saved."""
@@ -255,6 +258,7 @@ class _Program:
     def _rewrite(self, value: ast.expr, assigned: set, rename: dict) -> str:
         """The expression with functions read from the namespace and ``rename`` applied."""
         program = self
+        own = _comprehension_names(value)
 
         class Rewrite(ast.NodeTransformer):
             def visit_Attribute(self, node):  # noqa: N802 - ast's name
@@ -270,6 +274,8 @@ class _Program:
                 return ast.copy_location(ast.parse(text, mode="eval").body, node)
 
             def visit_Name(self, node):  # noqa: N802 - ast's name
+                if node.id in own:
+                    return node
                 if node.id in rename:
                     return ast.copy_location(ast.Name(rename[node.id], ast.Load()), node)
                 if program.kind(node.id, assigned) == "function":
@@ -385,6 +391,12 @@ class _Program:
         function.__qualname__ = f"{self.op.__name__}.{name}"
         function.__doc__ = self.op.rule
         return function
+
+
+def _comprehension_names(value: ast.expr) -> set[str]:
+    """The variables an expression's comprehensions bind."""
+    return {n.id for c in ast.walk(value) if isinstance(c, ast.comprehension)
+            for n in ast.walk(c.target) if isinstance(n, ast.Name)}
 
 
 # an input's layout, read from the recorded input shapes

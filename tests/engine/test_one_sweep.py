@@ -237,9 +237,6 @@ WHOLE_OPERATIONS = {  # their rules name an operation rather than spell it out
     "AvgPool2dBackward": "the adjoint of avg_pool2d's backward (recorded sweeps only)",
     "BatchNorm": "Σ over batch and pixels; in place, from the saved x̂ and 1/std",
     "BatchNormEval": "as batch_norm",
-    "Pad": "pad with negative pads, which NumPy's pad does not take",
-    "Gather": "scatter_add, which NumPy does not have",
-    "ScatterAdd": "gather, which NumPy does not have",
 }
 # Not compiled yet: #38 turns these rules into the code that runs, batch by batch (each
 # batch held to the bench and the lessons' stored outputs). Until then each rule is
