@@ -5,7 +5,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..recording import rule
 from ..recording.node import Function
+
+
+def select(x, dim: int, i: int):
+    """``x``'s slice ``i`` along ``dim`` (PyTorch's ``select``): a view of an array, the
+    getitem op on a Tensor."""
+    return x[(slice(None),) * dim + (i,)]
+
+
+rule.PLAIN.select = select  # a rule's select (a recorded sweep's too: Tensors index)
 
 
 class _Joining(Function):
@@ -43,13 +53,8 @@ class Stack(_Joining):
     """f(a1, ..., an) = the inputs stacked along a new axis dim"""
 
     name = "stack"
-    rule = "da_i = g.take(i, axis=dim)"
+    rule = "da_i = select(g, dim, i)  (g's slice i along the new axis dim)"
     join = staticmethod(np.stack)
-
-    @staticmethod
-    def backward(ctx, g):
-        dim = ctx.params["dim"]
-        return tuple(g[(slice(None),) * dim + (i,)] for i in range(len(ctx.input_shapes)))
 
 
 def _filled(ctx, tangents) -> list:

@@ -27,6 +27,9 @@ How a rule reads (``autograd_core/recording/node.py`` has the full convention):
   derivative reaches the input, and such an op computes ``backward()`` by its
   ``fast_backward`` from the saved arrays themselves. getitem's ``key`` is its param
   with the index arrays read back from what it saved (released after a backward).
+* An op of any number of inputs (stack's ``*arrays``) has its rule written for input
+  ``i``: ``da_i``, from ``g``, ``i``, the params and ``a_i``'s layout; it runs once per
+  input.
 * After two spaces, a note in parentheses explains a line and is not run.
 
 Each ``d`` line runs only when its input needs a gradient, and a line that only
@@ -202,8 +205,12 @@ class _Program:
         # the inputs: forward's positional parameters without a default, and those with
         # one (linear's bias=None) that the rule gives a gradient; the rest are params
         parameters = list(inspect.signature(op.forward).parameters.values())[1:]
-        self.inputs = [p.name for p in parameters if p.kind is p.POSITIONAL_OR_KEYWORD
-                       and (p.default is p.empty or f"d{p.name}" in targets)]
+        # an op of any number of inputs (stack's *arrays): the rule is written for input
+        # i, a_i, and its gradient da_i; it runs once per input
+        self.variadic = any(p.kind is p.VAR_POSITIONAL for p in parameters)
+        self.inputs = ["a_i"] if self.variadic else [
+            p.name for p in parameters if p.kind is p.POSITIONAL_OR_KEYWORD
+            and (p.default is p.empty or f"d{p.name}" in targets)]
         self.required = sum(p.default is p.empty for p in parameters
                             if p.kind is p.POSITIONAL_OR_KEYWORD)
         self.defaults = {p.name: p.default for p in parameters
@@ -219,6 +226,9 @@ class _Program:
             raise errors.rule_not_code(op.__name__, f"no line gives an input its gradient "
                                        f"(e.g. 'd{first} = ...')")
         self._mark_needs()
+        if self.variadic and any(name == "a_i" for s in self.statements for name in s.reads):
+            raise errors.rule_not_code(op.__name__, "a rule over any number of inputs reads "
+                                       "a_i's layout only (a_i.shape): nothing is saved")
 
     def _mark_needs(self) -> None:
         """Which inputs' gradients each line feeds, from the last line back."""
@@ -269,7 +279,8 @@ class _Program:
                     return ast.copy_location(call, node)
                 if not program._is_layout(node):
                     return self.generic_visit(node)
-                shape = f"ctx.input_shapes[{program.inputs.index(node.value.id)}]"
+                shape = ("ctx.input_shapes[i]" if program.variadic else
+                         f"ctx.input_shapes[{program.inputs.index(node.value.id)}]")
                 text = _LAYOUT[node.attr].format(shape)
                 return ast.copy_location(ast.parse(text, mode="eval").body, node)
 
@@ -315,6 +326,8 @@ class _Program:
         return body
 
     def backward_lines(self) -> list[str]:
+        if self.variadic:
+            return self._lines_per_input()
         lines = ["needs = ctx.needs_input_grad", "names = ctx.rule_names"]
         if len(self.inputs) > self.required:  # an optional input (bias) left out: no grad
             n = len(self.inputs)
@@ -336,6 +349,16 @@ class _Program:
         grads = ", ".join(f"d{name}" for name in self.inputs)
         lines.append(f"return ({grads},)" if len(self.inputs) == 1 else f"return ({grads})")
         return lines
+
+    def _lines_per_input(self) -> list[str]:
+        """The rule of an op of any number of inputs, run for each input i that needs a
+        gradient."""
+        body = self._block(self.statements, (), {}, {"i"}, {})
+        return ["names = ctx.rule_names", "grads = []",
+                "for i, need in enumerate(ctx.needs_input_grad):",
+                "    if not need:", "        grads.append(None)", "        continue",
+                *("    " + line for line in body), "    grads.append(da_i)",
+                "return tuple(grads)"]
 
     def jvp_lines(self) -> list[str]:
         """Forward mode of an elementwise op: each input's rule with its tangent for g."""

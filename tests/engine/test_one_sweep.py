@@ -238,12 +238,6 @@ WHOLE_OPERATIONS = {  # their rules name an operation rather than spell it out
     "BatchNorm": "Σ over batch and pixels; in place, from the saved x̂ and 1/std",
     "BatchNormEval": "as batch_norm",
 }
-# Not compiled yet: #38 turns these rules into the code that runs, batch by batch (each
-# batch held to the bench and the lessons' stored outputs). Until then each rule is
-# text beside a hand-written backward, checked equal by test_rule_text.py.
-NOT_COMPILED_YET = {
-    "Stack",
-}
 # The ones whose backward keeps a faster path on arrays beside the rule a create_graph
 # sweep records (a ``fast_backward`` beside a compiled rule, or a branch on
 # ``ctx.recorded`` in a backward written by hand), and why. Each is held equal
@@ -271,7 +265,7 @@ def _compiled(op) -> bool:
 
 def test_every_op_runs_its_rule_or_is_listed_with_the_reason_it_does_not():
     hand_written = {op.__name__ for op in _all_ops() if not _compiled(op)}
-    listed = set(WHOLE_OPERATIONS) | NOT_COMPILED_YET
+    listed = set(WHOLE_OPERATIONS)
     assert hand_written == listed, (
         f"written by hand but not listed: {sorted(hand_written - listed)}; listed but "
         f"compiled from the rule now: {sorted(listed - hand_written)}")

@@ -226,3 +226,22 @@ def _summed_to(x, shape):
         if size == 1 and x.shape[axis] != 1:
             x = x.sum(axis, keepdims=True)
     return x
+
+
+def test_a_rule_over_any_number_of_inputs_runs_once_for_each_that_needs_a_gradient():
+    """stack's rule is written for input i (da_i): the leaves that need a gradient get
+    their slice of g, the constant between them none."""
+    x, y = _leaf(2, 3, seed=1), _leaf(2, 3, seed=2)
+    constant = ag.tensor(np.ones((2, 3)))
+    upstream = np.random.default_rng(3).standard_normal((2, 3, 3))
+    ag.stack([x, constant, y], dim=1).backward(ag.tensor(upstream))
+    np.testing.assert_array_equal(x.grad.numpy(), upstream[:, 0])
+    np.testing.assert_array_equal(y.grad.numpy(), upstream[:, 2])
+    assert constant.grad is None
+
+
+def test_a_rule_over_any_number_of_inputs_may_not_read_an_input_nothing_saved():
+    with pytest.raises(SyntaxError, match="reads a_i's layout only"):
+        type("Scaled", (Function,), {
+            "name": "scaled", "rule": "da_i = g * a_i",
+            "forward": staticmethod(lambda ctx, *arrays: sum(arrays))})
