@@ -67,10 +67,20 @@ class BatchNorm(Function):
     """y = weight · (x - mean) / sqrt(var + eps) + bias, with the batch's statistics."""
 
     name = "batch_norm"
-    rule = ("x̂ = (x - mean) · inv_std;  Σ over batch and pixels, M values per channel\n"
-            "dx = weight · inv_std / M · (M·g - Σ g - x̂ · Σ g·x̂)\n"
-            "dweight = Σ g·x̂\n"
-            "dbias = Σ g")
+    rule = ("axes = (0, *range(2, x.ndim))  (each channel's values: every axis but dim 1)\n"
+            "m = x.size // x.shape[1] if x.size else 1  (how many there are)\n"
+            "c = x - sum(x, axes) / m  (x: see stand_ins)\n"
+            "std = sqrt(sum(c * c, axes) / m + eps)\n"
+            "x_hat = c / std\n"
+            "w = 1 if weight is None else weight.reshape((-1,) + (1,) * (x.ndim - 2))  "
+            "(one per channel)\n"
+            "dx = w / std * (g - sum(g, axes) / m - x_hat * sum(g * x_hat, axes) / m)\n"
+            "dweight = sum(g * x_hat, axes).reshape(-1)\n"
+            "dbias = sum(g, axes).reshape(-1)")
+    # x is not saved: a recorded sweep rebuilds it from x̂ and the statistics the forward
+    # was given (as it computed 1/std), x up to rounding
+    stand_ins = {"x": lambda node: node.load("normalized") * np.sqrt(
+        node.params["var"] + node.params["eps"]) + node.params["mean"]}
 
     @classmethod
     def forward(cls, ctx, x, weight=None, bias=None, mean=None, var=None, eps=1e-5):
@@ -91,9 +101,9 @@ class BatchNorm(Function):
         return out
 
     @classmethod
-    def backward(cls, ctx, g):
-        if ctx.recorded:
-            return _recorded_batch_norm(ctx, g, training=cls is BatchNorm)
+    def fast_backward(cls, ctx, g):
+        """The rule on arrays, from the saved x̂ and 1/std, in place (Σ per channel, M
+        values each): dx = weight · inv_std / M · (M·g - Σ g - x̂ · Σ g·x̂)."""
         needs = ctx.needs_input_grad  # (x,), (x, weight) or (x, weight, bias)
         axes = channel_axes(g.ndim)
         g_sum = g.sum(axis=axes, keepdims=True)
@@ -178,10 +188,14 @@ class BatchNormEval(BatchNorm):
     """y = weight · (x - running_mean) / sqrt(running_var + eps) + bias (constants)."""
 
     name = "batch_norm_eval"
-    rule = ("x̂ = (x - running_mean) · inv_std   (running estimates: constants)\n"
-            "dx = g · weight · inv_std\n"
-            "dweight = Σ g·x̂\n"
-            "dbias = Σ g")
+    rule = ("inv_std = 1 / sqrt(var + eps)  (the running estimates: constants)\n"
+            "w = 1 if weight is None else weight.reshape((-1,) + (1,) * (x.ndim - 2))  "
+            "(one per channel)\n"
+            "dx = g * w * inv_std\n"
+            "axes = (0, *range(2, x.ndim))  (each channel's values: every axis but dim 1)\n"
+            "x_hat = (x - mean) * inv_std  (x: see stand_ins)\n"
+            "dweight = sum(g * x_hat, axes).reshape(-1)\n"
+            "dbias = sum(g, axes).reshape(-1)")
 
     _dx_reads_normalized = False
 
@@ -192,47 +206,3 @@ class BatchNormEval(BatchNorm):
     @staticmethod
     def _normalized_tangent(ctx, tx):
         return ctx.load("inv_std") * tx
-
-
-# -- Under create_graph: the rule as recorded ops ----------------------------------------
-# Batch norm does not save its input (only x̂ and 1/std). It is shift-invariant per
-# channel: its value and every derivative are the same at x and at x - c for any c
-# constant over the reduced axes. So the centred input x - mean, put on the input's edge
-# (RecordedContext.input_on_graph), stands for the input: the rule centres it again,
-# recomputes the statistics from it with recorded ops and writes the gradient with them,
-# exact to every order. The array backward above keeps its faster path;
-# tests/engine/test_create_graph.py holds the two equal.
-def _recorded_batch_norm(ctx, g, training: bool) -> tuple:
-    """Training: x̂ and 1/std recomputed from the centred input, then
-    dx = weight / std · (g - Σg / M - x̂ · Σ(g·x̂) / M), dweight = Σ g·x̂, dbias = Σ g.
-    Evaluation: dx = g · weight · inv_std (running statistics: constants), x̂ linear in x."""
-    p, node, constant_tensor = ctx.params, ctx.node, ctx.xp.constant_tensor
-    needs = tuple(ctx.needs_input_grad) + (False,) * (3 - len(ctx.needs_input_grad))
-    ndim = g.ndim
-    axes = channel_axes(ndim)
-    inv_std = 1.0 / np.sqrt(p["var"] + p["eps"])  # as the forward computed it
-    weight = None
-    if needs[0] and len(ctx.input_shapes) > 1:
-        weight = _per_channel(ctx.load("weight"), ndim)
-    x_hat = dx = None
-    if needs[0] and (training or needs[1]):
-        centred = ctx.input_on_graph(
-            0, lambda: node.load("normalized") / node.load("inv_std"), p["mean"])
-        if training:
-            c = centred - centred.mean(axis=axes, keepdims=True)
-            std = ((c * c).mean(axis=axes, keepdims=True) + p["eps"]).sqrt()
-            x_hat = c / std
-            m = max(g.numel() // max(g.shape[1], 1), 1)  # values per channel
-            share = g - g.sum(axis=axes, keepdims=True) / m \
-                - x_hat * ((g * x_hat).sum(axis=axes, keepdims=True) / m)
-            dx = share / std if weight is None else share * (weight / std)
-        else:
-            x_hat = centred * constant_tensor(inv_std)
-    if needs[0] and not training:
-        scale = constant_tensor(inv_std)
-        dx = g * (scale if weight is None else weight * scale)
-    if x_hat is None and needs[1]:
-        x_hat = constant_tensor(node.load("normalized"))  # the input needs no gradient
-    dweight = (g * x_hat).sum(axis=axes) if needs[1] else None
-    dbias = g.sum(axis=axes) if needs[2] else None
-    return dx, dweight, dbias

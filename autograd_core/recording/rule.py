@@ -263,6 +263,8 @@ class _Program:
             return "param"
         if name not in self.inputs and PLAIN.provides(name):
             return "function"
+        if name in _BUILTINS and name not in self.inputs:  # Python's own
+            return "builtin"
         return "saved"
 
     def _rewrite(self, value: ast.expr, assigned: set, rename: dict) -> str:
@@ -421,6 +423,9 @@ def _comprehension_names(value: ast.expr) -> set[str]:
     return {n.id for c in ast.walk(value) if isinstance(c, ast.comprehension)
             for n in ast.walk(c.target) if isinstance(n, ast.Name)}
 
+
+# the few of Python's own functions a rule may call (sum, max, min and abs are NumPy's)
+_BUILTINS = frozenset({"range", "len", "tuple", "list", "int", "float", "bool"})
 
 # an input's layout, read from the recorded input shapes
 _LAYOUT = {"shape": "{0}", "size": "prod({0})", "ndim": "len({0})"}

@@ -235,8 +235,6 @@ WHOLE_OPERATIONS = {  # their rules name an operation rather than spell it out
     "MaxPool2dGather": "the adjoint of max_pool2d's backward (recorded sweeps only)",
     "AvgPool2d": "fold",
     "AvgPool2dBackward": "the adjoint of avg_pool2d's backward (recorded sweeps only)",
-    "BatchNorm": "Σ over batch and pixels; in place, from the saved x̂ and 1/std",
-    "BatchNormEval": "as batch_norm",
 }
 # The ones whose backward keeps a faster path on arrays beside the rule a create_graph
 # sweep records (a ``fast_backward`` beside a compiled rule, or a branch on
