@@ -254,7 +254,7 @@ class _Program:
                 and id(n) not in layout and n.id not in own]
 
     def kind(self, name: str, assigned: set) -> str:
-        """What ``name`` is in this rule: local, param, function or saved."""
+        """What ``name`` is in this rule: local, param, function, builtin or saved."""
         if name in assigned or name == "g":
             return "local"
         if name in self.op.stand_ins:  # rebuilt by the op from what it saved: loaded
