@@ -16,9 +16,10 @@ from solutions import words
 import autograd_core as ag
 from widgets import exercises as ex
 from widgets.exercises import reset_progress
-from widgets.exercises.attention import attention_mistakes, byte_mistakes, measured_bytes
+from widgets.exercises.attention import attention_mistakes, byte_mistakes
 from widgets.exercises.attention.backward import engine_gradients
 from widgets.exercises.attention.recompute_plan import MAX_EXTRA_WORK, MAX_PEAK
+from widgets.exercises.attention.saved_bytes import _measured_bytes as measured_bytes
 from widgets.lessons.transformer import PARTS, korthikanti_bytes, recompute_step
 
 

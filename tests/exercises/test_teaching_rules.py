@@ -496,7 +496,8 @@ def _measure(helper: str):
             "checkpointed_step": lambda: checkpointing.checkpointed_step(depth=4, segments=2),
             "reference": by_hand.reference,
             "reference_for": lambda: by_hand.reference_for(dict(ex.H1.problem())),
-            "G12.snippet": lambda: ex.G12.snippet}[helper]()
+            "G12.snippet": lambda: ex.G12.snippet,
+            "block_saves": lambda: transformer.block_saves(2, 48, 32, 4)}[helper]()
 
 
 # (helper, the item it answers, what it records): the measuring helpers of lesson support
@@ -505,7 +506,7 @@ MEASURING = [("recompute_step", "A3", "try"), ("measure_step(make_cnn, forward)"
              ("measure_step(make_cnn, segments)", "C1", "try"),
              ("checkpointed_step", "L8", "solution"),
              ("reference", "H1", "solution"), ("reference_for", "H1", "solution"),
-             ("G12.snippet", "G5", "solution")]
+             ("G12.snippet", "G5", "solution"), ("block_saves", "A2", "solution")]
 
 
 @pytest.mark.parametrize("helper, exercise_id, gives", MEASURING, ids=[m[0] for m in MEASURING])
@@ -528,6 +529,8 @@ def test_a_measurement_the_item_asks_for_is_not_held_against_it():
     _cnn_step(segments=3)
     ex.C1.problem().measure([[7, 8]])  # and its example plan
     assert untouched("C1")
+    transformer.block_saves(batch=2, seq=16, hidden=32, heads=4)  # lesson 15's table: A2's data
+    assert untouched("A2")
     ex.L8(gradients_identical=True, saves_less=True, recomputes=True)
     checkpointing.checkpointed_step(depth=16, segments=4)  # L8 asks for this measurement
     assert not seen("L8")
@@ -540,7 +543,8 @@ def test_the_checks_own_measurements_are_not_recorded_as_help():
     ex.G4(order=["sum"])
     ex.G14.run("batch", training=True)
     ex.C1([[7, 8]])
-    for exercise_id in ("A3", "L8", "G4", "G14", "C1"):
+    ex.A2(lambda b, s, h, a: 0)  # measures A2's other sizes to grade
+    for exercise_id in ("A3", "L8", "G4", "G14", "C1", "A2"):
         assert not seen(exercise_id) and store.read_item(exercise_id)["misses"].get(
             "tries:", 0) <= 1
 

@@ -856,7 +856,7 @@ def a1() -> list[Forbidden]:
 
 
 def a2() -> list[Forbidden]:
-    from widgets.exercises.attention import measured_bytes
+    from widgets.exercises.attention.saved_bytes import _measured_bytes as measured_bytes
 
     # The lesson's own sizes are the table the learner derives from; the check's other
     # sizes, and the formula, are the answer.

@@ -363,8 +363,9 @@ register(Exercise("G4", "prediction", {"order": _check_g4}, level="M", experimen
 _ROLES = {"linear": ("input", "weight", "bias")}
 
 
-def saved_roles() -> dict[str, frozenset]:
-    """For linear, tanh, relu and add: which values each op saved for backward."""
+def _saved_roles() -> dict[str, frozenset]:
+    """For linear, tanh, relu and add: which values each op saved for backward (G11's
+    answer)."""
     F = _functional()
     g = rng(11)
     x = ag.tensor(g.standard_normal((4, 3)), requires_grad=True)
@@ -389,7 +390,7 @@ def _g11_facts() -> dict[str, Fact]:
     """What the engine shows, one fact per prediction of ``G11(linear={...}, tanh={...},
     relu={...}, add={...})`` with words from input, weight, output, mask (an empty set or
     "nothing" for none)."""
-    roles = saved_roles()
+    roles = _saved_roles()
     why = {"linear": "dW needs the input and dx needs the weight.",
            "tanh": "tanh' = 1 - tanh², so the output is enough.",
            "relu": "Only the sign matters: a 0/1 mask.",

@@ -16,6 +16,6 @@ the bytes its saved tensors hold, the peak and the recomputed multiply-adds it m
 
 from .backward import attention_mistakes, with_slip
 from .recompute_plan import RecomputeTask
-from .saved_bytes import byte_mistakes, measured_bytes
+from .saved_bytes import byte_mistakes
 
-__all__ = ["attention_mistakes", "with_slip", "byte_mistakes", "measured_bytes", "RecomputeTask"]
+__all__ = ["attention_mistakes", "with_slip", "byte_mistakes", "RecomputeTask"]

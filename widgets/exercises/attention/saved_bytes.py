@@ -17,22 +17,25 @@ from functools import lru_cache
 
 import numpy as np
 
+from ... import gate
 from ...feedback.check import check_gradient
 from ...feedback.context import Mistake
 from ...feedback.result import Result
-from ...lessons.transformer import block_saves, korthikanti_bytes
+from ...lessons.transformer import TABLE_SIZES, block_saves, korthikanti_bytes
 from ..exercise import Exercise, register
 from ..function_cases import check_on_cases
 from ..parts import one_answer
 from ..problems import Problem
 
-LESSON_SIZES = (2, 16, 32, 4)  # (b, s, h, a): the lesson's table
+LESSON_SIZES = TABLE_SIZES  # (b, s, h, a): the lesson's table
 
 
 @lru_cache(maxsize=16)
-def measured_bytes(b: int, s: int, h: int, a: int) -> int:
-    """What the engine's block keeps for backward at these sizes, measured."""
-    return block_saves(b, s, h, a).total
+def _measured_bytes(b: int, s: int, h: int, a: int) -> int:
+    """What the engine's block keeps for backward at these sizes, measured: A2's answer
+    (the check's own measurement, not recorded as help)."""
+    with gate.quietly():
+        return block_saves(b, s, h, a).total
 
 
 def byte_mistakes(b: int, s: int, h: int, a: int) -> list[Mistake]:
@@ -74,7 +77,7 @@ def _weights(h: int) -> int:
 
 
 def _case(b: int, s: int, h: int, a: int):
-    return (b, s, h, a), np.array(measured_bytes(b, s, h, a)), {
+    return (b, s, h, a), np.array(_measured_bytes(b, s, h, a)), {
         "mistakes": byte_mistakes(b, s, h, a)}
 
 
