@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..recording import rule
 from ..recording.node import _UNRECORDED, Function
-from ._util import constant
 from .conv import fold, pad, windows
 
 _NO_DILATION = (1, 1)
@@ -65,12 +65,27 @@ def gather_at_argmax(t, argmax, kernel_size, stride, padding) -> np.ndarray:
     return np.take_along_axis(flat, argmax[..., None], axis=-1)[..., 0]
 
 
+def average_windows(x, kernel_size, stride, padding) -> np.ndarray:
+    """The mean of each kh x kw window of ``x`` (zero padding counted): average pooling."""
+    return windows(pad(x, padding), kernel_size, stride, _NO_DILATION).mean(axis=(-2, -1))
+
+
+# the pooling rules name each other's ops (ops/recorded_numpy.py names the recorded
+# sweep's: the ops themselves); spread_over_windows is defined below
+rule.PLAIN.max_pool2d_backward = scatter_to_argmax
+rule.PLAIN.max_pool2d_gather = gather_at_argmax
+rule.PLAIN.avg_pool2d_backward = lambda g, input_shape, kernel_size, stride, padding: \
+    spread_over_windows(g, input_shape, kernel_size, stride, padding)
+rule.PLAIN.avg_pool2d = average_windows
+
+
 class MaxPool2d(Function):
     """out = max over each kh x kw window; the gradient goes to the first maximum."""
 
     name = "max_pool2d"
-    rule = ("dinput = fold(g placed at each window's argmax)   (ties: the first maximum "
-            "in row-major order; overlapping windows add up)")
+    rule = ("dinput = max_pool2d_backward(g, argmax, input.shape, kernel_size, stride, "
+            "padding)  (g placed at each window's argmax and folded back: ties go to the "
+            "first maximum in row-major order; overlapping windows add up)")
 
     @staticmethod
     def forward(ctx, input, kernel_size=(2, 2), stride=(2, 2), padding=(0, 0)):
@@ -101,11 +116,6 @@ class MaxPool2d(Function):
         return best
 
     @staticmethod
-    def backward(ctx, g):
-        return (ctx.run(MaxPool2dBackward, g, argmax=constant(ctx.load("argmax")),
-                        input_shape=ctx.input_shapes[0], **ctx.params),)
-
-    @staticmethod
     def jvp(ctx, tx):
         """dout = tx at each window's argmax"""
         p = ctx.params
@@ -127,16 +137,12 @@ class AvgPool2d(Function):
     """out = mean over each kh x kw window (zero padding counted in the mean)."""
 
     name = "avg_pool2d"
-    rule = "dinput = fold(g / (kh·kw) copied to every input of its window)"
+    rule = ("dinput = avg_pool2d_backward(g, input.shape, kernel_size, stride, padding)  "
+            "(g / (kh·kw) copied to every input of its window, and folded back)")
 
     @staticmethod
     def forward(ctx, input, kernel_size=(2, 2), stride=(2, 2), padding=(0, 0)):
-        view = windows(pad(input, padding), kernel_size, stride, _NO_DILATION)
-        return view.mean(axis=(-2, -1))
-
-    @staticmethod
-    def backward(ctx, g):
-        return (ctx.run(AvgPool2dBackward, g, input_shape=ctx.input_shapes[0], **ctx.params),)
+        return average_windows(input, kernel_size, stride, padding)
 
     @staticmethod
     def jvp(ctx, tx):
@@ -152,19 +158,14 @@ class MaxPool2dBackward(Function):
     fixed, a param), zeros elsewhere. Linear in g; its backward is the gather."""
 
     name = "max_pool2d_backward"
-    rule = "dgrad_output = g at each window's argmax   (max_pool2d_gather)"
+    rule = ("dgrad_output = max_pool2d_gather(g, argmax, kernel_size, stride, padding)  "
+            "(g read at each window's argmax)")
 
     @staticmethod
     def forward(ctx, grad_output, argmax=None, input_shape=(), kernel_size=(2, 2),
                 stride=(2, 2), padding=(0, 0)):
         return scatter_to_argmax(grad_output, argmax, input_shape, kernel_size, stride,
                                  padding)
-
-    @staticmethod
-    def backward(ctx, g):
-        p = ctx.params
-        return (ctx.run(MaxPool2dGather, g, argmax=p["argmax"], kernel_size=p["kernel_size"],
-                        stride=p["stride"], padding=p["padding"]),)
 
     @staticmethod
     def jvp(ctx, tg):
@@ -177,15 +178,12 @@ class MaxPool2dGather(Function):
     of :class:`MaxPool2dBackward`, and max pooling's tangent."""
 
     name = "max_pool2d_gather"
-    rule = "dinput = g added at each window's argmax   (max_pool2d_backward)"
+    rule = ("dinput = max_pool2d_backward(g, argmax, input.shape, kernel_size, stride, "
+            "padding)  (g added at each window's argmax)")
 
     @staticmethod
     def forward(ctx, input, argmax=None, kernel_size=(2, 2), stride=(2, 2), padding=(0, 0)):
         return gather_at_argmax(input, argmax, kernel_size, stride, padding)
-
-    @staticmethod
-    def backward(ctx, g):
-        return (ctx.run(MaxPool2dBackward, g, input_shape=ctx.input_shapes[0], **ctx.params),)
 
     @staticmethod
     def jvp(ctx, tx):
@@ -198,18 +196,13 @@ class AvgPool2dBackward(Function):
     Linear in g; its backward is avg_pool2d."""
 
     name = "avg_pool2d_backward"
-    rule = "dgrad_output = avg_pool2d(g)   (the adjoint of the spreading)"
+    rule = ("dgrad_output = avg_pool2d(g, kernel_size, stride, padding)  (the adjoint of "
+            "the spreading)")
 
     @staticmethod
     def forward(ctx, grad_output, input_shape=(), kernel_size=(2, 2), stride=(2, 2),
                 padding=(0, 0)):
         return spread_over_windows(grad_output, input_shape, kernel_size, stride, padding)
-
-    @staticmethod
-    def backward(ctx, g):
-        p = ctx.params
-        return (ctx.run(AvgPool2d, g, kernel_size=p["kernel_size"], stride=p["stride"],
-                        padding=p["padding"]),)
 
     @staticmethod
     def jvp(ctx, tg):

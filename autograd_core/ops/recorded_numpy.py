@@ -34,6 +34,7 @@ from .activations import NormalCdf
 from .indexing import GetItem, IndexBackward
 from .masking import Pad
 from .nn_ops import one_hot, target_distribution
+from .pooling import AvgPool2d, AvgPool2dBackward, MaxPool2dBackward, MaxPool2dGather
 from .scatter import Gather, ScatterAdd, padded_to
 
 exp, log, sin, cos, tanh = F.exp, F.log, F.sin, F.cos, F.tanh
@@ -188,7 +189,17 @@ for _name, _engine in dict(exp=F.exp, log=F.log, sin=F.sin, cos=F.cos, tanh=F.ta
                            gather=lambda a, dim, index: Gather.apply(
                                a, constant(index), dim=dim),
                            scatter_add=lambda a, dim, index, src: ScatterAdd.apply(
-                               a, constant(index), src, dim=dim)).items():
+                               a, constant(index), src, dim=dim),
+                           max_pool2d_backward=lambda g, argmax, shape, k, s, p:
+                               MaxPool2dBackward.apply(g, argmax=constant(argmax),
+                                                       input_shape=tuple(shape),
+                                                       kernel_size=k, stride=s, padding=p),
+                           max_pool2d_gather=lambda x, argmax, k, s, p: MaxPool2dGather.apply(
+                               x, argmax=constant(argmax), kernel_size=k, stride=s, padding=p),
+                           avg_pool2d_backward=lambda g, shape, k, s, p: AvgPool2dBackward.apply(
+                               g, input_shape=tuple(shape), kernel_size=k, stride=s, padding=p),
+                           avg_pool2d=lambda x, k, s, p: AvgPool2d.apply(
+                               x, kernel_size=k, stride=s, padding=p)).items():
     setattr(rule.RECORDED, _name, _on_tensors(getattr(rule.PLAIN, _name), _engine))
 for _function in (np.count_nonzero, one_hot, target_distribution):  # of a target's values
     setattr(rule.RECORDED, _function.__name__, _on_values(_function))

@@ -194,6 +194,11 @@ class _Program:
         except SyntaxError as error:
             raise errors.rule_not_code(op.__name__, f"{error.msg} on line {error.lineno}") \
                 from None
+        # a name called as a function (``where(...)``) is the namespace's; one only read
+        # as a value is a saved array, even where NumPy has a function of that name
+        # (max_pool2d's saved ``argmax``)
+        self.called = {n.func.id for n in ast.walk(tree)
+                       if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
         self.statements = []
         for node in tree.body:
             if not (isinstance(node, ast.Assign) and len(node.targets) == 1
@@ -261,7 +266,8 @@ class _Program:
             return "saved"
         if name in self.defaults:
             return "param"
-        if name not in self.inputs and PLAIN.provides(name):
+        if name not in self.inputs and PLAIN.provides(name) and (
+                name in self.called or not callable(getattr(PLAIN, name))):
             return "function"
         if name in _BUILTINS and name not in self.inputs:  # Python's own
             return "builtin"

@@ -230,11 +230,6 @@ WHOLE_OPERATIONS = {  # their rules name an operation rather than spell it out
     "Conv2d": "fold/unfold; dx and dweight fused from one set of columns",
     "Conv2dInputGrad": "the adjoint of conv2d's input gradient (recorded sweeps only)",
     "Conv2dWeightGrad": "the adjoint of conv2d's weight gradient (recorded sweeps only)",
-    "MaxPool2d": "fold, each window's argmax",
-    "MaxPool2dBackward": "the adjoint of max_pool2d's backward (recorded sweeps only)",
-    "MaxPool2dGather": "the adjoint of max_pool2d's backward (recorded sweeps only)",
-    "AvgPool2d": "fold",
-    "AvgPool2dBackward": "the adjoint of avg_pool2d's backward (recorded sweeps only)",
 }
 # The ones whose backward keeps a faster path on arrays beside the rule a create_graph
 # sweep records (a ``fast_backward`` beside a compiled rule, or a branch on

@@ -493,15 +493,6 @@ EXEMPT: dict[type[Function], Exemption] = {
         "dinput = fold(W_flatᵀ @ g)   (full convolution of g with the kernel rotated 180°)\n"
         "dweight = Σ g @ unfold(input)ᵀ   (correlation of the input with g)\n"
         "dbias = Σ g over batch and pixels", _conv2d_reference),
-    pooling.MaxPool2d: Exemption(
-        "fold and 'each window's argmax' name whole operations",
-        "dinput = fold(g placed at each window's argmax)   (ties: the first maximum in "
-        "row-major order; overlapping windows add up)",
-        _pool_reference(_to_first_maximum)),
-    pooling.AvgPool2d: Exemption(
-        "fold names a whole operation",
-        "dinput = fold(g / (kh·kw) copied to every input of its window)",
-        _pool_reference(lambda window, g: np.full(window.shape, g / window.size))),
 }
 
 
@@ -544,13 +535,17 @@ def test_an_exempt_rule_matches_its_reference_and_backward(op):
             assert_same_gradients(op, run, exemption.reference(run))
 
 
-# Rules that run as code but call a whole operation by name (padded, gather, scatter_add)
-# or sum over several axes at once (batch norm): each is also held to a reference written
-# independently of it (element by element, or batch norm's closed form).
+# Rules that run as code but call a whole operation by name (padded, gather, scatter_add,
+# the pools' backward ops) or sum over several axes at once (batch norm): each is also
+# held to a reference written independently of it (element by element, or batch norm's
+# closed form).
 WRITTEN_OUT = {mk.Pad: _pad_reference, sc.Gather: _gather_reference,
                sc.ScatterAdd: _scatter_add_reference,
                normalization.BatchNorm: _batch_norm_reference(training=True),
-               normalization.BatchNormEval: _batch_norm_reference(training=False)}
+               normalization.BatchNormEval: _batch_norm_reference(training=False),
+               pooling.MaxPool2d: _pool_reference(_to_first_maximum),
+               pooling.AvgPool2d: _pool_reference(
+                   lambda window, g: np.full(window.shape, g / window.size))}
 
 
 @pytest.mark.parametrize("op", list(WRITTEN_OUT), ids=[op.name for op in WRITTEN_OUT])
