@@ -61,6 +61,7 @@ import threading
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from ..recording import rule
 from ..recording.node import _UNRECORDED, Function
 from ._util import tangent_sum
 
@@ -280,6 +281,29 @@ def weight_grad(g, x, w_shape, stride, padding, dilation, groups):
     return np.swapaxes(dw_t, -1, -2).reshape(w_shape)
 
 
+def input_grad_of(g, weight, x_shape, stride, padding, dilation, groups):
+    """:func:`input_grad` for a batch or one (C, H, W) image (a batch of one): the rules'
+    ``conv2d_input_grad``."""
+    if len(x_shape) == 3:
+        return input_grad(g[None], weight, (1, *x_shape), stride, padding, dilation, groups)[0]
+    return input_grad(g, weight, x_shape, stride, padding, dilation, groups)
+
+
+def weight_grad_of(x, g, w_shape, stride, padding, dilation, groups):
+    """:func:`weight_grad` (input first, as the op takes it) for a batch or one image: the
+    rules' ``conv2d_weight_grad``."""
+    if np.ndim(x) == 3:
+        x, g = x[None], g[None]
+    return weight_grad(g, x, w_shape, stride, padding, dilation, groups)
+
+
+# conv2d's rules name the convolution and its two adjoints (ops/recorded_numpy.py names a
+# recorded sweep's: the three ops)
+rule.PLAIN.conv2d = convolve
+rule.PLAIN.conv2d_input_grad = input_grad_of
+rule.PLAIN.conv2d_weight_grad = weight_grad_of
+
+
 class Conv2d(Function):
     """out = conv2d(input, weight) + bias, as W_flat @ unfold(input) per image
     (``convolve``); backward: ``gather_grads`` for stride 1, else fold and dW.
@@ -290,10 +314,13 @@ class Conv2d(Function):
     """
 
     name = "conv2d"
-    rule = ("dinput = fold(W_flatᵀ @ g)   (full convolution of g with the kernel "
-            "rotated 180°)\n"
-            "dweight = Σ g @ unfold(input)ᵀ   (correlation of the input with g)\n"
-            "dbias = Σ g over batch and pixels")
+    rule = ("dinput = conv2d_input_grad(g, weight, input.shape, stride, padding, dilation, "
+            "groups)  (fold(W_flatᵀ @ g): a full convolution of g with the kernel turned "
+            "180°)\n"
+            "dweight = conv2d_weight_grad(input, g, weight.shape, stride, padding, dilation, "
+            "groups)  (Σ g @ unfold(input)ᵀ: the input correlated with g)\n"
+            "dbias = sum(g, (0, 2, 3) if g.ndim == 4 else (1, 2)).reshape(-1)  (Σ g over "
+            "the batch and the pixels)")
 
     @staticmethod
     def forward(ctx, input, weight, bias=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1),
@@ -309,9 +336,9 @@ class Conv2d(Function):
         return out
 
     @staticmethod
-    def backward(ctx, g):
-        if ctx.recorded:
-            return _recorded_conv2d(ctx, g)
+    def fast_backward(ctx, g):
+        """The rule on arrays, faster: for stride 1, dinput and dweight from one unfold of
+        g (``gather_grads``)."""
         stride, padding, dilation, groups = _geometry(ctx)
         needs = ctx.needs_input_grad
         one_image = g.ndim == 3  # (O, OH, OW): computed as a batch of one
@@ -348,29 +375,24 @@ class Conv2d(Function):
                            None if tb is None else tb.reshape(-1, 1, 1))
 
 
-# -- Under create_graph: conv2d's gradients as ops ----------------------------------------
+# -- conv2d's gradients as ops --------------------------------------------------------
 # conv2d is bilinear, and so are its two gradients. The input gradient is a transposed
 # convolution, Conv2dInputGrad (g, weight -> dx), the weight gradient a correlation,
 # Conv2dWeightGrad (input, g -> dweight); both run the array code above. With
 # A_W x = conv2d(x, W), dx = A_Wᵀ g and <u, A_Wᵀ g> = <A_W u, g>, so each one's
-# gradients are a conv2d and the other one: the three ops close the set, and gradients
-# through a convolution can be differentiated to any order. conv2d's own backward on
-# arrays (above) keeps its faster fused path; tests/engine/test_create_graph.py holds it
-# equal to these.
-_GEOMETRY = ("stride", "padding", "dilation", "groups")
-
-
-def _geometry_params(params: dict) -> dict:
-    return {k: params[k] for k in _GEOMETRY}
-
-
+# gradients are a conv2d and the other one: the three ops close the set, and conv2d's
+# rule, recorded under create_graph, can be differentiated to any order. conv2d's
+# fast_backward on arrays keeps its fused path; tests/engine/test_create_graph.py holds
+# it equal to the rule.
 class Conv2dInputGrad(Function):
     """dx = conv2d's input gradient: g (N, O, OH, OW) and weight -> (N, C, H, W), the
     transposed convolution. Linear in g and in weight."""
 
     name = "conv2d_input_grad"
-    rule = ("dgrad_output = conv2d(g, weight)   (the adjoint's adjoint is the convolution)\n"
-            "dweight = conv2d_weight_grad(g, grad_output)   (g plays the input)")
+    rule = ("dgrad_output = conv2d(g, weight, stride, padding, dilation, groups)  (the "
+            "adjoint's adjoint is the convolution)\n"
+            "dweight = conv2d_weight_grad(g, grad_output, weight.shape, stride, padding, "
+            "dilation, groups)  (g plays the input)")
 
     @staticmethod
     def forward(ctx, grad_output, weight, input_shape=(), stride=(1, 1), padding=(0, 0),
@@ -380,14 +402,6 @@ class Conv2dInputGrad(Function):
         if ctx.needs_input_grad[1]:
             ctx.save(grad_output=grad_output)
         return input_grad(grad_output, weight, input_shape, stride, padding, dilation, groups)
-
-    @staticmethod
-    def backward(ctx, g):
-        geometry, needs = _geometry_params(ctx.params), ctx.needs_input_grad
-        dg = ctx.run(Conv2d, g, ctx.load("weight"), **geometry) if needs[0] else None
-        dw = ctx.run(Conv2dWeightGrad, g, ctx.load("grad_output"),
-                     weight_shape=ctx.input_shapes[1], **geometry) if needs[1] else None
-        return dg, dw
 
     @staticmethod
     def jvp(ctx, tg, tw):
@@ -403,8 +417,9 @@ class Conv2dWeightGrad(Function):
     (O, C / groups, kh, kw), the correlation of the input with g. Linear in each."""
 
     name = "conv2d_weight_grad"
-    rule = ("dinput = conv2d_input_grad(grad_output, g)   (g plays the weight)\n"
-            "dgrad_output = conv2d(input, g)")
+    rule = ("dinput = conv2d_input_grad(grad_output, g, input.shape, stride, padding, "
+            "dilation, groups)  (g plays the weight)\n"
+            "dgrad_output = conv2d(input, g, stride, padding, dilation, groups)")
 
     @staticmethod
     def forward(ctx, input, grad_output, weight_shape=(), stride=(1, 1), padding=(0, 0),
@@ -416,14 +431,6 @@ class Conv2dWeightGrad(Function):
         return weight_grad(grad_output, input, weight_shape, stride, padding, dilation, groups)
 
     @staticmethod
-    def backward(ctx, g):
-        geometry, needs = _geometry_params(ctx.params), ctx.needs_input_grad
-        dx = ctx.run(Conv2dInputGrad, ctx.load("grad_output"), g,
-                     input_shape=ctx.input_shapes[0], **geometry) if needs[0] else None
-        dg = ctx.run(Conv2d, ctx.load("input"), g, **geometry) if needs[1] else None
-        return dx, dg
-
-    @staticmethod
     def jvp(ctx, tx, tg):
         """dout = conv2d_weight_grad(tx, grad_output) + conv2d_weight_grad(input, tg)"""
         return tangent_sum(
@@ -431,27 +438,3 @@ class Conv2dWeightGrad(Function):
                                             **ctx.params),
             None if tg is None else ctx.run(Conv2dWeightGrad, ctx.load("input"), tg,
                                             **ctx.params))
-
-
-def _batched(t, one_image: bool):
-    return t.reshape((1, *t.shape)) if one_image else t
-
-
-def _recorded_conv2d(ctx, g) -> tuple:
-    """dx = Conv2dInputGrad(g, W), dW = Conv2dWeightGrad(x, g), db = Σ g, as recorded ops;
-    a single (C, H, W) image is computed as a batch of one, as the array backward does."""
-    needs, geometry = ctx.needs_input_grad, _geometry_params(ctx.params)
-    x_shape = ctx.input_shapes[0]
-    one_image = len(x_shape) == 3
-    g4 = _batched(g, one_image)
-    dx = dw = db = None
-    if needs[0]:
-        dx = ctx.run(Conv2dInputGrad, g4, ctx.load("weight"),
-                     input_shape=(1, *x_shape) if one_image else x_shape, **geometry)
-        dx = dx.reshape(x_shape) if one_image else dx
-    if needs[1]:
-        x4 = _batched(ctx.load("input"), one_image)
-        dw = ctx.run(Conv2dWeightGrad, x4, g4, weight_shape=ctx.input_shapes[1], **geometry)
-    if len(needs) > 2 and needs[2]:
-        db = g4.sum(axis=(0, 2, 3))
-    return dx, dw, db

@@ -31,6 +31,7 @@ from ..recording.tensor import Tensor
 from . import api as F
 from ._util import constant
 from .activations import NormalCdf
+from .conv import Conv2d, Conv2dInputGrad, Conv2dWeightGrad
 from .indexing import GetItem, IndexBackward
 from .masking import Pad
 from .nn_ops import one_hot, target_distribution
@@ -164,6 +165,30 @@ def _rule_padded(x, pads):
     return Pad.apply(x, pad=tuple(pads), value=0.0)
 
 
+def _rule_conv2d(x, weight, stride, padding, dilation, groups):
+    """conv2d as the engine's op."""
+    return Conv2d.apply(x, weight, stride=stride, padding=padding, dilation=dilation,
+                        groups=groups)
+
+
+def _rule_conv2d_input_grad(g, weight, input_shape, stride, padding, dilation, groups):
+    """conv2d's input gradient as the engine's op (one (C, H, W) image as a batch of one)."""
+    one = len(input_shape) == 3
+    dx = Conv2dInputGrad.apply(g.reshape((1, *g.shape)) if one else g, weight,
+                               input_shape=(1, *input_shape) if one else tuple(input_shape),
+                               stride=stride, padding=padding, dilation=dilation,
+                               groups=groups)
+    return dx.reshape(tuple(input_shape)) if one else dx
+
+
+def _rule_conv2d_weight_grad(x, g, weight_shape, stride, padding, dilation, groups):
+    """conv2d's weight gradient as the engine's op (one image as a batch of one)."""
+    if x.ndim == 3:
+        x, g = x.reshape((1, *x.shape)), g.reshape((1, *g.shape))
+    return Conv2dWeightGrad.apply(x, g, weight_shape=tuple(weight_shape), stride=stride,
+                                  padding=padding, dilation=dilation, groups=groups)
+
+
 def _rule_flip(x, dims):
     """``np.flip(x, dims)``, ``dims`` one axis or several, as the engine's op."""
     return F.flip(x, (dims,) if isinstance(dims, int | np.integer) else dims)
@@ -199,7 +224,9 @@ for _name, _engine in dict(exp=F.exp, log=F.log, sin=F.sin, cos=F.cos, tanh=F.ta
                            avg_pool2d_backward=lambda g, shape, k, s, p: AvgPool2dBackward.apply(
                                g, input_shape=tuple(shape), kernel_size=k, stride=s, padding=p),
                            avg_pool2d=lambda x, k, s, p: AvgPool2d.apply(
-                               x, kernel_size=k, stride=s, padding=p)).items():
+                               x, kernel_size=k, stride=s, padding=p),
+                           conv2d=_rule_conv2d, conv2d_input_grad=_rule_conv2d_input_grad,
+                           conv2d_weight_grad=_rule_conv2d_weight_grad).items():
     setattr(rule.RECORDED, _name, _on_tensors(getattr(rule.PLAIN, _name), _engine))
 for _function in (np.count_nonzero, one_hot, target_distribution):  # of a target's values
     setattr(rule.RECORDED, _function.__name__, _on_values(_function))

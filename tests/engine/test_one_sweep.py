@@ -227,9 +227,6 @@ def _all_ops():
 WHOLE_OPERATIONS = {  # their rules name an operation rather than spell it out
     "Einsum": "the gradient's equation is built from the forward's subscripts",
     "Cat": "'the rows of a_i along dim': a sentence",
-    "Conv2d": "fold/unfold; dx and dweight fused from one set of columns",
-    "Conv2dInputGrad": "the adjoint of conv2d's input gradient (recorded sweeps only)",
-    "Conv2dWeightGrad": "the adjoint of conv2d's weight gradient (recorded sweeps only)",
 }
 # The ones whose backward keeps a faster path on arrays beside the rule a create_graph
 # sweep records (a ``fast_backward`` beside a compiled rule, or a branch on

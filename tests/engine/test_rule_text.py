@@ -488,11 +488,6 @@ EXEMPT: dict[type[Function], Exemption] = {
     joining.Cat: Exemption(
         "the rows of a_i start after those of a_0 .. a_(i-1): a sentence, not a formula",
         "da_i = g[the rows of a_i along dim]", _cat_reference),
-    conv.Conv2d: Exemption(
-        "fold/unfold (im2col) and 'full convolution' name whole operations",
-        "dinput = fold(W_flatᵀ @ g)   (full convolution of g with the kernel rotated 180°)\n"
-        "dweight = Σ g @ unfold(input)ᵀ   (correlation of the input with g)\n"
-        "dbias = Σ g over batch and pixels", _conv2d_reference),
 }
 
 
@@ -536,13 +531,14 @@ def test_an_exempt_rule_matches_its_reference_and_backward(op):
 
 
 # Rules that run as code but call a whole operation by name (padded, gather, scatter_add,
-# the pools' backward ops) or sum over several axes at once (batch norm): each is also
-# held to a reference written independently of it (element by element, or batch norm's
-# closed form).
+# conv2d's adjoints, the pools' backward ops) or sum over several axes at once (batch
+# norm): each is also held to a reference written independently of it (element by
+# element, or batch norm's closed form).
 WRITTEN_OUT = {mk.Pad: _pad_reference, sc.Gather: _gather_reference,
                sc.ScatterAdd: _scatter_add_reference,
                normalization.BatchNorm: _batch_norm_reference(training=True),
                normalization.BatchNormEval: _batch_norm_reference(training=False),
+               conv.Conv2d: _conv2d_reference,
                pooling.MaxPool2d: _pool_reference(_to_first_maximum),
                pooling.AvgPool2d: _pool_reference(
                    lambda window, g: np.full(window.shape, g / window.size))}
