@@ -15,7 +15,22 @@ def select(x, dim: int, i: int):
     return x[(slice(None),) * dim + (i,)]
 
 
-rule.PLAIN.select = select  # a rule's select (a recorded sweep's too: Tensors index)
+def narrow(x, dim: int, start: int, length: int):
+    """``length`` slices of ``x`` along ``dim`` from ``start`` (PyTorch's ``narrow``): a
+    view of an array, the getitem op on a Tensor."""
+    return x[(slice(None),) * dim + (slice(start, start + length),)]
+
+
+def offset(shapes, dim: int, i: int) -> int:
+    """Where input ``i`` begins along ``dim`` in a concatenation of inputs of ``shapes``:
+    the sizes of the inputs before it, added."""
+    return sum(shape[dim] for shape in shapes[:i])
+
+
+# a rule's select, narrow and offset (a recorded sweep's too: Tensors index)
+rule.PLAIN.select = select
+rule.PLAIN.narrow = narrow
+rule.PLAIN.offset = offset
 
 
 class _Joining(Function):
@@ -36,17 +51,9 @@ class Cat(_Joining):
     """f(a1, ..., an) = the inputs concatenated along dim"""
 
     name = "cat"
-    rule = "da_i = g[the rows of a_i along dim]"
+    rule = ("da_i = narrow(g, dim, offset(shapes, dim, i), a_i.shape[dim])  (a_i's rows of g "
+            "along dim, after those of a_0 .. a_(i-1))")
     join = staticmethod(np.concatenate)
-
-    @staticmethod
-    def backward(ctx, g):
-        dim = ctx.params["dim"]
-        pieces, start = [], 0
-        for shape in ctx.input_shapes:  # each input's rows of g along dim
-            pieces.append(g[(slice(None),) * dim + (slice(start, start + shape[dim]),)])
-            start += shape[dim]
-        return tuple(pieces)
 
 
 class Stack(_Joining):

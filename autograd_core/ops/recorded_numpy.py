@@ -233,4 +233,5 @@ for _function in (np.count_nonzero, one_hot, target_distribution):  # of a targe
 for _name in ("pi", "e", "inf", "nan", "argsort", "arange", "nan_to_num", "zeros"):
     setattr(rule.RECORDED, _name, getattr(np, _name))
 rule.RECORDED.rows = rule.rows  # a reshape: Tensors have it too
-rule.RECORDED.select = rule.PLAIN.select  # an index: Tensors have it too
+for _name in ("select", "narrow", "offset"):  # an index, and shapes: Tensors too
+    setattr(rule.RECORDED, _name, getattr(rule.PLAIN, _name))

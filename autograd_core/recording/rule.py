@@ -28,8 +28,8 @@ How a rule reads (``autograd_core/recording/node.py`` has the full convention):
   ``fast_backward`` from the saved arrays themselves. getitem's ``key`` is its param
   with the index arrays read back from what it saved (released after a backward).
 * An op of any number of inputs (stack's ``*arrays``) has its rule written for input
-  ``i``: ``da_i``, from ``g``, ``i``, the params and ``a_i``'s layout; it runs once per
-  input.
+  ``i``: ``da_i``, from ``g``, ``i``, the params, ``a_i``'s layout and ``shapes`` (every
+  input's shape); it runs once per input.
 * After two spaces, a note in parentheses explains a line and is not run.
 
 Each ``d`` line runs only when its input needs a gradient, and a line that only
@@ -259,9 +259,12 @@ class _Program:
                 and id(n) not in layout and n.id not in own]
 
     def kind(self, name: str, assigned: set) -> str:
-        """What ``name`` is in this rule: local, param, function, builtin or saved."""
+        """What ``name`` is in this rule: local, layout, param, function, builtin or
+        saved."""
         if name in assigned or name == "g":
             return "local"
+        if self.variadic and name == "shapes":  # every input's shape, read off the node
+            return "layout"
         if name in self.op.stand_ins:  # rebuilt by the op from what it saved: loaded
             return "saved"
         if name in self.defaults:
@@ -295,6 +298,9 @@ class _Program:
             def visit_Name(self, node):  # noqa: N802 - ast's name
                 if node.id in own:
                     return node
+                if program.kind(node.id, assigned) == "layout":
+                    return ast.copy_location(ast.parse("ctx.input_shapes", mode="eval").body,
+                                             node)
                 if node.id in rename:
                     return ast.copy_location(ast.Name(rename[node.id], ast.Load()), node)
                 if program.kind(node.id, assigned) == "function":

@@ -226,7 +226,6 @@ def _all_ops():
 # tests/engine/test_create_graph_cnn.py).
 WHOLE_OPERATIONS = {  # their rules name an operation rather than spell it out
     "Einsum": "the gradient's equation is built from the forward's subscripts",
-    "Cat": "'the rows of a_i along dim': a sentence",
 }
 # The ones whose backward keeps a faster path on arrays beside the rule a create_graph
 # sweep records (a ``fast_backward`` beside a compiled rule, or a branch on

@@ -317,7 +317,8 @@ def gradients_by_rule(op, run: Run) -> list:
     names = rule_names(op, run)
     if any(p.kind == p.VAR_POSITIONAL for p in inspect.signature(op.forward).parameters.values()):
         # a_i, da_i: the rule is run once per input i
-        return [run_rule(op.rule, {**names, "i": i, "a_i": a}).get("da_i")
+        shapes = [np.shape(a) for a in run.inputs]
+        return [run_rule(op.rule, {**names, "i": i, "a_i": a, "shapes": shapes}).get("da_i")
                 for i, a in enumerate(run.inputs)]
     scope = run_rule(op.rule, names)
     return [scope.get(f"d{name}") for name in input_names(op, len(run.inputs))]
@@ -485,9 +486,6 @@ EXEMPT: dict[type[Function], Exemption] = {
         "(e.g. for 'ij,jk->ik': da_0 = einsum('ik,jk->ij', g, a_1); where only a_i has an "
         "index, g is broadcast along it; where a_i repeats one, only the diagonal gets g)",
         _einsum_reference),
-    joining.Cat: Exemption(
-        "the rows of a_i start after those of a_0 .. a_(i-1): a sentence, not a formula",
-        "da_i = g[the rows of a_i along dim]", _cat_reference),
 }
 
 
@@ -538,7 +536,7 @@ WRITTEN_OUT = {mk.Pad: _pad_reference, sc.Gather: _gather_reference,
                sc.ScatterAdd: _scatter_add_reference,
                normalization.BatchNorm: _batch_norm_reference(training=True),
                normalization.BatchNormEval: _batch_norm_reference(training=False),
-               conv.Conv2d: _conv2d_reference,
+               conv.Conv2d: _conv2d_reference, joining.Cat: _cat_reference,
                pooling.MaxPool2d: _pool_reference(_to_first_maximum),
                pooling.AvgPool2d: _pool_reference(
                    lambda window, g: np.full(window.shape, g / window.size))}
