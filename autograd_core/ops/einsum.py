@@ -30,6 +30,7 @@ from functools import lru_cache
 import numpy as np
 
 from .. import errors
+from ..recording import rule
 from ..recording.node import Function
 from ._util import tangent_sum
 
@@ -247,14 +248,27 @@ def constant_arrays(constants, dtype) -> list[np.ndarray]:
             for kind, n in constants]
 
 
+def _contract_operands(equation: str, *arrays) -> np.ndarray:
+    """:func:`contract` with the operands as arguments: the rules' ``einsum``."""
+    return contract(equation, arrays)
+
+
+# einsum's rule names einsum, its gradient plan and the plan's constants
+# (ops/recorded_numpy.py names a recorded sweep's einsum: the op)
+rule.PLAIN.einsum = _contract_operands
+rule.PLAIN.gradient_plan = gradient_plan
+rule.PLAIN.constant_arrays = constant_arrays
+
+
 class Einsum(Function):
     """f(a_0, ..., a_n) = einsum(equation, a_0, ..., a_n)"""
 
     name = "einsum"
-    rule = ("da_i = einsum(out's subscripts and the others' -> a_i's, g, *the other "
-            "operands)   (e.g. for 'ij,jk->ik': da_0 = einsum('ik,jk->ij', g, a_1); where "
-            "only a_i has an index, g is broadcast along it; where a_i repeats one, only "
-            "the diagonal gets g)")
+    rule = ("plan = gradient_plan(equation, i, shapes)  (out's subscripts and the others' "
+            "-> a_i's: for 'ij,jk->ik', 'ik,jk->ij' for a_0; where only a_i has an index, g "
+            "is broadcast along it (a vector of ones); where a_i repeats one, only the "
+            "diagonal gets g (an identity))\n"
+            "da_i = einsum(plan[0], g, *others, *constant_arrays(plan[1], g.dtype))")
 
     @staticmethod
     def forward(ctx, *operands, equation=""):
@@ -264,21 +278,6 @@ class Einsum(Function):
             if any(j != k for j in wanted):
                 ctx.save(**{f"a_{k}": a})
         return contract(equation, operands)
-
-    @staticmethod
-    def backward(ctx, g):
-        equation = ctx.params["equation"]
-        n = len(ctx.input_shapes)
-        grads = []
-        for i in range(n):
-            if not ctx.needs_input_grad[i]:
-                grads.append(None)
-                continue
-            plan, constants = gradient_plan(equation, i, ctx.input_shapes)
-            others = [ctx.load(f"a_{k}") for k in range(n) if k != i]
-            fixed = constant_arrays(constants, g.dtype)  # e.g. the identity of "ii->i"
-            grads.append(ctx.run(Einsum, g, *others, *fixed, equation=plan))
-        return tuple(grads)
 
     @staticmethod
     def jvp(ctx, *tangents):

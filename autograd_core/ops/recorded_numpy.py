@@ -32,6 +32,7 @@ from . import api as F
 from ._util import constant
 from .activations import NormalCdf
 from .conv import Conv2d, Conv2dInputGrad, Conv2dWeightGrad
+from .einsum import Einsum
 from .indexing import GetItem, IndexBackward
 from .masking import Pad
 from .nn_ops import one_hot, target_distribution
@@ -226,12 +227,14 @@ for _name, _engine in dict(exp=F.exp, log=F.log, sin=F.sin, cos=F.cos, tanh=F.ta
                            avg_pool2d=lambda x, k, s, p: AvgPool2d.apply(
                                x, kernel_size=k, stride=s, padding=p),
                            conv2d=_rule_conv2d, conv2d_input_grad=_rule_conv2d_input_grad,
-                           conv2d_weight_grad=_rule_conv2d_weight_grad).items():
+                           conv2d_weight_grad=_rule_conv2d_weight_grad,
+                           einsum=lambda equation, *arrays: Einsum.apply(
+                               *arrays, equation=equation)).items():
     setattr(rule.RECORDED, _name, _on_tensors(getattr(rule.PLAIN, _name), _engine))
 for _function in (np.count_nonzero, one_hot, target_distribution):  # of a target's values
     setattr(rule.RECORDED, _function.__name__, _on_values(_function))
 for _name in ("pi", "e", "inf", "nan", "argsort", "arange", "nan_to_num", "zeros"):
     setattr(rule.RECORDED, _name, getattr(np, _name))
 rule.RECORDED.rows = rule.rows  # a reshape: Tensors have it too
-for _name in ("select", "narrow", "offset"):  # an index, and shapes: Tensors too
+for _name in ("select", "narrow", "offset", "gradient_plan", "constant_arrays"):  # as is
     setattr(rule.RECORDED, _name, getattr(rule.PLAIN, _name))

@@ -28,8 +28,9 @@ How a rule reads (``autograd_core/recording/node.py`` has the full convention):
   ``fast_backward`` from the saved arrays themselves. getitem's ``key`` is its param
   with the index arrays read back from what it saved (released after a backward).
 * An op of any number of inputs (stack's ``*arrays``) has its rule written for input
-  ``i``: ``da_i``, from ``g``, ``i``, the params, ``a_i``'s layout and ``shapes`` (every
-  input's shape); it runs once per input.
+  ``i``: ``da_i``, from ``g``, ``i``, the params, ``a_i``'s layout, ``shapes`` (every
+  input's shape) and ``others`` (the other inputs, saved as ``a_k``); it runs once per
+  input.
 * After two spaces, a note in parentheses explains a line and is not run.
 
 Each ``d`` line runs only when its input needs a gradient, and a line that only
@@ -263,7 +264,7 @@ class _Program:
         saved."""
         if name in assigned or name == "g":
             return "local"
-        if self.variadic and name == "shapes":  # every input's shape, read off the node
+        if self.variadic and name in _EVERY_INPUT:  # every input's shape, or the others
             return "layout"
         if name in self.op.stand_ins:  # rebuilt by the op from what it saved: loaded
             return "saved"
@@ -299,8 +300,8 @@ class _Program:
                 if node.id in own:
                     return node
                 if program.kind(node.id, assigned) == "layout":
-                    return ast.copy_location(ast.parse("ctx.input_shapes", mode="eval").body,
-                                             node)
+                    code = ast.parse(_EVERY_INPUT[node.id], mode="eval").body
+                    return ast.copy_location(code, node)
                 if node.id in rename:
                     return ast.copy_location(ast.Name(rename[node.id], ast.Load()), node)
                 if program.kind(node.id, assigned) == "function":
@@ -435,6 +436,11 @@ def _comprehension_names(value: ast.expr) -> set[str]:
     return {n.id for c in ast.walk(value) if isinstance(c, ast.comprehension)
             for n in ast.walk(c.target) if isinstance(n, ast.Name)}
 
+
+# what a rule over any number of inputs may read of all of them: every input's shape, and
+# the other inputs (each saved by the forward as a_k)
+_EVERY_INPUT = {"shapes": "ctx.input_shapes",
+                "others": "[ctx.load(f'a_{k}') for k in range(len(ctx.input_shapes)) if k != i]"}
 
 # the few of Python's own functions a rule may call (sum, max, min and abs are NumPy's)
 _BUILTINS = frozenset({"range", "len", "tuple", "list", "int", "float", "bool"})

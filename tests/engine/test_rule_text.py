@@ -7,11 +7,10 @@ in ``autograd_core/recording/node.py``'s docstring) on random inputs, and compar
 gradient the rule defines with the one the op's ``backward`` returns. A new op needs
 a row in :data:`EXAMPLES`, or the coverage test fails.
 
-A few rules are not NumPy programs: they name an operation (fold, a full convolution,
-Σ over batch and pixels, "the rows of a_i") rather than spell it out. Those ops are
-listed in :data:`EXEMPT` with the reason, the rule text they were checked against
-(editing that rule fails the test until its reference is updated with it) and a
-reference written here in the rule's own notation, compared with ``backward``.
+Some rules call a whole operation by name (``padded``, ``gather``, conv2d's adjoints, the
+pools' backward ops, einsum's gradient plan) or sum over several axes at once (batch
+norm): those are also held to a reference written here independently of the rule,
+element by element or in closed form (:data:`WRITTEN_OUT`).
 """
 
 from __future__ import annotations
@@ -318,19 +317,11 @@ def gradients_by_rule(op, run: Run) -> list:
     if any(p.kind == p.VAR_POSITIONAL for p in inspect.signature(op.forward).parameters.values()):
         # a_i, da_i: the rule is run once per input i
         shapes = [np.shape(a) for a in run.inputs]
-        return [run_rule(op.rule, {**names, "i": i, "a_i": a, "shapes": shapes}).get("da_i")
-                for i, a in enumerate(run.inputs)]
+        return [run_rule(op.rule, {**names, "i": i, "a_i": a, "shapes": shapes,
+                                   "others": [b for k, b in enumerate(run.inputs) if k != i]}
+                         ).get("da_i") for i, a in enumerate(run.inputs)]
     scope = run_rule(op.rule, names)
     return [scope.get(f"d{name}") for name in input_names(op, len(run.inputs))]
-
-
-@dataclass(frozen=True)
-class Exemption:
-    """An op whose rule names an operation instead of spelling it out."""
-
-    reason: str
-    rule: str  # the rule text the reference below was written from
-    reference: Callable  # (run) -> one gradient per input, in the rule's notation
 
 
 def _cat_reference(run: Run) -> list:
@@ -478,17 +469,6 @@ def _einsum_reference(run: Run) -> list:
     return grads
 
 
-EXEMPT: dict[type[Function], Exemption] = {
-    es.Einsum: Exemption(
-        "the gradient's equation is built from the forward's subscripts: a sentence, and an "
-        "example, rather than one formula",
-        "da_i = einsum(out's subscripts and the others' -> a_i's, g, *the other operands)   "
-        "(e.g. for 'ij,jk->ik': da_0 = einsum('ik,jk->ij', g, a_1); where only a_i has an "
-        "index, g is broadcast along it; where a_i repeats one, only the diagonal gets g)",
-        _einsum_reference),
-}
-
-
 # -- the tests -------------------------------------------------------------------------------
 # Ops that only ever appear on the graph of a recorded backward (create_graph), whose
 # rules name the op they are adjoint to: their values and derivatives are checked
@@ -503,13 +483,10 @@ def test_every_op_has_its_rule_checked():
     assert len(ops) > 30  # the discovery found the op library
     missing = sorted(op.__name__ for op in ops - set(EXAMPLES) - RECORDED_ONLY)
     assert not missing, f"ops whose rule text nothing checks (add them to EXAMPLES): {missing}"
-    assert set(EXEMPT) <= set(EXAMPLES)
+    assert set(WRITTEN_OUT) <= set(EXAMPLES)
 
 
-RULES_RUN = [op for op in EXAMPLES if op not in EXEMPT]
-
-
-@pytest.mark.parametrize("op", RULES_RUN, ids=[op.name for op in RULES_RUN])
+@pytest.mark.parametrize("op", list(EXAMPLES), ids=[op.name for op in EXAMPLES])
 def test_the_rule_run_as_numpy_gives_what_backward_gives(op):
     for rng in _seeds():
         for example in EXAMPLES[op](rng):
@@ -517,26 +494,16 @@ def test_the_rule_run_as_numpy_gives_what_backward_gives(op):
             assert_same_gradients(op, run, gradients_by_rule(op, run))
 
 
-@pytest.mark.parametrize("op", list(EXEMPT), ids=[op.name for op in EXEMPT])
-def test_an_exempt_rule_matches_its_reference_and_backward(op):
-    exemption = EXEMPT[op]
-    assert op.rule == exemption.rule, (
-        f"{op.name}'s rule text changed: check it, then update its reference in EXEMPT")
-    for rng in _seeds():
-        for example in EXAMPLES[op](rng):
-            run = run_backward(op, example, rng)
-            assert_same_gradients(op, run, exemption.reference(run))
-
-
 # Rules that run as code but call a whole operation by name (padded, gather, scatter_add,
-# conv2d's adjoints, the pools' backward ops) or sum over several axes at once (batch
-# norm): each is also held to a reference written independently of it (element by
-# element, or batch norm's closed form).
+# conv2d's adjoints, the pools' backward ops, einsum's gradient plan, narrow) or sum over
+# several axes at once (batch norm): each is also held to a reference written
+# independently of it (element by element, or in closed form).
 WRITTEN_OUT = {mk.Pad: _pad_reference, sc.Gather: _gather_reference,
                sc.ScatterAdd: _scatter_add_reference,
                normalization.BatchNorm: _batch_norm_reference(training=True),
                normalization.BatchNormEval: _batch_norm_reference(training=False),
                conv.Conv2d: _conv2d_reference, joining.Cat: _cat_reference,
+               es.Einsum: _einsum_reference,
                pooling.MaxPool2d: _pool_reference(_to_first_maximum),
                pooling.AvgPool2d: _pool_reference(
                    lambda window, g: np.full(window.shape, g / window.size))}
