@@ -1,27 +1,27 @@
-"""NumPy's names for the engine's own ops: the array namespace of a recorded backward.
+"""The rules' names as the engine's own ops: what a rule computes with under
+``create_graph=True``.
 
-An op's ``backward(ctx, g)`` is written once. It computes with ``ctx.xp``, the array
-namespace of the sweep that runs it:
+An op's backward is its rule, compiled once (``recording/rule.py``). The compiled code
+reads its functions from ``ctx.rule_names`` and its arrays with ``ctx.load``:
 
-* in ``backward()``, ``ctx`` is the node and ``ctx.xp`` is NumPy itself: ``g`` and
-  every array ``ctx.load`` returns are NumPy arrays, and nothing is recorded;
+* in ``backward()``, ``ctx`` is the node: ``rule.PLAIN`` (NumPy's functions, and the
+  few the ops add: ``sigmoid``, ``scatter``, ``conv2d_input_grad``, ...) on NumPy
+  arrays, and nothing is recorded;
 * under ``create_graph=True``, ``ctx`` is a :class:`RecordedContext`: ``g`` is a Tensor,
   ``ctx.load`` returns Tensors *attached to the graph they came from* (an input the op
   saved is that input, its output is the node's own output, an array the op made, such
-  as relu's mask, is a constant), and ``ctx.xp`` is this module, whose functions have
-  NumPy's names and run the engine's ops. So the very same lines record every multiply
-  and sum of the backward pass, and the gradient they return can be differentiated
-  again.
+  as relu's mask, is a constant; an input it did not save is rebuilt by its stand-in
+  and put on the input's edge), and ``rule.RECORDED``, filled in here, has the same
+  names running the engine's ops. So the very same lines record every multiply and sum
+  of the backward pass, and the gradient they return can be differentiated again.
 
 Operators (``g * b``, ``-g``, ``g / (2 * out)``) and the methods both kinds share
-(``.astype``, ``.reshape``) need no ``xp``. The functions here cover what the ops'
-backwards call; :func:`constant` is for values with no derivative of their own (a
-sign, a mask), so they are computed on arrays in both modes.
+(``.astype``, ``.reshape``, indexing) need no name. :func:`constant` is for values with
+no derivative of their own (a sign, a mask), so they are computed on arrays in both
+modes.
 """
 
 from __future__ import annotations
-
-import sys
 
 import numpy as np
 
@@ -39,30 +39,12 @@ from .nn_ops import one_hot, target_distribution
 from .pooling import AvgPool2d, AvgPool2dBackward, MaxPool2dBackward, MaxPool2dGather
 from .scatter import Gather, ScatterAdd, padded_to
 
-exp, log, sin, cos, tanh = F.exp, F.log, F.sin, F.cos, F.tanh
-
-
-def constant_tensor(values) -> Tensor:
-    """``values`` as a Tensor that is a constant of the recorded graph (not a NumPy name:
-    only a backward's recorded branch calls it)."""
-    return Tensor._wrap(np.asarray(values))
-
 
 def where(condition, x, y) -> Tensor:
     """``np.where`` as the engine's op: ``condition`` is a constant mask (one value for
     all: the side it picks, with no op, where ``rule.one_side`` allows)."""
     side = rule.one_side(condition, x, y)
     return F.where(constant(condition), x, y) if side is None else side
-
-
-def sum(a, axis=None, keepdims: bool = False) -> Tensor:  # noqa: A001 - NumPy's name
-    """``np.sum(a, axis, keepdims=...)`` as the engine's op."""
-    return F.sum(a, axis=axis, keepdims=keepdims)
-
-
-def swapaxes(a, axis1: int, axis2: int) -> Tensor:
-    """``np.swapaxes`` as the engine's op."""
-    return F.transpose(a, axis1, axis2)
 
 
 def transpose(a, axes) -> Tensor:
@@ -77,11 +59,11 @@ def broadcast_to(a, shape: tuple) -> Tensor:
 
 class RecordedContext:
     """What an op's backward sees as ``ctx`` under ``create_graph=True``: its node, with
-    ``load`` giving Tensors on the graph and ``xp`` this module (see the docstring)."""
+    ``load`` giving Tensors on the graph and the rules' names as recorded ops (see the
+    docstring)."""
 
     __slots__ = ("node",)
     recorded = True
-    xp = None  # this module, set below
     rule_names = rule.RECORDED  # a compiled rule's functions: filled in below
 
     def __init__(self, node: Node):
@@ -90,19 +72,15 @@ class RecordedContext:
     def __getattr__(self, name: str):
         return getattr(self.node, name)
 
-    def input_on_graph(self, i: int, rebuilt, shift=None) -> Tensor:
+    def input_on_graph(self, i: int, rebuilt) -> Tensor:
         """Input ``i`` of an op that did not save it, as a Tensor whose gradient reaches
-        it: a leaf input is itself (minus the constant ``shift``, when given); a computed
-        one is ``rebuilt()``, its value rebuilt from what the op saved (up to that same
-        shift), put on the node that made it."""
+        it: a leaf input is itself; a computed one is ``rebuilt()``, its value rebuilt
+        from what the op saved (up to a shift the op does not see), put on the node that
+        made it."""
         edge = self.node.edges[i]
         if isinstance(edge, Tensor):  # a leaf that requires grad
-            return edge if shift is None else edge - Tensor._wrap(np.asarray(shift))
+            return edge
         return Tensor._wrap(rebuilt(), edge)  # edge: the node that made the input, or None
-
-    def run(self, op, *inputs, **params) -> Tensor:
-        """``op`` applied to ``inputs`` (Tensors or constants), recorded."""
-        return op.apply(*inputs, **params)
 
     def load(self, name: str) -> Tensor:
         """The array the op saved as ``name``, as a Tensor on the graph it came from; or
@@ -125,8 +103,6 @@ class RecordedContext:
             return output if output.shape == np.shape(array) else output.reshape(array.shape)
         return Tensor._wrap(np.asarray(array))  # made by the op: a constant
 
-
-RecordedContext.xp = sys.modules[__name__]
 
 
 # -- the names a compiled rule calls (recording/rule.py), as recorded ops ---------------

@@ -126,11 +126,10 @@ class Node:
     reads = None
     trace = None
     called_from = None  # where the learner's code called the op: autograd_core.recording.source
-    # The array namespace the op's backward computes with: NumPy, on NumPy arrays. Under
-    # create_graph the backward gets a recorded_numpy.RecordedContext instead, whose
-    # ``xp`` runs the engine's own ops on Tensors (see that module).
-    xp = np
-    rule_names = rule.PLAIN  # what a compiled rule's functions are (recording/rule.py)
+    # The functions a compiled rule calls: NumPy's, on NumPy arrays. Under create_graph
+    # the backward gets an ops/recorded_numpy.RecordedContext instead, whose names run
+    # the engine's own ops on Tensors (see that module).
+    rule_names = rule.PLAIN
     recorded = False
 
     def __init__(self, op, inputs, arrays, edges, needs_input_grad, shapes, dtypes, params):
@@ -184,10 +183,8 @@ class Node:
         return saved.array
 
     def run(self, op, *arrays, **params):
-        """``op`` on ``arrays``, for a backward whose rule is another op (tril's backward
-        is a tril of g): here its forward on the arrays, recording nothing; under
-        ``create_graph`` the op applied to Tensors (``recorded_numpy.RecordedContext``),
-        so the same line of the backward serves both modes."""
+        """``op``'s forward on ``arrays``, recording nothing (a forward-mode rule that is
+        another op: conv2d's tangents through its adjoints)."""
         return op.forward(_UNRECORDED, *arrays, **params)
 
     # -- introspection ---------------------------------------------------------
