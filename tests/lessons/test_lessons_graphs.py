@@ -134,8 +134,12 @@ def test_hide_rules_leaves_out_only_the_named_ops_rules():
                            for name in ("cat", "tanh"))
     picture = draw_sideways(output)
     hidden = hide_rules(picture, "cat", why="exercise L2").data
-    assert cat_rule in html.unescape(picture.data) and cat_rule not in html.unescape(hidden)
+
+    def read(svg: str) -> str:  # a tooltip as a browser shows it (Graphviz keeps spaces)
+        return html.unescape(svg).replace("\xa0", " ")
+
+    assert cat_rule in read(picture.data) and cat_rule not in read(hidden)
     assert "not shown here: exercise L2" in hidden
-    assert tanh_rule in html.unescape(hidden)  # the other ops keep their rules
+    assert tanh_rule in read(hidden)  # the other ops keep their rules
     assert hidden.count("<title>") == picture.data.count("<title>")
-    assert hide_rules(picture, "exp").data.count("rows of a_i") == 1
+    assert read(hide_rules(picture, "exp").data).count(cat_rule) == 1
