@@ -281,20 +281,27 @@ def weight_grad(g, x, w_shape, stride, padding, dilation, groups):
     return np.swapaxes(dw_t, -1, -2).reshape(w_shape)
 
 
-def input_grad_of(g, weight, x_shape, stride, padding, dilation, groups):
-    """:func:`input_grad` for a batch or one (C, H, W) image (a batch of one): the rules'
-    ``conv2d_input_grad``."""
+def input_grad_of(g, weight, x_shape, stride, padding, dilation, groups, compute=None):
+    """conv2d's input gradient for a batch or one (C, H, W) image (a batch of one): the
+    rules' ``conv2d_input_grad``. ``compute(g, weight, x_shape, stride, padding,
+    dilation, groups)`` takes a batch: :func:`input_grad` on arrays by default, the
+    Conv2dInputGrad op on a recorded sweep's Tensors."""
+    compute = compute or input_grad
     if len(x_shape) == 3:
-        return input_grad(g[None], weight, (1, *x_shape), stride, padding, dilation, groups)[0]
-    return input_grad(g, weight, x_shape, stride, padding, dilation, groups)
+        dx = compute(g.reshape((1, *g.shape)), weight, (1, *x_shape), stride, padding,
+                     dilation, groups)
+        return dx.reshape(tuple(x_shape))
+    return compute(g, weight, tuple(x_shape), stride, padding, dilation, groups)
 
 
-def weight_grad_of(x, g, w_shape, stride, padding, dilation, groups):
-    """:func:`weight_grad` (input first, as the op takes it) for a batch or one image: the
-    rules' ``conv2d_weight_grad``."""
-    if np.ndim(x) == 3:
-        x, g = x[None], g[None]
-    return weight_grad(g, x, w_shape, stride, padding, dilation, groups)
+def weight_grad_of(x, g, w_shape, stride, padding, dilation, groups, compute=None):
+    """conv2d's weight gradient (input first, as the op takes it) for a batch or one
+    image: the rules' ``conv2d_weight_grad``. ``compute(x, g, w_shape, stride, padding,
+    dilation, groups)`` takes a batch (default: :func:`weight_grad` on arrays)."""
+    compute = compute or (lambda x, g, *rest: weight_grad(g, x, *rest))
+    if x.ndim == 3:
+        x, g = x.reshape((1, *x.shape)), g.reshape((1, *g.shape))
+    return compute(x, g, tuple(w_shape), stride, padding, dilation, groups)
 
 
 # conv2d's rules name the convolution and its two adjoints (ops/recorded_numpy.py names a

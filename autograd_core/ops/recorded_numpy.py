@@ -31,7 +31,7 @@ from ..recording.tensor import Tensor
 from . import api as F
 from ._util import constant
 from .activations import NormalCdf
-from .conv import Conv2d, Conv2dInputGrad, Conv2dWeightGrad
+from .conv import Conv2d, Conv2dInputGrad, Conv2dWeightGrad, input_grad_of, weight_grad_of
 from .einsum import Einsum
 from .indexing import GetItem, IndexBackward
 from .masking import Pad
@@ -149,21 +149,19 @@ def _rule_conv2d(x, weight, stride, padding, dilation, groups):
 
 
 def _rule_conv2d_input_grad(g, weight, input_shape, stride, padding, dilation, groups):
-    """conv2d's input gradient as the engine's op (one (C, H, W) image as a batch of one)."""
-    one = len(input_shape) == 3
-    dx = Conv2dInputGrad.apply(g.reshape((1, *g.shape)) if one else g, weight,
-                               input_shape=(1, *input_shape) if one else tuple(input_shape),
-                               stride=stride, padding=padding, dilation=dilation,
-                               groups=groups)
-    return dx.reshape(tuple(input_shape)) if one else dx
+    """conv2d's input gradient as the engine's op (``conv.input_grad_of``'s batching)."""
+    return input_grad_of(g, weight, input_shape, stride, padding, dilation, groups,
+                         compute=lambda g, w, shape, s, p, d, k: Conv2dInputGrad.apply(
+                             g, w, input_shape=shape, stride=s, padding=p, dilation=d,
+                             groups=k))
 
 
 def _rule_conv2d_weight_grad(x, g, weight_shape, stride, padding, dilation, groups):
-    """conv2d's weight gradient as the engine's op (one image as a batch of one)."""
-    if x.ndim == 3:
-        x, g = x.reshape((1, *x.shape)), g.reshape((1, *g.shape))
-    return Conv2dWeightGrad.apply(x, g, weight_shape=tuple(weight_shape), stride=stride,
-                                  padding=padding, dilation=dilation, groups=groups)
+    """conv2d's weight gradient as the engine's op (``conv.weight_grad_of``'s batching)."""
+    return weight_grad_of(x, g, weight_shape, stride, padding, dilation, groups,
+                          compute=lambda x, g, shape, s, p, d, k: Conv2dWeightGrad.apply(
+                              x, g, weight_shape=shape, stride=s, padding=p, dilation=d,
+                              groups=k))
 
 
 def _rule_flip(x, dims):
