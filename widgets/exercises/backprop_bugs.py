@@ -70,8 +70,8 @@ def _check_g10_fix(fn=None) -> Result:
     """``G10.run("fix", embedding_backward)``: your fixed ``embedding_backward(ids, G, rows)``."""
     p = g10_problem()
     try:
-        got = learner.call(fn, p.ids.copy(), p.G.copy(), p.W.shape[0],
-                           what="embedding_backward")
+        got = learner.by_hand(fn, p.ids.copy(), p.G.copy(), p.W.shape[0],
+                              what="embedding_backward")
     except learner.LearnerCodeFailed as exc:
         return learner.failed(exc)
     return check_gradient(got, _g10_engine(p), name="dW", of="W", mistakes=[Mistake(
@@ -93,7 +93,7 @@ def _check_g12(fn=None) -> Result:
     square MLP (``G12.problem()``)."""
     p = mlp.problem(square=True)
     try:
-        got = learner.call(fn, p, what="backprop")
+        got = learner.by_hand(fn, p, what="backprop")
     except learner.LearnerCodeFailed as exc:
         return learner.failed(exc)
     if got is None:
