@@ -14,8 +14,9 @@ from ..feedback.context import Mistake
 from ..feedback.result import Result
 from ..lessons.report import Report
 from . import learner, mlp
+from .array_answers import Gradients, gradients
 from .exercise import Exercise, register
-from .parts import answers, check_named
+from .parts import answers
 from .problems import Problem, rng
 
 # -- G10: an embedding row used several times ----------------------------------------------------
@@ -43,26 +44,20 @@ def _overwritten(p: Problem) -> np.ndarray:
     return dw
 
 
-@answers("dW", "row1")
-def _check_g10(**answers) -> Result:
-    """``G10(dW=..., row1=...)`` for ``G10.problem()``."""
-    p = g10_problem()
-
-    def run(given):
-        dw = _g10_engine(p)
-        out = []
-        if "dW" in given:
-            out.append(check_gradient(given["dW"], dw, name="dW", of="W", mistakes=[Mistake(
+def _g10_context(p: Problem, right: dict) -> dict:
+    rows = {f"occurrence {i + 1} (position {k})": p.G[k]
+            for i, k in enumerate(np.flatnonzero(p.ids == 1))}
+    return {"dW": dict(of="W", mistakes=[Mistake(
                 _overwritten(p), "Your dW keeps only the last occurrence of each repeated id: "
                 "an overwrite (dW[ids] = G). Repeated ids must add up (scatter-add).",
-                "np.add.at(dW, ids, G) adds every occurrence.", "overwrite")]))
-        if "row1" in given:
-            rows = {f"occurrence {i + 1} (position {k})": p.G[k]
-                    for i, k in enumerate(np.flatnonzero(p.ids == 1))}
-            out.append(check_gradient(given["row1"], dw[1], name="row1", paths=rows))
-        return out
+                "np.add.at(dW, ids, G) adds every occurrence.", "overwrite")]),
+            "row1": dict(paths=rows)}
 
-    return check_named(answers, ("dW", "row1"), run)
+
+_check_g10 = gradients(Gradients(
+    "G10", ("dW", "row1"), g10_problem,
+    lambda p: {"dW": _g10_engine(p), "row1": _g10_engine(p)[1]}, _g10_context),
+    """``G10(dW=..., row1=...)`` for ``G10.problem()``.""")
 
 
 @answers("dW")

@@ -28,10 +28,9 @@ from .problems import Problem, rng
 # -- G5: a 3-layer MLP --------------------------------------------------------------------
 
 
-@answers(*mlp.PARTS)
-def _check_g5(**answers) -> Result:
-    """``G5(dW2=..., db2=..., delta1=...)`` on ``G5.problem()`` (any subset of the three)."""
-    return check_named(answers, mlp.PARTS, lambda a: mlp.check_parts(mlp.problem(), a))
+_check_g5 = gradients(Gradients("G5", mlp.PARTS, mlp.problem, mlp.engine_gradients, mlp.context),
+                      """``G5(dW2=..., db2=..., delta1=...)`` on ``G5.problem()`` (any subset
+                      of the three).""")
 
 
 register(Exercise("G5", "derivation", {"gradients": _check_g5}, level="M", problem=mlp.problem))
