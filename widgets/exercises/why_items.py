@@ -12,6 +12,7 @@ from autograd_core.tools.graph import CycleError, topological_order
 
 from .. import gate
 from ..feedback.check import check_gradient
+from ..feedback.context import Mistake
 from ..feedback.result import Result
 from ..lessons.graphs import branches
 from ..lessons.report import Report
@@ -264,20 +265,56 @@ register(Exercise("W5", "derivation", {"dz": _check_w5}, problem=w5_problem, exp
 
 # -- W6: no gradient through the branch that did not run ------------------------------------------
 
+W6_WEIGHTS = {"w_pos": 1.5, "w_neg": -2.0}  # the weights define_by_run starts from
+
+
+def _w6_mistakes(x: float, weight: float) -> list[Mistake]:
+    """The named slips of d y / d weight for y = tanh applied k times to weight·x (k tanh,
+    at least one), computed here from the chain rule, not from the engine."""
+    k = max(1, int(abs(x)))
+    values = [weight * x]
+    for _ in range(k):
+        values.append(np.tanh(values[-1]))
+    slopes = [1 - np.tanh(v) ** 2 for v in values[:-1]]  # tanh' at each tanh's input
+
+    def m(value: float, says: str, code: str) -> Mistake:
+        return Mistake(np.array(float(value)), says, "", code)
+
+    found = [m(x, f"For x = {x} you stopped at the multiplication: each tanh after it "
+                  "multiplies the gradient by its own slope.", "no_tanh_slope"),
+             m(weight * np.prod(slopes), f"For x = {x} that is the gradient with respect to x; "
+                                         "the question asks for the weight's.", "wrt_x")]
+    if k > 1:
+        found += [m(x * slopes[0], f"For x = {x} you took one tanh's slope; how many tanh ran "
+                                   "for this input?", "one_tanh"),
+                  m(x * slopes[-1] ** k, f"For x = {x} you used one tanh's slope for every "
+                                         "tanh; each is taken at its own input.", "same_slope")]
+    else:
+        found.append(m(x * (1 - np.tanh(weight * x * 2) ** 2) * (1 - np.tanh(
+            np.tanh(weight * x)) ** 2), f"For x = {x} you ran tanh more often than the loop "
+                                        "does: how many whole units has |x|, and what is the "
+                                        "least?", "tanh_count"))
+    return found
+
 
 def _w6_facts() -> dict[str, Fact]:
-    """What the engine shows, one fact per prediction of ``W6(w_neg_grad=..., same_graph=...)`` for
-    the inputs 2.5 and -0.5."""
+    """What the engine shows, one fact per prediction of ``W6(w_pos_grad=..., w_neg_grad=...,
+    w_neg_grad_negative=...)``: the weights' gradients after backward for x = 2.5, and
+    w_neg's for x = -0.5."""
     with gate.quietly():  # W6's own check
-        runs = branches().data["runs"]
-    facts = {
-        "w_neg_grad": Fact(runs[0].grad_w_neg, "For x = 2.5 the branch with w_neg never ran, "
+        positive, negative = branches().data["runs"]
+    return {
+        "w_pos_grad": Fact(positive.grad_w_pos, "For x = 2.5 the w_pos branch ran, then tanh "
+                           "twice: the chain rule multiplies x by both tanh's slopes.", "number",
+                           {"mistakes": _w6_mistakes(2.5, W6_WEIGHTS["w_pos"])}),
+        "w_neg_grad": Fact(positive.grad_w_neg, "For x = 2.5 the branch with w_neg never ran, "
                            "so w_neg is not in the recorded graph: its .grad stays None.",
                            choices=(None, 0.0)),
-        "same_graph": Fact(runs[0].ops == runs[1].ops, "Each run records what actually ran; "
-                           "another input takes another branch and another number of tanh."),
+        "w_neg_grad_negative": Fact(negative.grad_w_neg, "For x = -0.5 the other branch ran, "
+                                    "then tanh once: another graph, with w_neg in it.",
+                                    "number",
+                                    {"mistakes": _w6_mistakes(-0.5, W6_WEIGHTS["w_neg"])}),
     }
-    return facts
 
 
 register(Exercise("W6", "prediction", {"predict": predicting(_w6_facts)}, experiment=branches))
