@@ -23,7 +23,18 @@ from .exercise import Exercise, register
 from .parts import answers, check_named
 from .predictions import Fact, check_fact, predicting
 from .problems import Problem, rng
-from .true_false import Claim, Flaw, Watch, among, count, numbers, raised, register_claim, same
+from .true_false import (
+    Claim,
+    Flaw,
+    Unfinished,
+    Watch,
+    among,
+    count,
+    numbers,
+    raised,
+    register_claim,
+    same,
+)
 
 # -- W1: why acyclic (the true/false protocol: a verdict, a reason, your experiment) ----------
 
@@ -85,9 +96,13 @@ def _names(value, name: str) -> set:
         raise Flaw(f"'{name}' should be a list or set of node names; it is "
                    f"{words.short(value, 40)}.")
     try:
-        return set(value)
+        names = set(value)
     except TypeError:
         raise Flaw(f"'{name}' should hold node names (text); it holds something else.") from None
+    if Ellipsis in names:
+        raise Unfinished(f"Fill in the experiment first: '{name}' still holds a placeholder "
+                         "(...).")
+    return names
 
 
 def measure_w1(data: dict, watch: Watch) -> bool:
