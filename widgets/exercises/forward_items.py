@@ -72,15 +72,15 @@ def _parameter_mistakes(n_in: int, n_out: int) -> list[Mistake]:
                               "variance: they are statistics it keeps, not parameters it "
                               "learns.", "running_statistics")]
     if projection:
-        found += [wrong(-projection, f"For {block} your shortcut has no parameters: can x "
+        found += [wrong(-projection, f"For {block} your shortcut has no parameters. Can x "
                                      "with its width be added to F(x) as it is?",
                         "missing_projection"),
                   wrong(n_out, f"For {block} you have one number too many per output "
                                "feature: neither the + that merges the paths nor the "
                                "bias-free projection holds any.", "merge_or_projection_bias")]
     else:
-        found += [wrong(n_in * n_out, f"For {block} you counted a projection on the shortcut: "
-                                      "when x and F(x) have the same shape, what has the "
+        found += [wrong(n_in * n_out, f"For {block} you counted a projection on the shortcut. "
+                                      "When x and F(x) have the same shape, what has the "
                                       "shortcut to compute?", "needless_projection"),
                   wrong(n_out, f"For {block} you have one number too many per feature: what "
                                "would a plain + have to learn?", "merge_parameters")]

@@ -71,7 +71,8 @@ def measure_t3(data: dict, watch: Watch) -> bool:
                    "len(capture(h).ops) after each pass, the last one included.")
     possible = {len(ops) for ops in behind.values()}
     wrong = [i for i, s in enumerate(sizes) if s not in possible]
-    if wrong or any(b <= a for a, b in zip(sizes, sizes[1:])):
+    steps = {b - a for a, b in zip(sizes, sizes[1:])}  # every pass runs the same ops
+    if wrong or len(steps) != 1 or min(steps) <= 0:
         at = f" (sizes[{wrong[0]}])" if wrong else ""
         raise Flaw(f"Your 'sizes'{at} are not the op counts capture gives after each pass of "
                    "your loop: capture h inside the loop, after each time you feed it back.")
@@ -96,9 +97,12 @@ def reference_t3() -> dict:
 # -- T7: backward without the forward values ---------------------------------------------------
 
 
-def _sweep_of(grad, watch: Watch):
-    """The (sweep, leaf) whose gradient sent to that leaf is ``grad``, or None."""
+def _sweep_of(grad, watch: Watch, skip=None):
+    """The (sweep, leaf) whose gradient sent to that leaf is ``grad`` (not in the sweep
+    ``skip``), or None."""
     for sweep in watch.sweeps:
+        if sweep is skip:
+            continue
         for leaf in sweep.leaves():
             if same(grad, sweep.total(leaf)):
                 return sweep, leaf
@@ -121,15 +125,19 @@ def measure_t7(data: dict, watch: Watch) -> bool:
     if saved not in recorded and saved != sum(recorded):
         raise Flaw("'saved_bytes' is not what an op of your experiment saved for its backward: "
                    "read it from the sigmoid's output (saved_bytes(y)) before any backward.")
-    found = [_sweep_of(g, watch) for g in (first, second)]
-    for i, hit in enumerate(found):
-        if hit is None:
-            raise Flaw(f"grads[{i}] is not a gradient any of your backward passes sent to a "
-                       "leaf: return the input's .grad after its own backward.")
-    (sweep_a, leaf_a), (sweep_b, leaf_b) = found
-    if sweep_a is sweep_b:
-        raise Flaw("Both of your gradients come from the same backward pass: run one backward "
-                   "per input, each on a fresh leaf.")
+    found = _sweep_of(first, watch)
+    if found is None:
+        raise Flaw("grads[0] is not a gradient any of your backward passes sent to a leaf: "
+                   "return the input's .grad after its own backward.")
+    sweep_a, leaf_a = found
+    found = _sweep_of(second, watch, skip=sweep_a)
+    if found is None:
+        if _sweep_of(second, watch) is not None:
+            raise Flaw("Both of your gradients come from the same backward pass: run one "
+                       "backward per input, each on a fresh leaf.")
+        raise Flaw("grads[1] is not a gradient any of your backward passes sent to a leaf: "
+                   "return the input's .grad after its own backward.")
+    sweep_b, leaf_b = found
     if not same(sweep_a.seed, sweep_b.seed):
         raise Flaw("Your two backward passes started from different upstream gradients, so "
                    "they cannot tell what else backward reads: give both the same g.")
