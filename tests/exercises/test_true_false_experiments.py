@@ -159,13 +159,14 @@ def t6_right(formula_in_a_module=False):
             "formula": [s.node.op.name for s in backward_steps(formula)]}
 
 
-def t7_right(second_backward=True, second_input=np.linspace(0, 2, 6), second_g=np.ones(6)):
+def t7_right(second_backward=True, second_input=None, second_g=None):
     z = ag.tensor(np.linspace(-1, 1, 6), requires_grad=True)
     s = ag.sigmoid(z)
     size = sum(saved.nbytes for saved in s.grad_fn.saved.values())
     s.backward(np.ones(6))
-    other = ag.tensor(second_input, requires_grad=True)
-    ag.sigmoid(other).backward(second_g)
+    other = ag.tensor(np.linspace(0, 2, 6) if second_input is None else second_input,
+                      requires_grad=True)
+    ag.sigmoid(other).backward(np.ones(6) if second_g is None else second_g)
     grads = [z.grad.numpy().copy(), other.grad]
     error = None
     try:
@@ -752,7 +753,8 @@ def _claims():
     assert extra and measure_w1 and measure_w2
     from widgets.exercises.true_false import Claim
 
-    return [*CLAIMS, Claim("W1", ("edges", "closing_edge", "result", "unplaced"), measure_w1, w1_right),
+    return [*CLAIMS, Claim("W1", ("edges", "closing_edge", "result", "unplaced"), measure_w1,
+                           w1_right),
             Claim("W2", ("forward_passes", "reverse_passes", "forward_grad", "reverse_grad"),
                   measure_w2, w2_right)]
 
