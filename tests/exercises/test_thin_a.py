@@ -105,6 +105,8 @@ def test_w6_the_old_tokens_no_longer_solve_it():
     (1.5 * (1 - np.tanh(np.tanh(3.75)) ** 2) * (1 - np.tanh(3.75) ** 2), "w_pos_grad", "wrt_x"),
     (-0.5, "w_neg_grad_negative", "no_tanh_slope"),
     (-2.0 * (1 - np.tanh(1.0) ** 2), "w_neg_grad_negative", "wrt_x"),
+    (-0.5 * (1 - np.tanh(1.0) ** 2) * (1 - np.tanh(np.tanh(1.0)) ** 2), "w_neg_grad_negative",
+     "tanh_count"),  # a second tanh for |x| = 0.5
 ])
 def test_w6_each_slip_is_named(given, part, code):
     result = ex.W6(**{part: given})

@@ -387,10 +387,9 @@ def _w6_mistakes(x: float, weight: float) -> list[Mistake]:
                   m(x * slopes[-1] ** k, f"For x = {x} you used one tanh's slope for every "
                                          "tanh; each is taken at its own input.", "same_slope")]
     else:
-        found.append(m(x * (1 - np.tanh(weight * x * 2) ** 2) * (1 - np.tanh(
-            np.tanh(weight * x)) ** 2), f"For x = {x} you ran tanh more often than the loop "
-                                        "does: how many whole units has |x|, and what is the "
-                                        "least?", "tanh_count"))
+        twice = x * slopes[0] * (1 - np.tanh(values[1]) ** 2)  # a second tanh that never ran
+        found.append(m(twice, f"For x = {x} you ran tanh more often than the loop does: how "
+                              "many whole units has |x|, and what is the least?", "tanh_count"))
     return found
 
 
