@@ -44,11 +44,11 @@ from .sweep import (
 CLAIMS = [
     Claim("T1", ("function", "at", "forward", "reverse"), measure_t1, reference_t1),
     Claim("T2", ("wide", "tall"), measure_t2, reference_t2),
-    Claim("T3", ("graph", "order"), measure_t3, reference_t3),
+    Claim("T3", ("graph", "order", "sizes"), measure_t3, reference_t3),
     Claim("T4", ("depths", "backward_ops", "formula_nodes"), measure_t4, reference_t4),
     Claim("T5", ("function", "at", "grad", "h", "slopes"), measure_t5, reference_t5),
     Claim("T6", ("network", "formula"), measure_t6, reference_t6),
-    Claim("T7", ("saved_bytes", "error"), measure_t7, reference_t7),
+    Claim("T7", ("saved_bytes", "grads", "error"), measure_t7, reference_t7),
     Claim("T8", ("grad", "contributions"), measure_t8, reference_t8),
     Claim("T9", ("c", "grad_1", "grad_c"), measure_t9, reference_t9),
     Claim("T10", ("loss", "at", "grad", "step", "along_grad", "against_grad", "others"),
