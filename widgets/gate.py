@@ -26,11 +26,10 @@ from functools import wraps
 _QUIET: ContextVar[bool] = ContextVar("gate_quiet", default=False)
 
 
-def measured(item: str, gives: str = "solution", unless_checked: tuple[str, ...] = ()) -> None:
+def measured(item: str, gives: str = "solution") -> None:
     """Record that a helper just computed what ``item`` asks: ``gives`` is "try" (a
     candidate measured, counted against the item's tries) or "solution" (its answer
-    shown). Nothing is recorded inside :func:`quietly`, once the item is solved, or once
-    every part in ``unless_checked`` was checked (a measurement the item asks for next).
+    shown). Nothing is recorded inside :func:`quietly` or once the item is solved.
 
     >>> with quietly():
     ...     measured("A3", "try")                 # a check's own measurement: not recorded
@@ -38,18 +37,17 @@ def measured(item: str, gives: str = "solution", unless_checked: tuple[str, ...]
     if _QUIET.get():
         return
     tracking = importlib.import_module("widgets.exercises.tracking")
-    tracking.helper_measured(item, gives, unless_checked)
+    tracking.helper_measured(item, gives)
 
 
-def answers(item: str, gives: str = "solution",
-            unless_checked: tuple[str, ...] = ()) -> Callable[[Callable], Callable]:
+def answers(item: str, gives: str = "solution") -> Callable[[Callable], Callable]:
     """Decorate a helper whose every call computes what ``item`` asks: each call outside
     :func:`quietly` is recorded by :func:`measured` first."""
 
     def gate(fn: Callable) -> Callable:
         @wraps(fn)
         def gated(*args, **kwargs):
-            measured(item, gives, unless_checked)
+            measured(item, gives)
             return fn(*args, **kwargs)
 
         gated.gate_item = item  # the item it answers (the teaching-rules tests read it)

@@ -205,17 +205,11 @@ def _first(exercise_id: str, field: str) -> None:
 _HELPER_RECORDS = {"try": count_try, "help": record_help, "solution": record_seen}
 
 
-def helper_measured(exercise_id: str, gives: str, unless_checked: tuple[str, ...] = ()) -> None:
+def helper_measured(exercise_id: str, gives: str) -> None:
     """Record that a helper (lesson support, a reference answer) just computed what
     ``exercise_id`` asks: ``gives`` is "try" (a candidate measured, counted against the
-    item's tries), "help" or "solution". Nothing is recorded once the item is solved, nor
-    once every part named in ``unless_checked`` has been checked (a measurement the item
-    asks for after those answers)."""
-    entry = store.read_item(exercise_id)
-    if entry["solved"] is not None:
-        return
-    if unless_checked and all(any(key.endswith(f":{part}") for key in entry["parts"])
-                              for part in unless_checked):
+    item's tries), "help" or "solution". Nothing is recorded once the item is solved."""
+    if store.read_item(exercise_id)["solved"] is not None:
         return
     _HELPER_RECORDS[gives](exercise_id)
 
