@@ -30,7 +30,7 @@ def t9_experiment():
         w = ag.tensor(w0, requires_grad=True)
         (factor * ag.tanh(w).sum()).backward(gradient=seed)
         grads.append(w.grad)
-    return {"c": 2.5, "grad_1": grads[0], "grad_c": grads[1], "grad_cL": grads[2]}
+    return {"c": 2.5, "grad_1": grads[0], "grad_c": grads[1], "grad_M": grads[2]}
 
 
 T9_REASON = "the seed scales every gradient by c"

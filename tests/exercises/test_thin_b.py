@@ -214,7 +214,7 @@ def test_t6_a_flipped_verdict_is_sent_back():
 # -- T9: the seed, and the loss it differentiates -------------------------------------------------
 
 
-def t9_learner(grad_cl="c times the loss", c=2.5):
+def t9_learner(grad_m="c times the loss", c=2.5):
     w0 = np.array([[0.2, -0.4], [0.7, 0.1]])
 
     def gradient(seed, factor=1.0):
@@ -223,16 +223,16 @@ def t9_learner(grad_cl="c times the loss", c=2.5):
         return w.grad
 
     data = {"c": c, "grad_1": gradient(1.0), "grad_c": gradient(c)}
-    if grad_cl == "c times the loss":
-        data["grad_cL"] = gradient(1.0, factor=c)
-    elif grad_cl == "computed":
-        data["grad_cL"] = c * data["grad_1"].numpy()
-    elif grad_cl == "seeded c":
-        data["grad_cL"] = data["grad_c"]
-    elif grad_cl == "another loss":
+    if grad_m == "c times the loss":
+        data["grad_M"] = gradient(1.0, factor=c)
+    elif grad_m == "computed":
+        data["grad_M"] = c * data["grad_1"].numpy()
+    elif grad_m == "seeded c":
+        data["grad_M"] = data["grad_c"]
+    elif grad_m == "another loss":
         w = ag.tensor(w0, requires_grad=True)
         (c * (w ** 2).sum()).backward()
-        data["grad_cL"] = w.grad
+        data["grad_M"] = w.grad
     return data
 
 
@@ -243,10 +243,10 @@ def test_t9_solved_by_finding_the_loss_that_the_seed_differentiates():
 
 
 @pytest.mark.parametrize("variant, says", [
-    ("old", "has no 'grad_cL'"),
-    ("computed", "'grad_cL' is not what a plain backward()"),
-    ("seeded c", "'grad_cL' is not what a plain backward()"),
-    ("another loss", "'grad_cL' does not come from c times the same loss"),
+    ("old", "has no 'grad_M'"),
+    ("computed", "'grad_M' is not what a plain backward()"),
+    ("seeded c", "'grad_M' is not what a plain backward()"),
+    ("another loss", "'grad_M' is not the gradient your seed c gave"),
 ])
 def test_t9_the_old_experiment_and_its_shortcuts_are_named(variant, says):
     result = ex.T9(verdict=False, because="scaled", experiment=lambda: t9_learner(variant))

@@ -203,7 +203,7 @@ def t8_right(contributions="separately"):
     return {"grad": grad, "contributions": parts}
 
 
-def t9_right(fresh=True, c=-2.0, grad_cl="c times the loss"):
+def t9_right(fresh=True, c=-2.0, grad_m="c times the loss"):
     w0 = np.array([[0.3, -0.2], [0.5, 0.1]])
     w = ag.tensor(w0, requires_grad=True)
 
@@ -216,15 +216,15 @@ def t9_right(fresh=True, c=-2.0, grad_cl="c times the loss"):
         w = ag.tensor(w0, requires_grad=True)
     loss(w).backward(gradient=c)
     gc = w.grad.numpy()
-    if grad_cl == "c times the loss":
+    if grad_m == "c times the loss":
         other = ag.tensor(w0, requires_grad=True)
         (c * loss(other)).backward()                      # seed 1, the loss c·L
-        g_cl = other.grad.numpy()
-    elif grad_cl == "seeded c":
-        g_cl = gc                                         # the seed-c run handed in again
+        g_m = other.grad.numpy()
+    elif grad_m == "seeded c":
+        g_m = gc                                         # the seed-c run handed in again
     else:
-        g_cl = c * g1                                     # computed, not measured
-    return {"c": c, "grad_1": g1, "grad_c": gc, "grad_cL": g_cl}
+        g_m = c * g1                                     # computed, not measured
+    return {"c": c, "grad_1": g1, "grad_c": gc, "grad_M": g_m}
 
 
 def t10_right(unit=True):
@@ -608,7 +608,7 @@ def _skeleton():
     y = (x * x).sum()  # noqa: F841 - the learner would go on from here
     ...
     return {"grad": ..., "contributions": [..., ..., ...], "c": ..., "grad_1": ...,
-            "grad_c": ..., "grad_cL": ..., "network_grad": ..., "formula_grad": ...,
+            "grad_c": ..., "grad_M": ..., "network_grad": ..., "formula_grad": ...,
             "function": ..., "at": ..., "forward": ..., "reverse": ...,
             "wide": ..., "tall": ..., "graph": ..., "order": ..., "depths": ...,
             "backward_ops": ..., "formula_nodes": ..., "h": ..., "slopes": ...,

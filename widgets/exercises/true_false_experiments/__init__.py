@@ -50,7 +50,7 @@ CLAIMS = [
     Claim("T6", ("network", "formula", "network_grad", "formula_grad"), measure_t6, reference_t6),
     Claim("T7", ("saved_bytes", "error"), measure_t7, reference_t7),
     Claim("T8", ("grad", "contributions"), measure_t8, reference_t8),
-    Claim("T9", ("c", "grad_1", "grad_c", "grad_cL"), measure_t9, reference_t9),
+    Claim("T9", ("c", "grad_1", "grad_c", "grad_M"), measure_t9, reference_t9),
     Claim("T10", ("loss", "at", "grad", "step", "along_grad", "against_grad", "others"),
           measure_t10, reference_t10),
 ]

@@ -157,7 +157,7 @@ def measure_t9(data: dict, watch: Watch) -> bool:
         raise Flaw("Choose a seed c other than 0 and 1 (e.g. 3.0), or there is nothing to "
                    "compare.")
     g1, gc = numbers(data["grad_1"], "grad_1"), numbers(data["grad_c"], "grad_c")
-    g_cl = numbers(data["grad_cL"], "grad_cL")
+    g_m = numbers(data["grad_M"], "grad_M")
     if not np.any(g1):
         raise Flaw("grad_1 is all zeros, so no seed could change it: pick a loss and a point "
                    "where the gradient is not zero.")
@@ -171,14 +171,15 @@ def measure_t9(data: dict, watch: Watch) -> bool:
                        f"{words.number(seed)} sent to a leaf: did .grad still hold an earlier "
                        "gradient? backward adds into .grad, so use a fresh leaf for each run.")
     ones = [s for s in watch.sweeps if np.allclose(s.seed, 1.0)]
-    if same(g_cl, g1) or not among(g_cl, watch.totals(ones)):
-        raise Flaw("'grad_cL' is not what a plain backward() (seed 1) of another loss, c times "
-                   "your loss, sent to your leaf: build that loss on a fresh leaf and call "
-                   "backward() on it, with no gradient= argument.")
-    if not same(g_cl, gc) and not same(g_cl, c * g1):
-        raise Flaw("'grad_cL' does not come from c times the same loss: multiply the loss you "
-                   "seeded, on the same data, by your c, and call backward() on that.")
-    if g1.shape == gc.shape and same(gc, c * g1) and same(g_cl, gc):
+    if same(g_m, g1) or not among(g_m, watch.totals(ones)):
+        raise Flaw("'grad_M' is not what a plain backward() (seed 1) of another loss sent to "
+                   "your leaf: build that loss from yours, on a fresh leaf, and call "
+                   "backward() on it with no gradient= argument.")
+    if not same(g_m, gc) and not same(g_m, c * g1):
+        raise Flaw("'grad_M' is not the gradient your seed c gave: which loss M, built from "
+                   "yours on the same data, would a sweep that starts from 1 have to "
+                   "differentiate to give it? What would dM/dL be?")
+    if g1.shape == gc.shape and same(gc, c * g1) and same(g_m, gc):
         return False
     if same(gc, g1):
         return True
@@ -200,7 +201,7 @@ def reference_t9() -> dict:
         return W.grad.numpy()                            # this seed's gradient
 
     return {"c": c, "grad_1": gradient(1.0), "grad_c": gradient(c),
-            "grad_cL": gradient(1.0, factor=c)}          # c·L, seeded with 1
+            "grad_M": gradient(1.0, factor=c)}          # c·L, seeded with 1
 
 
 # -- T10: the direction of steepest increase ---------------------------------------------------
