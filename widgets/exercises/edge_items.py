@@ -72,8 +72,7 @@ def e2_problem(literal: int = E2_LITERAL) -> Problem:
         raise ValueError(f"E2 has the literals 2 to 9, not {words.short(literal, 40)}.")
     g = rng(62) if literal == E2_LITERAL else rng(620 + literal)
     return Problem(f"z = {literal} * w * x + b with loss = z.sum(). Find dw; is the {literal} a "
-                   "graph node with a gradient? And what would k.grad be if a leaf k took its "
-                   "place?", w=g.standard_normal(3), x=g.standard_normal(3),
+                   "graph node with a gradient?", w=g.standard_normal(3), x=g.standard_normal(3),
                    b=g.standard_normal(3))
 
 
