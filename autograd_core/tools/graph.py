@@ -258,13 +258,22 @@ def topological_order(nodes, edges) -> list:
 
 
 def _find_cycle(successors, indegree) -> list:
-    """One cycle among the nodes Kahn's algorithm could not order."""
+    """One cycle among the nodes Kahn's algorithm could not order, from its first node (by
+    name) round to it again. Every node left waits for another node left (a node fed by a
+    cycle, too, which is not on it), so the walk goes backwards, along what feeds each."""
     left = {n for n, d in indegree.items() if d > 0}
-    start = next(iter(sorted(left, key=str)))
+    feeds: dict = {n: [] for n in left}
+    for a, outs in successors.items():
+        if a in left:
+            for b in outs:
+                if b in left:
+                    feeds[b].append(a)
+    start = min(left, key=str)
     path, seen = [start], {start: 0}
-    while True:
-        nxt = next(m for m in successors[path[-1]] if m in left)
-        if nxt in seen:
-            return path[seen[nxt]:] + [nxt]
-        seen[nxt] = len(path)
-        path.append(nxt)
+    while feeds[path[-1]][0] not in seen:
+        seen[feeds[path[-1]][0]] = len(path)
+        path.append(feeds[path[-1]][0])
+    cycle = path[seen[feeds[path[-1]][0]]:][::-1]  # forwards now: each feeds the next
+    first = min(range(len(cycle)), key=lambda i: str(cycle[i]))
+    cycle = cycle[first:] + cycle[:first]
+    return cycle + [cycle[0]]

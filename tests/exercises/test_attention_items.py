@@ -169,3 +169,29 @@ def test_every_plan_recomputes_with_identical_gradients():
     # is recomputed (a checkpoint's copy of a gradient keeps its memory layout).
     for plan in all_plans()[::7]:
         assert recompute_step(plan).same_gradients(), plan
+
+
+def test_a1_finite_differences_are_not_a_closed_form():
+    """Issue #39: dq, dk, dv by central differences of a NumPy forward (each entry nudged)
+    agree with the engine to about 1e-10: right numbers, but not the derivation A1 asks for."""
+    def forward(q, k, v):
+        t, d = q.shape
+        s = np.where(np.tril(np.ones((t, t), dtype=bool)), q @ k.T / np.sqrt(d), -np.inf)
+        w = np.exp(s - s.max(axis=1, keepdims=True))
+        return (w / w.sum(axis=1, keepdims=True)) @ v
+
+    def by_differences(q, k, v, d_out, h=1e-6):
+        grads = []
+        for i in range(3):
+            args = [q, k, v]
+            grad = np.zeros_like(args[i])
+            for idx in np.ndindex(grad.shape):
+                up, down = [a.copy() for a in args], [a.copy() for a in args]
+                up[i][idx] += h
+                down[i][idx] -= h
+                grad[idx] = np.sum((forward(*up) - forward(*down)) * d_out) / (2 * h)
+            grads.append(grad)
+        return tuple(grads)
+
+    result = ex.A1.check(by_differences)
+    assert not result.ok and result.diagnosis == "not_closed_form", repr(result)

@@ -8,6 +8,7 @@ import autograd_core as ag
 from autograd_core.recording.node import Function
 from widgets import exercises as ex
 from widgets.exercises import backward_check, check_backward
+from widgets.exercises.backward_specs import SPECS
 
 
 @pytest.fixture(autouse=True)
@@ -220,3 +221,55 @@ def test_w4_wants_the_output_saved():
 def test_unknown_spec_is_an_authoring_error():
     with pytest.raises(KeyError, match="no backward exercise"):
         check_backward(Softplus, "cosh")
+
+
+def _sigmoid_rebuilding_z(ctx, g):
+    s = ctx.load("out")
+    z = np.log(s / (1 - s))                 # the input, rebuilt from the output
+    e = np.exp(-z)                          # ... and the exp the item says is not needed
+    return (g * e / (1 + e) ** 2,)
+
+
+def test_w4_refuses_a_backward_that_rebuilds_the_input_and_calls_exp():
+    """Issue #39: reading only the output is not enough when backward rebuilds z from it and
+    recomputes exp(-z); the values are right, so only the watch on what backward computes
+    from what it read can tell."""
+    rebuilt = variant(Sigmoid, backward=_sigmoid_rebuilding_z)
+    result = ex.W4(rebuilt)
+    codes = {p.name: p.diagnosis for p in result.parts}
+    assert codes == {"forward": "correct", "dx": "correct", "saved": "recomputes"}, repr(result)
+    assert "exp" in result.parts[-1].message and "log" in result.parts[-1].message
+
+
+def _by_engine(spec):
+    """An op whose backward hands the work to the engine: the spec's own reference, run
+    forward and backward inside the learner's backward (the values are right)."""
+
+    class ByEngine(Function):
+        @staticmethod
+        def forward(ctx, *arrays, **params):
+            ctx.save(**{f"a{i}": a for i, a in enumerate(arrays)})
+            with ag.no_grad():
+                return spec.reference(*[ag.tensor(a) for a in arrays], **params).numpy()
+
+        @staticmethod
+        def backward(ctx, g):
+            leaves = [ag.tensor(ctx.load(f"a{i}"), requires_grad=True)
+                      for i in range(len(ctx.saved))]
+            spec.reference(*leaves, **ctx.params).backward(ag.tensor(np.asarray(g)))
+            return tuple(t.grad.numpy() for t in leaves)
+
+    return ByEngine
+
+
+ex.registry()  # every item registered, so SPEC_ITEMS holds W3's and W4's specs too
+
+
+@pytest.mark.parametrize("spec_name", sorted(backward_check.SPEC_ITEMS))
+def test_a_backward_that_runs_the_engine_is_refused_on_every_item(spec_name):
+    """Issue #39: on every item whose answer is an op (generated from SPEC_ITEMS, not
+    listed by hand), a backward that lets the engine compute the gradients is refused."""
+    item = backward_check.SPEC_ITEMS[spec_name]
+    result = ex.registry()[item].check(_by_engine(SPECS[spec_name]))
+    assert not result.ok, item
+    assert result.diagnosis == "uses_engine", (item, repr(result))

@@ -2,6 +2,7 @@
 predictions (from the question bank, or computed here by hand) pass; a wrong one is
 named with the reason; unknown names and empty calls get a sentence."""
 
+import numpy as np
 import pytest
 
 from widgets import exercises as ex
@@ -12,6 +13,22 @@ def _own_progress_file(tmp_path, monkeypatch):
     """Progress goes to this test's own file, never to a learner's home directory."""
     monkeypatch.setenv("AUTOGRAD_LESSONS_PROGRESS", str(tmp_path / "progress.json"))
 
+def _tanh_chain_grad(x: float, weight: float) -> float:
+    """d y / d weight for y = tanh applied max(1, int(|x|)) times to weight·x, by hand."""
+    h, slopes = weight * x, []
+    for _ in range(max(1, int(abs(x)))):
+        slopes.append(1 - np.tanh(h) ** 2)
+        h = np.tanh(h)
+    return x * float(np.prod(slopes))
+
+
+def _residual_parameters(n_in: int, n_out: int) -> int:
+    """fc1 and fc2 without bias, two batch norms (scale and shift), a bias-free projection
+    only when the widths differ; the + adds none."""
+    return (n_in * n_out + 2 * n_out + n_out * n_out + 2 * n_out
+            + (n_in * n_out if n_in != n_out else 0))
+
+
 # Right predictions. Numbers are worked out by hand: G1's recording pass keeps the
 # first linear's input (32x16) and weight (64x16), tanh's output (32x64, which is also
 # the second linear's input) and the second weight (4x64), in float64.
@@ -21,10 +38,13 @@ RIGHT = {
                holding_number_keeps_saved=False),
     "G4": dict(order=["sum", "add", "tanh", "mul"]),
     "G11": dict(linear={"input", "weight"}, tanh={"output"}, relu={"mask"}, add=set()),
-    "W6": dict(w_neg_grad=None, same_graph=False),
+    "W6": dict(w_pos_grad=_tanh_chain_grad(2.5, 1.5), w_neg_grad=None,
+               w_neg_grad_negative=_tanh_chain_grad(-0.5, -2.0)),
     "E1": dict(grad_none={"b", "e"}, grad_zero="c, d"),  # by hand: see test_e1_* below
-    "L1": dict(ops=["linear", "batch_norm", "relu", "linear", "batch_norm", "add"],
-               merge_parameters=0, projection_same_shape=False, projection_different_shape=True),
+    "L1": dict(ops_wider=["linear", "batch_norm", "relu", "linear", "batch_norm", "linear",
+                          "add"],
+               parameters_same=_residual_parameters(8, 8),
+               parameters_wider=_residual_parameters(8, 16)),
     "L3": dict(ops_positive=3, ops_negative=2),
     "L4": dict(same_structure=True, same_values=False, same_mask_same_input=False),
     "L6": dict(same_seed_same_mask=True, order_changes_sum=True),
@@ -41,7 +61,7 @@ WRONG = {
     "G11": (dict(tanh={"input"}), "set"),
     "W6": (dict(w_neg_grad=0.0), "prediction"),
     "E1": (dict(grad_zero={"b", "c", "d", "e"}), "set"),
-    "L1": (dict(merge_parameters=64), "prediction"),
+    "L1": (dict(parameters_wider=_residual_parameters(8, 16) - 8 * 16), "missing_projection"),
     "L3": (dict(ops_positive=2), "prediction"),
     "L4": (dict(same_structure=False), "prediction"),
     "L6": (dict(order_changes_sum=False), "prediction"),
@@ -119,7 +139,7 @@ def test_a_placeholder_prediction_gives_nothing_away(placeholder):
 
 
 def test_a_wrong_count_is_called_a_count_not_a_gradient():
-    result = ex.L1(merge_parameters=2)
+    result = ex.L3(ops_positive=2)
     feedback = str(result)
     assert not result.ok
     assert "You predicted 2; that is not the count the engine measures." in feedback
@@ -127,10 +147,10 @@ def test_a_wrong_count_is_called_a_count_not_a_gradient():
 
 
 def test_the_engines_value_is_shown_only_after_a_second_wrong_try():
-    first = str(ex.L1(merge_parameters=2))
-    assert "engine shows" not in first and "0" not in first.split("measures")[0][-5:]
-    second = str(ex.L1(merge_parameters=3))
-    assert "You predicted 3; the engine shows 0." in second
+    first = str(ex.L3(ops_positive=2))
+    assert "engine shows" not in first and "3" not in first.split("measures")[0][-5:]
+    second = str(ex.L3(ops_positive=4))
+    assert "You predicted 4; the engine shows 3." in second
     assert "solved after seeing the answer" in second
 
 

@@ -261,3 +261,24 @@ def test_a_placeholder_is_named_by_the_learners_own_function(exercise_id):
     message = str(ex.registry()[exercise_id](fixed_version))
     assert "`fixed_version`" in message, message
     assert "Fixed_version" not in message
+
+
+def s1_by_engine(x, y):
+    xt, yt = ag.tensor(x, requires_grad=True), ag.tensor(y, requires_grad=True)
+    ((xt + yt) * ag.tanh(xt)).sum().backward()
+    return xt.grad.numpy(), yt.grad.numpy()
+
+
+def g10_by_engine(ids, G, rows):
+    W = ag.zeros(rows, G.shape[1], requires_grad=True)
+    (W[ids] * ag.tensor(G)).sum().backward()
+    return W.grad.numpy()
+
+
+@pytest.mark.parametrize("exercise_id, check, by_engine", [
+    ("S1", "fixed", s1_by_engine), ("G10", "fix", g10_by_engine)], ids=["S1", "G10 fix"])
+def test_a_hand_sweep_handed_to_the_engine_is_refused(exercise_id, check, by_engine):
+    """Issue #39: the fix of a hand-written sweep is the learner's NumPy; a function that
+    lets the engine differentiate (right values) is told to write it by hand."""
+    result = ex.registry()[exercise_id].run(check, by_engine)
+    assert not result.ok and result.diagnosis == "uses_engine", repr(result)

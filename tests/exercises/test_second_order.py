@@ -156,3 +156,17 @@ def test_a_function_that_asks_the_engine_is_told_to_derive_it():
 
     assert ex.D2.check(engine_hessian).diagnosis == "uses_engine"
     assert ex.D3.check(solution("D3", "my_hvp")).ok  # D3 is written with the engine
+
+
+def test_finite_differences_do_not_pass_for_the_closed_form():
+    """Issue #39: D1 asks for tanh'' written out. Central differences of tanh' at the best
+    step agree with the engine to about 1e-10 (they passed before); they are now told apart
+    from a closed form, with a sentence that says why, and nothing is solved."""
+    def by_differences(x, h=1e-5):
+        first = lambda z: 1 - np.tanh(z) ** 2  # noqa: E731
+        return (first(x + h) - first(x - h)) / (2 * h)
+
+    result = ex.D1.check(by_differences)
+    assert not result.ok and result.diagnosis == "not_closed_form", repr(result)
+    assert "finite differences" in result.message
+    assert ex.D1.check(solution("D1", "d2_tanh")).ok

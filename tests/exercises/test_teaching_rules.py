@@ -23,6 +23,9 @@ item cannot break them.
    records a try or the solution; no public name of an exercise module is a registered check
    or a prediction's facts (both are reached through the exercise only), and
    ``check_backward`` on an item's own spec is that item's check.
+8. A derivation written as a function (the kind :class:`Derivation`) is the learner's: the
+   engine may not run inside it, a closed form is told apart from a measurement (finite
+   differences) by agreement near machine precision, and it is probed on a second problem.
 """
 
 from __future__ import annotations
@@ -669,3 +672,72 @@ def test_a_check_on_another_problem_never_solves_the_learners_own(exercise_id, o
     for check in exercise.checks:  # the control: the same replies on the learner's own
         exercise.run(check)
     assert status(exercise_id) == "solved", exercise_id
+
+
+# -- 8. the derivation kind's rules, over every item of the kind ------------------------------
+
+DERIVED = [(i, c, fn.derivation) for i in IDS for c, fn in ex.registry()[i]._checks.items()
+           if getattr(fn, "derivation", None) is not None]
+BY_HAND = [d for d in DERIVED if d[2].by_hand]
+CLOSED_FORM = [d for d in DERIVED if d[2].closed_form]
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return np.shape(a) == np.shape(b) and np.array_equal(a, b)
+    return a == b
+
+
+def _oracle(kind, *, noise: float = 0.0, engine: bool = False, first_only: bool = False):
+    """A learner's function that knows the engine's answer of every case of ``kind``
+    (looked up by its arguments); ``noise`` makes it agree only to that relative size,
+    ``engine`` runs one engine op first, ``first_only`` always answers the lesson's case."""
+    cases = [make() for _, make in kind.cases]
+    gen = np.random.default_rng(0)
+
+    def blur(x):
+        if isinstance(x, tuple | list):
+            return type(x)(blur(p) for p in x)
+        x = np.array(x, dtype=np.float64)
+        return x * (1 + noise * gen.choice([-1.0, 1.0], size=x.shape))
+
+    def learners_function(*args):
+        if engine:
+            ag.tensor(1.0) * 2.0
+        for case_args, expected, _ in cases[:1] if first_only else cases:
+            if first_only or all(_same(a, b) for a, b in zip(args, case_args)):
+                return blur(expected)
+        raise AssertionError("the check ran the function on arguments no case gave")
+
+    return learners_function
+
+
+@pytest.mark.parametrize("exercise_id, check, kind", DERIVED, ids=[d[0] for d in DERIVED])
+def test_a_derivation_that_is_the_engines_on_every_case_is_right(exercise_id, check, kind):
+    assert DERIVED, "no item of the derivation kind"
+    assert ex.registry()[exercise_id].run(check, _oracle(kind)).ok
+
+
+@pytest.mark.parametrize("exercise_id, check, kind", BY_HAND, ids=[d[0] for d in BY_HAND])
+def test_the_engine_may_not_run_inside_a_derivation(exercise_id, check, kind):
+    result = ex.registry()[exercise_id].run(check, _oracle(kind, engine=True))
+    assert not result.ok and result.diagnosis == "uses_engine", repr(result)
+    assert status(exercise_id) != "solved"
+
+
+@pytest.mark.parametrize("exercise_id, check, kind", CLOSED_FORM,
+                         ids=[d[0] for d in CLOSED_FORM])
+def test_a_closed_form_is_told_apart_from_finite_differences(exercise_id, check, kind):
+    """An answer off by one part in 10⁸ (what central differences reach) is refused with a
+    sentence of its own; one off by rounding (10⁻¹⁵) is right."""
+    exercise = ex.registry()[exercise_id]
+    measured = exercise.run(check, _oracle(kind, noise=1e-8))
+    assert not measured.ok and measured.diagnosis == "not_closed_form", repr(measured)
+    assert exercise.run(check, _oracle(kind, noise=1e-15)).ok
+
+
+@pytest.mark.parametrize("exercise_id, check, kind", DERIVED, ids=[d[0] for d in DERIVED])
+def test_a_derivation_is_probed_on_a_second_problem(exercise_id, check, kind):
+    """The lesson's answer built into the function is right on the lesson's case only."""
+    result = ex.registry()[exercise_id].run(check, _oracle(kind, first_only=True))
+    assert not result.ok and "but not on" in result.message, repr(result)

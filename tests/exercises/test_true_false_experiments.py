@@ -46,7 +46,7 @@ IDS = list(TRUTH)
 
 REASONS = {
     "T1": "the two Jacobians agree up to rounding", "T2": "which mode needs fewer passes "
-    "depends on inputs vs outputs", "T3": "feeding h back records a new node, so an order "
+    "depends on inputs vs outputs", "T3": "feeding h back records new nodes, so an order "
     "exists", "T4": "the formula swells exponentially while the engine's work grows "
     "linearly", "T5": "the finite-difference error never gets near the exact gradient",
     "T6": "the same sweep ran on the network and on the formula", "T7": "sigmoid keeps its "
@@ -104,14 +104,17 @@ def t2_right(ran=True, wide_outputs=1):
     return result
 
 
-def t3_right():
+def t3_right(sizes_at=None):
     a = ag.tensor(2.0, requires_grad=True)
     y = ag.tensor(0.5, requires_grad=True)
+    sizes = []
     for _ in range(4):
         y = ag.tanh(y) * a
         y = ag.tanh(y)
+        sizes.append(len(capture(y).ops))
     g = capture(y)
-    return {"graph": g, "order": topological_order([t.id for t in g.tensors], g.edges)}
+    return {"graph": g, "order": topological_order([t.id for t in g.tensors], g.edges),
+            "sizes": sizes if sizes_at is None else sizes_at(sizes)}
 
 
 def t4_right(depths=(1, 2, 3, 4, 5, 6, 7), made_up=False):
@@ -165,11 +168,15 @@ def t6_right(formula_in_a_module=False):
             "formula_grad": formula_grad}
 
 
-def t7_right(second_backward=True):
+def t7_right(second_backward=True, second_input=None, second_g=None):
     z = ag.tensor(np.linspace(-1, 1, 6), requires_grad=True)
     s = ag.sigmoid(z)
     size = sum(saved.nbytes for saved in s.grad_fn.saved.values())
     s.backward(np.ones(6))
+    other = ag.tensor(np.linspace(0, 2, 6) if second_input is None else second_input,
+                      requires_grad=True)
+    ag.sigmoid(other).backward(np.ones(6) if second_g is None else second_g)
+    grads = [z.grad.numpy().copy(), other.grad]
     error = None
     try:
         if second_backward:
@@ -178,7 +185,7 @@ def t7_right(second_backward=True):
             s.backward()  # a different error: not a scalar
     except RuntimeError as caught:
         error = caught
-    return {"saved_bytes": size, "error": error}
+    return {"saved_bytes": size, "grads": grads, "error": error}
 
 
 def t8_right(contributions="separately"):
@@ -249,13 +256,17 @@ def t10_right(unit=True):
             "others": [(d, change(d)) for d in others]}
 
 
-def w1_right(edges=(("a", "b"), ("b", "c"), ("c", "a"), ("c", "d"))):
+def w1_right(edges=(("a", "b"), ("b", "c"), ("c", "d"), ("a", "e")), closing=("c", "a"),
+             unplaced=None):
+    """Kahn's algorithm by hand: with c -> a, a waits for c and c (through b) for a, so the
+    cycle a, b, c is never placed, nor d, which c feeds; e waits for a, so neither is e."""
     edges = list(edges)
     try:
-        result = topological_order(sorted({n for e in edges for n in e}), edges)
+        result = topological_order(sorted({n for e in edges for n in e}), [*edges, closing])
     except CycleError as error:
         result = error
-    return {"edges": edges, "result": result}
+    return {"edges": edges, "closing_edge": closing, "result": result,
+            "unplaced": {"a", "b", "c", "d", "e"} if unplaced is None else unplaced}
 
 
 def w2_right(claimed=None):
@@ -378,12 +389,26 @@ def _t2_two_wide():
 def _t3_one_op():
     h = ag.tensor(1.0, requires_grad=True)
     g = capture(h * 2)
-    return {"graph": g, "order": topological_order([o.id for o in g.ops], g.edges)}
+    return {"graph": g, "order": topological_order([o.id for o in g.ops], g.edges),
+            "sizes": [1, 1, 1]}
 
 
 def _t3_made_up_order():
     data = t3_right()
     return {**data, "order": list(reversed(data["order"]))}
+
+
+def _t3_same_size():
+    """The misconception's numbers: the record stops growing once the loop "closes"."""
+    return t3_right(sizes_at=lambda sizes: [sizes[-1]] * len(sizes))
+
+
+def _t3_two_passes():
+    return t3_right(sizes_at=lambda sizes: sizes[-2:])
+
+
+def _t3_made_up_sizes():
+    return t3_right(sizes_at=lambda sizes: [s + 1 for s in sizes[:-1]] + sizes[-1:])
 
 
 def _t4_made_up_ops():
@@ -425,6 +450,24 @@ def _t7_no_error():
 
 def _t7_made_up_bytes():
     return {**t7_right(), "saved_bytes": 1000}
+
+
+def _t7_same_input():
+    return t7_right(second_input=np.linspace(-1, 1, 6))
+
+
+def _t7_other_upstream():
+    return t7_right(second_g=np.full(6, 2.0))
+
+
+def _t7_made_up_grads():
+    data = t7_right()
+    return {**data, "grads": [data["grads"][0], np.ones(6)]}
+
+
+def _t7_one_gradient():
+    data = t7_right()
+    return {**data, "grads": data["grads"][:1]}
 
 
 def _t8_made_up():
@@ -479,12 +522,26 @@ def _t10_big_step():
     return {**t10_right(), "step": 0.5}
 
 
-def _w1_no_cycle():
-    return w1_right(edges=(("a", "b"), ("b", "c")))
+def _w1_forward_edge():
+    """An added edge that points the way the graph runs closes no cycle."""
+    return w1_right(closing=("a", "c"))
+
+
+def _w1_cycle_in_edges():
+    return w1_right(edges=(("a", "b"), ("b", "a")), closing=("a", "b"))
 
 
 def _w1_typed_result():
     return {**w1_right(), "result": ["a", "b", "c", "d"]}
+
+
+def _w1_only_the_cycle():
+    return w1_right(unplaced={"a", "b", "c"})
+
+
+def _w1_everything():
+    return w1_right(edges=(("x", "a"), ("a", "b"), ("b", "c"), ("c", "d"), ("a", "e")),
+                    unplaced={"x", "a", "b", "c", "d", "e"})
 
 
 def _w2_miscounted():
@@ -503,6 +560,9 @@ FLAWED = [
     ("T2", _t2_two_wide, "'tall' function should return more outputs"),
     ("T3", _t3_one_op, "records 1 op"),
     ("T3", _t3_made_up_order, "not an order of your graph"),
+    ("T3", _t3_same_size, "not the op counts capture gives"),
+    ("T3", _t3_two_passes, "at least three passes"),
+    ("T3", _t3_made_up_sizes, "not the op counts capture gives"),
     ("T4", _t4_made_up_ops, "not the numbers of backward rules"),
     ("T4", _t4_shallow, "stop too early"),
     ("T4", _t4_made_up_formula, "not the sizes of the derivative"),
@@ -513,6 +573,10 @@ FLAWED = [
     ("T7", _t7_other_error, "not about released saved tensors"),
     ("T7", _t7_no_error, "no error was caught"),
     ("T7", _t7_made_up_bytes, "not what an op of your experiment saved"),
+    ("T7", _t7_same_input, "at the same input"),
+    ("T7", _t7_other_upstream, "different upstream gradients"),
+    ("T7", _t7_made_up_grads, "grads[1] is not a gradient"),
+    ("T7", _t7_one_gradient, "should be two gradients"),
     ("T8", _t8_made_up, "not a gradient the engine sent"),
     ("T8", _t8_average, "not the .grad"),
     ("T8", _t8_accumulated, "Contribution 1 is not a gradient the engine sent"),
@@ -525,8 +589,11 @@ FLAWED = [
     ("T10", _t10_not_unit, "unit vector"),
     ("T10", _t10_made_up, "not how much your loss changes"),
     ("T10", _t10_big_step, "should be small"),
-    ("W1", _w1_no_cycle, "have no cycle"),
+    ("W1", _w1_forward_edge, "makes no cycle"),
+    ("W1", _w1_cycle_in_edges, "already has a cycle"),
     ("W1", _w1_typed_result, "'result' is an order"),
+    ("W1", _w1_only_the_cycle, "holds the nodes of the cycle, but not every node"),
+    ("W1", _w1_everything, "holds nodes an order can still place"),
     ("W2", _w2_miscounted, "not the number of forward-mode passes"),
     ("W2", _w2_other_gradient, "not the same gradient"),
 ]
@@ -614,7 +681,8 @@ def _skeleton():
             "backward_ops": ..., "formula_nodes": ..., "h": ..., "slopes": ...,
             "network": ..., "formula": ..., "saved_bytes": ..., "error": ..., "loss": ...,
             "step": ..., "along_grad": ..., "against_grad": ..., "others": ...,
-            "edges": ..., "result": ..., "forward_passes": ..., "reverse_passes": ...,
+            "edges": ..., "result": ..., "sizes": ..., "grads": ..., "closing_edge": ...,
+            "unplaced": ..., "forward_passes": ..., "reverse_passes": ...,
             "forward_grad": ..., "reverse_grad": ...}
 
 
@@ -704,7 +772,8 @@ def _claims():
     assert extra and measure_w1 and measure_w2
     from widgets.exercises.true_false import Claim
 
-    return [*CLAIMS, Claim("W1", ("edges", "result"), measure_w1, w1_right),
+    return [*CLAIMS, Claim("W1", ("edges", "closing_edge", "result", "unplaced"), measure_w1,
+                           w1_right),
             Claim("W2", ("forward_passes", "reverse_passes", "forward_grad", "reverse_grad"),
                   measure_w2, w2_right)]
 

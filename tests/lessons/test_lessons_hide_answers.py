@@ -618,13 +618,21 @@ def g4() -> list[Forbidden]:
 
 
 def l1() -> list[Forbidden]:
-    # F = Linear -> BatchNorm1d -> ReLU -> Linear -> BatchNorm1d, then the add that merges
-    ops = ["linear", "batch_norm", "relu", "linear", "batch_norm", "add"]
+    # F = Linear -> BatchNorm1d -> ReLU -> Linear -> BatchNorm1d, then the shortcut's
+    # projection (8 -> 16 only), then the add that merges
+    ops = ["linear", "batch_norm", "relu", "linear", "batch_norm", "linear", "add"]
+    # bias-free fc1 and fc2, two batch norms (scale and shift), a bias-free projection
+    same = 8 * 8 + 2 * 8 + 8 * 8 + 2 * 8
+    wider = 8 * 16 + 2 * 16 + 16 * 16 + 2 * 16 + 8 * 16
     return ([str(ops), json.dumps(ops), " → ".join(ops), "merge_parameters=0", "merge 0",
              "adds **no parameters**", "adds no parameters", "adds 0 parameters",
-             "projection_same_shape=False", "projection_different_shape=True",
              "shortcut = NoneType", "(the block: merge) saves nothing",
-             "the shortcut itself is no op"] + solution_lines("L1"))
+             "the shortcut itself is no op", f"parameters_same={same}",
+             f"parameters_wider={wider}"]
+            # as a count is printed (bare numbers also sit in the pictures' coordinates)
+            + [form.format(n) for n in (same, wider)
+               for form in ("{} parameters", "total {}", "= {}", "total {:3d}")]
+            + solution_lines("L1"))
 
 
 def l2() -> list[Forbidden]:
@@ -646,9 +654,18 @@ def l3() -> list[Forbidden]:
 
 
 def w6() -> list[Forbidden]:
-    return (["w_neg_grad=None", "same_graph=False", "w_neg.grad = None", "w_pos.grad = None",
-             ".grad` stays `None`", ".grad stays None", "not a zero gradient",
-             "Two inputs, two graphs", "record **different graphs**"] + solution_lines("W6"))
+    # y = tanh^k(w x), k = max(1, int(|x|)): d y / d w is x times each tanh's slope
+    found: list[Forbidden] = []
+    for x, w in ((2.5, 1.5), (-0.5, -2.0)):
+        h, grad = w * x, x
+        for _ in range(max(1, int(abs(x)))):
+            grad *= 1 - np.tanh(h) ** 2
+            h = np.tanh(h)
+        found += scientific([grad]) + [number(grad, ".4f"), number(grad, ".4g")]
+    return (found + ["w_neg_grad=None", "w_neg.grad = None", "w_pos.grad = None",
+                     ".grad` stays `None`", ".grad stays None", "not a zero gradient",
+                     "Two inputs, two graphs", "record **different graphs**"]
+            + solution_lines("W6"))
 
 
 def l4() -> list[Forbidden]:

@@ -14,8 +14,9 @@ from ..feedback.context import Mistake
 from ..feedback.result import Result
 from ..lessons.report import Report
 from . import learner, mlp
+from .array_answers import Gradients, gradients
 from .exercise import Exercise, register
-from .parts import answers, check_named
+from .parts import answers
 from .problems import Problem, rng
 
 # -- G10: an embedding row used several times ----------------------------------------------------
@@ -43,26 +44,20 @@ def _overwritten(p: Problem) -> np.ndarray:
     return dw
 
 
-@answers("dW", "row1")
-def _check_g10(**answers) -> Result:
-    """``G10(dW=..., row1=...)`` for ``G10.problem()``."""
-    p = g10_problem()
-
-    def run(given):
-        dw = _g10_engine(p)
-        out = []
-        if "dW" in given:
-            out.append(check_gradient(given["dW"], dw, name="dW", of="W", mistakes=[Mistake(
+def _g10_context(p: Problem, right: dict) -> dict:
+    rows = {f"occurrence {i + 1} (position {k})": p.G[k]
+            for i, k in enumerate(np.flatnonzero(p.ids == 1))}
+    return {"dW": dict(of="W", mistakes=[Mistake(
                 _overwritten(p), "Your dW keeps only the last occurrence of each repeated id: "
                 "an overwrite (dW[ids] = G). Repeated ids must add up (scatter-add).",
-                "np.add.at(dW, ids, G) adds every occurrence.", "overwrite")]))
-        if "row1" in given:
-            rows = {f"occurrence {i + 1} (position {k})": p.G[k]
-                    for i, k in enumerate(np.flatnonzero(p.ids == 1))}
-            out.append(check_gradient(given["row1"], dw[1], name="row1", paths=rows))
-        return out
+                "np.add.at(dW, ids, G) adds every occurrence.", "overwrite")]),
+            "row1": dict(paths=rows)}
 
-    return check_named(answers, ("dW", "row1"), run)
+
+_check_g10 = gradients(Gradients(
+    "G10", ("dW", "row1"), g10_problem,
+    lambda p: {"dW": _g10_engine(p), "row1": _g10_engine(p)[1]}, _g10_context),
+    """``G10(dW=..., row1=...)`` for ``G10.problem()``.""")
 
 
 @answers("dW")
@@ -70,8 +65,8 @@ def _check_g10_fix(fn=None) -> Result:
     """``G10.run("fix", embedding_backward)``: your fixed ``embedding_backward(ids, G, rows)``."""
     p = g10_problem()
     try:
-        got = learner.call(fn, p.ids.copy(), p.G.copy(), p.W.shape[0],
-                           what="embedding_backward")
+        got = learner.by_hand(fn, p.ids.copy(), p.G.copy(), p.W.shape[0],
+                              what="embedding_backward")
     except learner.LearnerCodeFailed as exc:
         return learner.failed(exc)
     return check_gradient(got, _g10_engine(p), name="dW", of="W", mistakes=[Mistake(
@@ -93,7 +88,7 @@ def _check_g12(fn=None) -> Result:
     square MLP (``G12.problem()``)."""
     p = mlp.problem(square=True)
     try:
-        got = learner.call(fn, p, what="backprop")
+        got = learner.by_hand(fn, p, what="backprop")
     except learner.LearnerCodeFailed as exc:
         return learner.failed(exc)
     if got is None:

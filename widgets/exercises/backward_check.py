@@ -29,6 +29,7 @@ import autograd_core as ag
 from autograd_core.autograd import numeric_jacobian
 from autograd_core.recording.node import Function
 from autograd_core.sweep.engine import backward_steps
+from autograd_core.tools.counting import count_ops
 
 from ..feedback import words
 from ..feedback.check import check_gradient
@@ -56,9 +57,43 @@ class _NotWritten(Exception):
     """The learner's backward returned None: a placeholder, not a try."""
 
 
+class _UsesEngine(Exception):
+    """The learner's backward ran engine ops (``args[0]`` of them): the engine computed the
+    gradient the item asks the learner to write."""
+
+
+class _Watched(np.ndarray):
+    """An array that notes the NumPy functions (ufuncs) applied to it, or to arrays made
+    from it, in ``calls``: what backward computed from what it read."""
+
+    calls: list[str] = []
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        name = ufunc.__name__
+        if name == "power" and np.ndim(inputs[0]) == 0 and not isinstance(inputs[0], _Watched):
+            name = "power of a constant"  # np.e ** -x: an exp by another name
+        _Watched.calls.append(name)
+        plain = [np.asarray(i) if isinstance(i, _Watched) else i for i in inputs]
+        if "out" in kwargs:
+            kwargs["out"] = tuple(np.asarray(o) for o in kwargs["out"])
+        result = getattr(ufunc, method)(*plain, **kwargs)
+        if isinstance(result, tuple):
+            return tuple(_watched(r) for r in result)
+        return _watched(result)
+
+
+def _watched(a):
+    return a.view(_Watched) if isinstance(a, np.ndarray) else a
+
+
+def _plain(a):
+    return np.asarray(a) if isinstance(a, _Watched) else a
+
+
 class _LoadSpy:
     """Stands in for the node as backward's ``ctx``: ``load`` of a name never saved
-    becomes a sentence instead of a bare ``KeyError``; everything else is the node's."""
+    becomes a sentence instead of a bare ``KeyError``; what it loads is watched
+    (:class:`_Watched`); everything else is the node's."""
 
     def __init__(self, node):
         object.__setattr__(self, "_node", node)
@@ -66,7 +101,7 @@ class _LoadSpy:
     def load(self, name):
         if name not in self._node.saved:
             raise _NotSaved(name, list(self._node.saved))
-        return self._node.load(name)
+        return _watched(self._node.load(name))
 
     def __getattr__(self, name):
         return getattr(self._node, name)
@@ -81,9 +116,12 @@ def _fits(grad, shape: tuple) -> bool:
             and np.shape(grad) == shape and np.asarray(grad).dtype.kind in "fiu")
 
 
-def _instrumented(op: type, returned: list) -> type:
+def _instrumented(op: type, returned: list, no_new: tuple[str, ...] = (),
+                  recomputed: list | None = None) -> type:
     """A subclass of the learner's op whose forward and backward check the contract;
-    what backward returns is appended to ``returned`` as it was returned."""
+    what backward returns is appended to ``returned`` as it was returned, and the
+    functions of ``no_new`` it called on what it read to ``recomputed``."""
+    recomputed = [] if recomputed is None else recomputed
     n_inputs: list[int] = []
 
     class Checked(op):
@@ -102,7 +140,14 @@ def _instrumented(op: type, returned: list) -> type:
         @staticmethod
         def backward(ctx, g):
             before = g.copy()
-            grads = op.backward(_LoadSpy(ctx), g)
+            _Watched.calls = []
+            with count_ops() as counts:
+                grads = op.backward(_LoadSpy(ctx), _watched(g))
+            if counts.total_ops:
+                raise _UsesEngine(counts.total_ops)
+            recomputed.extend(n for n in dict.fromkeys(_Watched.calls) if n in no_new)
+            if isinstance(grads, tuple | list):
+                grads = tuple(_plain(gr) for gr in grads)
             if not np.array_equal(g, before):
                 raise _BadBackward("backward changed the upstream gradient g in place; "
                                    "gradients are shared, so compute a new array "
@@ -191,7 +236,10 @@ def _check_backward(op, spec: str | BackwardSpec | None = "softplus", *,
     tensors = [ag.tensor(a, requires_grad=True) for a in arrays]
     returned: list = []
     try:
-        out, g, steps = learner.call(_forward_backward, _instrumented(op, returned), tensors,
+        recomputed: list[str] = []
+        checked = _instrumented(op, returned, spec.no_new if spec is not None else (),
+                                recomputed)
+        out, g, steps = learner.call(_forward_backward, checked, tensors,
                                      fresh(), g, what=op.__name__)
     except learner.LearnerCodeFailed as exc:
         return _contract_failure(exc)
@@ -204,7 +252,7 @@ def _check_backward(op, spec: str | BackwardSpec | None = "softplus", *,
                 False, "Gradients are compared once forward has the reference's shape.",
                 name="backward", diagnosis="forward_shape")])
     parts += _gradient_parts(op, spec, arrays, returned[0], g, fresh)
-    parts += _saved_parts(out.grad_fn, steps[0].reads, spec)
+    parts += _saved_parts(out.grad_fn, steps[0].reads, spec, recomputed)
     return Result.combine(parts)
 
 
@@ -240,6 +288,12 @@ def _contract_failure(exc: learner.LearnerCodeFailed) -> Result:
         return Result(False, "Your backward returned None, so it is not written yet: return a "
                              "tuple with one gradient per input of forward, e.g. "
                              "`return (dx,)`.", diagnosis="none")
+    if isinstance(error, _UsesEngine):
+        return Result(False, f"Your backward runs engine ops ({error.args[0]} of them): the "
+                             "engine would be computing the gradients for you. Write them "
+                             "with NumPy on the arrays forward saved and on g.",
+                      diagnosis="uses_engine",
+                      hint="Derive each gradient on paper first; then each line is NumPy.")
     if isinstance(error, _BadBackward):
         return Result(False, "Your " + str(error), diagnosis="contract")
     return learner.failed(exc)
@@ -274,7 +328,7 @@ def _gradient_parts(op, spec, arrays, returned, g, fresh) -> list[Result]:
     return parts
 
 
-def _saved_parts(node, reads: list, spec) -> list[Result]:
+def _saved_parts(node, reads: list, spec, recomputed: list[str]) -> list[Result]:
     saved = list(node.saved)
     unread = [name for name in saved if name not in reads]
     parts = []
@@ -292,6 +346,12 @@ def _saved_parts(node, reads: list, spec) -> list[Result]:
                                 name="saved", diagnosis="saves_input",
                                 hint="In forward: out = ...; ctx.save(out=out); in backward: "
                                      "s = ctx.load('out')."))
+    if recomputed and not any(p.diagnosis == "saves_input" for p in parts):
+        parts.append(Result(False, f"Your backward computes {words.listing(recomputed)} from "
+                                   "what it read: this op's derivative can be written with "
+                                   "what forward saved, so nothing needs recomputing.",
+                            name="saved", diagnosis="recomputes",
+                            hint="Write the derivative in terms of the saved values themselves."))
     if not parts:
         parts.append(Result(True, f"forward saved {words.listing(map(repr, saved)) or 'nothing'}"
                                   ", and backward read exactly that.", name="saved"))

@@ -42,11 +42,13 @@ class BackwardSpec:
     reference: Callable  # (*tensors, **params) -> Tensor, built from engine ops
     inputs: Callable[[], tuple]  # seeded float64 arrays
     params: dict = field(default_factory=dict)
-    saves_only_output: bool = False
+    saves_only_output: bool = False  # and ``no_new`` names what backward may not recompute
     mistakes: Callable | None = None  # (arrays, g, params) -> list | dict of Mistake
     naive: Callable | None = None  # (arrays, g, params) -> array (normalisation only)
     data: Callable[[], dict] | None = None  # seeded parameters, drawn for each run
     grads: tuple[str, ...] = ()
+    # NumPy functions backward may not call on what it read (sigmoid's: no new exp)
+    no_new: tuple[str, ...] = ()
 
 
 def gradient_names(n_inputs: int, spec: BackwardSpec | None = None) -> list[str]:
@@ -311,7 +313,8 @@ SPECS: dict[str, BackwardSpec] = {
     "sigmoid": BackwardSpec(
         "sigmoid", "f(x) = 1 / (1 + exp(-x)), backward from the saved output only",
         ag.sigmoid, lambda: (rng(42).standard_normal((3, 4)) * 2,), saves_only_output=True,
-        mistakes=_sigmoid_mistakes),
+        mistakes=_sigmoid_mistakes, no_new=("exp", "exp2", "expm1", "log", "log1p", "tanh",
+                                            "power of a constant")),
     "layer_norm": BackwardSpec(
         "layer_norm", "f(x) = (x - mean(x)) / sqrt(var(x) + eps) over the last axis",
         _layer_norm_reference, lambda: (rng(43).standard_normal((4, 5)) * 3 + 1,),

@@ -19,6 +19,7 @@ from ..feedback.check import check_gradient
 from ..feedback.context import Mistake
 from ..feedback.result import Result, named
 from . import mlp
+from .array_answers import Gradients, gradients
 from .exercise import Exercise, register
 from .parts import answers, check_named
 from .predictions import guard_few_choices
@@ -27,10 +28,9 @@ from .problems import Problem, rng
 # -- G5: a 3-layer MLP --------------------------------------------------------------------
 
 
-@answers(*mlp.PARTS)
-def _check_g5(**answers) -> Result:
-    """``G5(dW2=..., db2=..., delta1=...)`` on ``G5.problem()`` (any subset of the three)."""
-    return check_named(answers, mlp.PARTS, lambda a: mlp.check_parts(mlp.problem(), a))
+_check_g5 = gradients(Gradients("G5", mlp.PARTS, mlp.problem, mlp.engine_gradients, mlp.context),
+                      """``G5(dW2=..., db2=..., delta1=...)`` on ``G5.problem()`` (any subset
+                      of the three).""")
 
 
 register(Exercise("G5", "derivation", {"gradients": _check_g5}, level="M", problem=mlp.problem))
@@ -48,49 +48,53 @@ def g6_problem(square: bool = False) -> Problem:
                    G=g.standard_normal((m, n)))
 
 
-@answers("dA", "dB")
-def _check_g6(*, square: bool = False, **answers) -> Result:
-    """``G6(dA=..., dB=...)``; pass ``square=True`` for answers from ``problem(square=True)``."""
-    p = g6_problem(square)
+def _g6_engine(p: Problem) -> dict:
+    a, b = ag.tensor(p.A, requires_grad=True), ag.tensor(p.B, requires_grad=True)
+    (a @ b).backward(p.G)
+    return {"dA": a.grad, "dB": b.grad}
 
-    def run(given):
-        a, b = ag.tensor(p.A, requires_grad=True), ag.tensor(p.B, requires_grad=True)
-        (a @ b).backward(p.G)
-        ones = np.ones_like(p.G)
-        missing = "You multiplied by a matrix of ones instead of the upstream gradient G."
-        same = ("The shapes agree only because the matrices are square, so a shape check "
-                "cannot catch this one.")
-        shapes = "Work the same formula on the non-square problem: the shapes decide it."
-        context = {
-            "dA": dict(of="A", mistakes=[
-                Mistake(ones @ p.B.T, missing, "G is dL/dC: it belongs in the product.",
-                        "missing_upstream")]),
-            "dB": dict(of="B", mistakes=[
-                Mistake(p.A.T @ ones, missing, "G is dL/dC: it belongs in the product.",
-                        "missing_upstream")]),
-        }
-        if square:  # only a square problem lets these products have the right shape
-            context["dA"]["mistakes"] += [
-                Mistake(p.G @ p.B, f"Your dA uses B where its transpose is needed. {same}",
-                        shapes, "missing_transpose"),
-                Mistake(p.B.T @ p.G, "Your dA has its two factors in the wrong order "
-                        f"(matrix products do not commute). {same}", shapes, "factor_order"),
-                Mistake(p.B @ p.G, "Your dA has its factors in the wrong order, and uses B "
-                        f"where its transpose is needed. {same}", shapes, "factor_order")]
-            context["dB"]["mistakes"] += [
-                Mistake(p.A @ p.G, f"Your dB uses A where its transpose is needed. {same}",
-                        shapes, "missing_transpose"),
-                Mistake(p.G @ p.A.T, "Your dB has its two factors in the wrong order "
-                        f"(matrix products do not commute). {same}", shapes, "factor_order"),
-                Mistake(p.G @ p.A, "Your dB has its factors in the wrong order, and uses A "
-                        f"where its transpose is needed. {same}", shapes, "factor_order")]
-        grads = {"dA": a.grad, "dB": b.grad}
-        results = [check_gradient(given[k], grads[k], name=k, **context[k])
-                   for k in ("dA", "dB") if k in given]
-        # the bank checks G6 on non-square shapes: the square problem's parts are extra
-        return [named(r, f"{r.name} (square)") for r in results] if square else results
 
-    return check_named(answers, ("dA", "dB"), run)
+def _g6_context(p: Problem, right: dict) -> dict:
+    ones = np.ones_like(p.G)
+    missing = "You multiplied by a matrix of ones instead of the upstream gradient G."
+    same = ("The shapes agree only because the matrices are square, so a shape check "
+            "cannot catch this one.")
+    shapes = "Work the same formula on the non-square problem: the shapes decide it."
+    context = {
+        "dA": dict(of="A", mistakes=[
+            Mistake(ones @ p.B.T, missing, "G is dL/dC: it belongs in the product.",
+                    "missing_upstream")]),
+        "dB": dict(of="B", mistakes=[
+            Mistake(p.A.T @ ones, missing, "G is dL/dC: it belongs in the product.",
+                    "missing_upstream")]),
+    }
+    if p.A.shape == p.B.shape:  # only a square problem lets these products have the right shape
+        context["dA"]["mistakes"] += [
+            Mistake(p.G @ p.B, f"Your dA uses B where its transpose is needed. {same}",
+                    shapes, "missing_transpose"),
+            Mistake(p.B.T @ p.G, "Your dA has its two factors in the wrong order "
+                    f"(matrix products do not commute). {same}", shapes, "factor_order"),
+            Mistake(p.B @ p.G, "Your dA has its factors in the wrong order, and uses B "
+                    f"where its transpose is needed. {same}", shapes, "factor_order")]
+        context["dB"]["mistakes"] += [
+            Mistake(p.A @ p.G, f"Your dB uses A where its transpose is needed. {same}",
+                    shapes, "missing_transpose"),
+            Mistake(p.G @ p.A.T, "Your dB has its two factors in the wrong order "
+                    f"(matrix products do not commute). {same}", shapes, "factor_order"),
+            Mistake(p.G @ p.A, "Your dB has its factors in the wrong order, and uses A "
+                    f"where its transpose is needed. {same}", shapes, "factor_order")]
+    return context
+
+
+def _g6_label(result: Result, p: Problem) -> Result:
+    # the bank checks G6 on non-square shapes: the square problem's parts are extra
+    return named(result, f"{result.name} (square)") if p.A.shape == p.B.shape else result
+
+
+_check_g6 = gradients(Gradients(
+    "G6", ("dA", "dB"), g6_problem, _g6_engine, _g6_context, options={"square": False},
+    label=_g6_label),
+    """``G6(dA=..., dB=...)``; pass ``square=True`` for answers from ``problem(square=True)``.""")
 
 
 register(Exercise("G6", "derivation", {"gradients": _check_g6}, level="M", problem=g6_problem))

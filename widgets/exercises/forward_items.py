@@ -35,41 +35,73 @@ from .problems import Problem, problem_for, rng
 
 
 def residual_facts() -> dict:
-    """What the engine shows about ResidualBlock (linear variant, float64)."""
+    """What the engine shows about ResidualBlock (linear variant, float64): the ops the
+    8 -> 16 block records, in order, and each block's parameter count."""
     gen = ag.Generator(71)
     same = nn.ResidualBlock(8, 8, linear=True, dtype=np.float64, generator=gen)
     wider = nn.ResidualBlock(8, 16, linear=True, dtype=np.float64, generator=gen)
 
     def count(m):
-        return sum(p.numel() for p in m.parameters()) if m is not None else 0
+        return sum(p.numel() for p in m.parameters())
 
-    merge = count(same) - count(same.body) - count(same.shortcut)
     x = ag.tensor(rng(71).standard_normal((4, 8)))
     return {
-        "ops": [op.op for op in capture(same(x)).ops],
         "ops_with_projection": [op.op for op in capture(wider(x)).ops],
-        "merge_parameters": merge,
-        "projection_same_shape": same.shortcut is not None,
-        "projection_different_shape": wider.shortcut is not None,
+        "parameters_same": count(same),
+        "parameters_wider": count(wider),
     }
+
+
+def _parameter_mistakes(n_in: int, n_out: int) -> list[Mistake]:
+    """The miscounts of a linear residual block n_in -> n_out, each named. Counted here from
+    the layers' sizes (fc1 and fc2 bias-free, two batch norms, a bias-free projection only
+    when the widths differ), not from the engine."""
+    projection = n_in * n_out if n_in != n_out else 0
+    right = n_in * n_out + 2 * n_out + n_out * n_out + 2 * n_out + projection
+    block = f"the {n_in} → {n_out} block"
+
+    def wrong(delta: int, says: str, code: str) -> Mistake:
+        return Mistake(np.array(float(right + delta)), says, "", code)
+
+    found = [wrong(2 * n_out, f"For {block} you gave fc1 and fc2 a bias each; these linears "
+                              "have none, since the batch norm after each would subtract it "
+                              "again.", "linear_bias"),
+             wrong(4 * n_out, f"For {block} you counted batch norm's running mean and "
+                              "variance: they are statistics it keeps, not parameters it "
+                              "learns.", "running_statistics")]
+    if projection:
+        found += [wrong(-projection, f"For {block} your shortcut has no parameters. Can x "
+                                     "with its width be added to F(x) as it is?",
+                        "missing_projection"),
+                  wrong(n_out, f"For {block} you have one number too many per output "
+                               "feature: neither the + that merges the paths nor the "
+                               "bias-free projection holds any.", "merge_or_projection_bias")]
+    else:
+        found += [wrong(n_in * n_out, f"For {block} you counted a projection on the shortcut. "
+                                      "When x and F(x) have the same shape, what has the "
+                                      "shortcut to compute?", "needless_projection"),
+                  wrong(n_out, f"For {block} you have one number too many per feature: what "
+                               "would a plain + have to learn?", "merge_parameters")]
+    return found
 
 
 def _l1_facts() -> dict[str, Fact]:
-    """What the engine shows, one fact per prediction of ``L1(ops=[...], merge_parameters=...,
-    projection_same_shape=..., projection_different_shape=...)``."""
+    """What the engine shows, one fact per prediction of ``L1(ops_wider=[...],
+    parameters_same=..., parameters_wider=...)``."""
     facts = residual_facts()
-    why = {
-        "ops": Fact(facts["ops"], "F(x) runs first (transform, normalise, activate, transform, "
-                    "normalise), then the shortcut is added.", "sequence"),
-        "merge_parameters": Fact(facts["merge_parameters"], "The merge is a plain addition.",
-                                 "number"),
-        "projection_same_shape": Fact(facts["projection_same_shape"], "Same shapes: the "
-                                      "shortcut is the identity."),
-        "projection_different_shape": Fact(facts["projection_different_shape"], "x cannot be "
-                                           "added to F(x) of another width without a "
-                                           "projection."),
+    return {
+        "ops_wider": Fact(facts["ops_with_projection"], "F(x) runs first, one op per layer; "
+                          "then the shortcut's projection runs on x, and an add merges the "
+                          "two paths.", "sequence"),
+        "parameters_same": Fact(float(facts["parameters_same"]), "Two bias-free linears and "
+                                "two batch norms (a scale and a shift per feature); the "
+                                "identity shortcut and the + add nothing.", "number",
+                                {"mistakes": _parameter_mistakes(8, 8)}),
+        "parameters_wider": Fact(float(facts["parameters_wider"]), "F's layers at width 16, "
+                                 "plus the bias-free projection 8 → 16 the shortcut needs; "
+                                 "the + adds nothing.", "number",
+                                 {"mistakes": _parameter_mistakes(8, 16)}),
     }
-    return why
 
 
 register(Exercise("L1", "prediction", {"trace": predicting(_l1_facts)}))

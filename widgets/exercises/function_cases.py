@@ -1,55 +1,134 @@
-"""A learner's function run on several cases, each compared with the engine's answer:
-the lesson's own numbers first, then others of other sizes, so an array or a size of the
-lesson's problem built into the function shows up, with a sentence that says so.
+"""The kind "derive it, then write it as a function": a :class:`Derivation`.
+
+An item of this kind is data: the learner's function's name, the cases it is run on (the
+lesson's own numbers first, then others of other sizes), how one output is compared with
+the engine's answer (naming the known mistakes), and what a right answer is called. The
+rules live here, once, for every such item:
+
+* **Worked by hand.** The engine may not run inside the learner's function: the engine
+  computing the derivative is the check's answer, not the learner's (``by_hand``).
+* **A closed form, not a measurement.** Where the closed form is the point
+  (``closed_form``), an answer must agree with the engine near machine precision: a
+  closed form in float64 agrees to about 1e-15, central finite differences at best to
+  about 1e-10, and arithmetic in float32 to about 1e-7.
+* **Probed on a second problem.** Every item has at least two cases, so an array or a
+  size of the lesson's problem built into the function shows, with a sentence that
+  says so.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
-from autograd_core.tools.counting import count_ops
-
 from ..feedback.result import Result
 from . import learner
+from .parts import one_answer
 
 # One case: (where, make), make() -> (arguments, the engine's answer, context for compare)
 Case = tuple[str, Callable[[], tuple[tuple, object, dict]]]
 
+# The largest relative gap (max |answer − engine| / max |engine|) a closed form may have:
+# float64 closed forms of the items agree to about 1e-16; the best central difference
+# to about 1e-10.
+MACHINE_AGREEMENT = 1e-11
 
-def check_on_cases(fn, label: str, what: str, cases: Sequence[Case],
-                   compare: Callable[[object, object, dict], Result], right: str,
-                   numpy_only: bool = False) -> Result:
-    """Run the learner's ``fn`` on each case (NumPy arguments copied, so it cannot change
-    the next case's) and ``compare`` its output with the engine's; the first wrong case
-    answers. ``right`` ends the sentence of a function right on every case. With
-    ``numpy_only``, a function that runs engine ops is told to write the derivation
-    itself (the engine computing it is the check's answer, not the learner's)."""
-    for i, (where, make) in enumerate(cases):
-        args, expected, ctx = make()
-        args = tuple(np.array(a) if isinstance(a, np.ndarray) else a for a in args)
-        try:
-            with count_ops() as counts:
-                out = learner.call(fn, *args, what=what)
-        except learner.LearnerCodeFailed as exc:
-            return learner.failed(exc, name=label)
-        engine_ops = counts.total_ops + learner.engine_ops_elsewhere(fn)
-        if numpy_only and engine_ops:
-            return Result(False, f"Your {what} runs engine ops ({engine_ops} of them): "
-                                 "write the derivation yourself, with NumPy on the arrays "
-                                 "it gets.", name=label, diagnosis="uses_engine")
-        if out is None:
-            return Result(False, f"Your {what} returns None: nothing to check yet (replace "
-                                 "`return None` with your expression).", name=label,
-                          diagnosis="none")
-        result = compare(out, expected, ctx)
-        if not result.ok:
-            if i:
-                result.message = (f"Right on {cases[0][0]}, but not on {where}: "
-                                  f"{result.message[:1].lower()}{result.message[1:]} (Is a "
-                                  f"size, or an array of {cases[0][0]}, built into it?)")
-            return result
-    others = " and on ".join(where for where, _ in cases[1:])
-    return Result(True, f"Correct on {cases[0][0]}" + (f" and on {others}" if others else "")
-                  + f": {right}", name=label)
+
+@dataclass(frozen=True)
+class Derivation:
+    """One item of the kind: ``answer`` names the learner's function (``"d2_tanh"``),
+    ``cases`` are where it runs (the lesson's first), ``compare(out, expected, context)``
+    judges one output and names its mistake, ``right`` ends the sentence of a function
+    right on every case; ``label`` names the part (``answer`` by default)."""
+
+    answer: str
+    cases: tuple[Case, ...]
+    compare: Callable[[object, object, dict], Result]
+    right: str
+    label: str = ""
+    by_hand: bool = True
+    closed_form: bool = True
+
+    def __post_init__(self):
+        if len(self.cases) < 2:
+            raise ValueError(f"{self.answer}: a derivation is probed on a second problem, "
+                             "so it needs at least two cases")
+
+    def check(self, fn) -> Result:
+        """Run the learner's ``fn`` on each case (NumPy arguments copied, so it cannot
+        change the next case's); the first wrong case answers."""
+        label = self.label or self.answer
+        run = learner.by_hand if self.by_hand else learner.call
+        for i, (where, make) in enumerate(self.cases):
+            args, expected, ctx = make()
+            args = tuple(np.array(a) if isinstance(a, np.ndarray) else a for a in args)
+            try:
+                out = run(fn, *args, what=self.answer)
+            except learner.LearnerCodeFailed as exc:
+                return learner.failed(exc, name=label)
+            if out is None:
+                return Result(False, f"Your {self.answer} returns None: nothing to check yet "
+                                     "(replace `return None` with your expression).",
+                              name=label, diagnosis="none")
+            result = self.compare(out, expected, ctx)
+            if result.ok and self.closed_form:
+                measured = self._closed_form(out, expected, label)
+                result = result if measured is None else measured
+            if not result.ok:
+                if i:
+                    result.message = (f"Right on {self.cases[0][0]}, but not on {where}: "
+                                      f"{result.message[:1].lower()}{result.message[1:]} (Is "
+                                      f"a size, or an array of {self.cases[0][0]}, built into "
+                                      "it?)")
+                return result
+        others = " and on ".join(where for where, _ in self.cases[1:])
+        return Result(True, f"Correct on {self.cases[0][0]} and on {others}: {self.right}",
+                      name=label)
+
+    def _closed_form(self, out, expected, label: str) -> Result | None:
+        """A sentence if ``out`` agrees with the engine only as a measurement does."""
+        gap = relative_gap(out, expected)
+        if gap is None or gap <= MACHINE_AGREEMENT:
+            return None
+        return Result(False, f"Your {self.answer} agrees with the engine only to about "
+                             f"{gap:.0e} (relative), as finite differences or float32 "
+                             "arithmetic do; a closed form in float64 agrees to about 1e-15. "
+                             "This item asks for the derivative written out.", name=label,
+                      diagnosis="not_closed_form",
+                      hint="Derive the expression on paper, then compute it in float64.")
+
+
+def relative_gap(out, expected) -> float | None:
+    """max |out − expected| / max |expected| over every entry (a tuple of arrays is read
+    in order); None when the two cannot be lined up."""
+    def flat(x):
+        parts = x if isinstance(x, tuple | list) else (x,)
+        return np.concatenate([np.ravel(np.asarray(p, dtype=np.float64)) for p in parts])
+
+    try:
+        a, e = flat(out), flat(expected)
+    except (TypeError, ValueError):
+        return None
+    if a.shape != e.shape or not np.all(np.isfinite(e)):
+        return None
+    scale = float(np.max(np.abs(e))) if e.size else 0.0
+    return float(np.max(np.abs(a - e))) / scale if scale > 0 else None
+
+
+def deriving(kind: Derivation, doc: str) -> Callable[..., Result]:
+    """The check of an item of the kind: ``ID(fn)`` or ``ID(answer=fn)``; ``doc`` says
+    what the function takes and returns. The kind stays on it as ``.derivation``."""
+
+    def answer(fn) -> Result:
+        return kind.check(fn)
+
+    # the one parameter is named as the lesson names the function: D1(d2_tanh=...)
+    answer.__signature__ = inspect.Signature([inspect.Parameter(
+        kind.answer, inspect.Parameter.POSITIONAL_OR_KEYWORD)], return_annotation=Result)
+    check = one_answer(kind.answer)(answer)
+    check.__doc__ = doc
+    check.derivation = kind
+    return check

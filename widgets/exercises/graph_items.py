@@ -13,15 +13,15 @@ from autograd_core.tools import memory as ag_memory
 from autograd_core.tools.graph import capture, saved_bytes
 
 from .. import gate
-from ..feedback.check import check_gradient
 from ..feedback.context import Mistake
 from ..feedback.result import Result
 from ..feedback.tolerance import mismatches, tolerance_for
 from ..lessons.report import Report
+from .array_answers import Gradients, gradients
 from .exercise import Exercise, register
-from .parts import answers, check_named, one_answer
+from .parts import one_answer
 from .predictions import Fact, check_predictions, predicting
-from .problems import Problem, distinct, learner_name, problem_for, rng
+from .problems import Problem, distinct, learner_name, rng
 
 
 def _functional():
@@ -200,49 +200,41 @@ def _g2_places(p: Problem) -> dict[str, list]:
     return places
 
 
-@answers("da", "db", "dx")
-def _check_g2(*, size: int = G2_SIZE, **answers) -> Result:
+def _g2_engine(p: Problem) -> dict:
+    a, b, x = (ag.tensor(p[k], requires_grad=True) for k in ("a", "b", "x"))
+    ag.maximum(a, b).backward(p.G)
+    ag.relu(x).backward(p.G)
+    return {"da": a.grad, "db": b.grad, "dx": x.grad}
+
+
+def _g2_context(p: Problem, right: dict) -> dict:
+    win_a = (p.a > p.b) * 1.0
+    tie = p.a == p.b
+    return {
+        "da": dict(of="a", upstream=p.G, mistakes=[
+            Mistake(p.G * (win_a + tie), _g2_tie("a", "all of G", "winner"), "",
+                    "tie_convention"),
+            Mistake(p.G * win_a, _g2_tie("a", "nothing", "loser"), "", "tie_convention")]),
+        "db": dict(of="b", upstream=p.G, mistakes=[
+            Mistake(p.G * (1 - win_a), _g2_tie("b", "all of G", "winner"), "",
+                    "tie_convention"),
+            Mistake(p.G * (p.b > p.a), _g2_tie("b", "nothing", "loser"), "",
+                    "tie_convention")]),
+        "dx": dict(of="x", upstream=p.G, mistakes=[
+            Mistake(p.G * (p.x >= 0), "At x = 0 you passed the gradient; the engine's ReLU "
+                    "uses gradient 0 at 0 (its mask is x > 0).", "", "relu_at_zero"),
+            Mistake(p.G * ((p.x > 0) + 0.5 * (p.x == 0)), "At x = 0 (index 1) you used "
+                    "ReLU′(0) = ½; relu is its own op, and its mask is x > 0, so nothing "
+                    "passes at exactly 0.", "", "relu_at_zero")]),
+    }
+
+
+_check_g2 = gradients(Gradients(
+    "G2", ("da", "db", "dx"), g2_problem, _g2_engine, _g2_context, options={"size": G2_SIZE},
+    where=lambda part, given, right, p: _g2_where(part, given, right.numpy(),
+                                                  _g2_places(p)[part])),
     """``G2(da=..., db=..., dx=...)`` for ``G2.problem()``; ``size=`` for answers to
-    ``G2.problem(size)``."""
-    p = problem_for("G2", g2_problem, size=size)
-    if isinstance(p, Result):
-        return p
-
-    def run(given):
-        a, b, x = (ag.tensor(p[k], requires_grad=True) for k in ("a", "b", "x"))
-        ag.maximum(a, b).backward(p.G)
-        ag.relu(x).backward(p.G)
-        win_a = (p.a > p.b) * 1.0
-        tie = p.a == p.b
-        context = {
-            "da": dict(of="a", upstream=p.G, mistakes=[
-                Mistake(p.G * (win_a + tie), _g2_tie("a", "all of G", "winner"), "",
-                        "tie_convention"),
-                Mistake(p.G * win_a, _g2_tie("a", "nothing", "loser"), "", "tie_convention")]),
-            "db": dict(of="b", upstream=p.G, mistakes=[
-                Mistake(p.G * (1 - win_a), _g2_tie("b", "all of G", "winner"), "",
-                        "tie_convention"),
-                Mistake(p.G * (p.b > p.a), _g2_tie("b", "nothing", "loser"), "",
-                        "tie_convention")]),
-            "dx": dict(of="x", upstream=p.G, mistakes=[
-                Mistake(p.G * (p.x >= 0), "At x = 0 you passed the gradient; the engine's ReLU "
-                        "uses gradient 0 at 0 (its mask is x > 0).", "", "relu_at_zero"),
-                Mistake(p.G * ((p.x > 0) + 0.5 * (p.x == 0)), "At x = 0 (index 1) you used "
-                        "ReLU′(0) = ½; relu is its own op, and its mask is x > 0, so nothing "
-                        "passes at exactly 0.", "", "relu_at_zero")]),
-        }
-        grads = {"da": a.grad, "db": b.grad, "dx": x.grad}
-        places = _g2_places(p)
-        results = []
-        for k in (k for k in grads if k in given):
-            result = check_gradient(given[k], grads[k], name=k, **context[k])
-            if result.diagnosis == "values":  # wrong in no named way: say where, by kind
-                where = _g2_where(k, given[k], grads[k].numpy(), places[k])
-                result = result if where is None else where
-            results.append(result)
-        return results
-
-    return check_named(answers, ("da", "db", "dx"), run)
+    ``G2.problem(size)``.""")
 
 
 # Wrong checks before a right answer counts as found by search: a few slips at the tie or
@@ -273,45 +265,43 @@ def g3_problem(size: int = G3_SIZE) -> Problem:
                    G=g.standard_normal((1, 1, half, half)) + 1)
 
 
-@answers("dx_max", "dx_avg")
-def _check_g3(*, size: int = G3_SIZE, **answers) -> Result:
+def _g3_engine(p: Problem) -> dict:
+    F = _functional()
+    x1, x2 = (ag.tensor(p.x, requires_grad=True) for _ in range(2))
+    F.max_pool2d(x1, 2).backward(p.G)
+    F.avg_pool2d(x2, 2).backward(p.G)
+    return {"dx_max": x1.grad, "dx_avg": x2.grad}
+
+
+def _g3_context(p: Problem, right: dict) -> dict:
+    spread = np.repeat(np.repeat(p.G, 2, axis=2), 2, axis=3)
+    half = p.x.shape[-1] // 2
+    windows = p.x.reshape(half, 2, half, 2).transpose(0, 2, 1, 3)
+    smallest = (windows == windows.min(axis=(2, 3), keepdims=True)).transpose(0, 2, 1, 3)
+    return {
+        "dx_max": dict(of="x", mistakes=[
+            Mistake(spread * smallest.reshape(p.x.shape), "You sent each window's gradient "
+                    "to its smallest input (the argmin); max pooling sends it to the input "
+                    "that won the forward max.", "", "pool_argmin"),
+            Mistake(spread / 4, "You spread the gradient evenly over each window, as average "
+                    "pooling does; max pooling sends all of it to the window's maximum.",
+                    "Find the argmax of each window.", "pool_spread"),
+            Mistake(spread, "You gave every input of the window the whole gradient; only "
+                    "the maximum gets it, the others get 0.", "", "pool_spread")]),
+        "dx_avg": dict(of="x", mistakes=[
+            Mistake(spread, "You gave each input the whole upstream gradient; average "
+                    "pooling shares it among the k² inputs of its window.", "",
+                    "missing_1_over_k2"),
+            Mistake(right["dx_max"].numpy(), "That is max pooling's gradient; average "
+                    "pooling gives every input of the window 1/k² of it.", "",
+                    "pool_max")]),
+    }
+
+
+_check_g3 = gradients(Gradients(
+    "G3", ("dx_max", "dx_avg"), g3_problem, _g3_engine, _g3_context, options={"size": G3_SIZE}),
     """``G3(dx_max=..., dx_avg=...)`` for ``G3.problem()``; ``size=`` for answers to
-    ``G3.problem(size)``."""
-    p = problem_for("G3", g3_problem, size=size)
-    if isinstance(p, Result):
-        return p
-
-    def run(given):
-        F = _functional()
-        x1, x2 = (ag.tensor(p.x, requires_grad=True) for _ in range(2))
-        F.max_pool2d(x1, 2).backward(p.G)
-        F.avg_pool2d(x2, 2).backward(p.G)
-        spread = np.repeat(np.repeat(p.G, 2, axis=2), 2, axis=3)
-        half = p.x.shape[-1] // 2
-        windows = p.x.reshape(half, 2, half, 2).transpose(0, 2, 1, 3)
-        smallest = (windows == windows.min(axis=(2, 3), keepdims=True)).transpose(0, 2, 1, 3)
-        context = {
-            "dx_max": dict(of="x", mistakes=[
-                Mistake(spread * smallest.reshape(p.x.shape), "You sent each window's gradient "
-                        "to its smallest input (the argmin); max pooling sends it to the input "
-                        "that won the forward max.", "", "pool_argmin"),
-                Mistake(spread / 4, "You spread the gradient evenly over each window, as average "
-                        "pooling does; max pooling sends all of it to the window's maximum.",
-                        "Find the argmax of each window.", "pool_spread"),
-                Mistake(spread, "You gave every input of the window the whole gradient; only "
-                        "the maximum gets it, the others get 0.", "", "pool_spread")]),
-            "dx_avg": dict(of="x", mistakes=[
-                Mistake(spread, "You gave each input the whole upstream gradient; average "
-                        "pooling shares it among the k² inputs of its window.", "",
-                        "missing_1_over_k2"),
-                Mistake(x1.grad.numpy(), "That is max pooling's gradient; average pooling gives "
-                        "every input of the window 1/k² of it.", "", "pool_max")]),
-        }
-        grads = {"dx_max": x1.grad, "dx_avg": x2.grad}
-        return [check_gradient(given[k], grads[k], name=k, **context[k]) for k in grads
-                if k in given]
-
-    return check_named(answers, ("dx_max", "dx_avg"), run)
+    ``G3.problem(size)``.""")
 
 
 register(Exercise("G3", "derivation", {"gradients": _check_g3}, level="J", problem=g3_problem))

@@ -10,14 +10,14 @@ from autograd_core.sweep.engine import backward_steps
 
 from .. import gate
 from ..feedback import words
-from ..feedback.check import check_gradient
 from ..feedback.context import Mistake
 from ..feedback.result import Result
 from ..lessons.report import Report
+from .array_answers import Gradients, gradients
 from .exercise import Exercise, register
 from .parts import answers, one_answer
 from .predictions import Fact, check_predictions
-from .problems import Problem, problem_for, rng
+from .problems import Problem, rng
 
 
 def _functional():
@@ -104,13 +104,10 @@ def _g9_steps(p: Problem):
     raise AssertionError("the bias received no gradient")  # pragma: no cover
 
 
-@answers("db")
-@one_answer("db")
-def _check_g9(db) -> Result:
-    """``G9(db=...)`` for ``G9.problem()``."""
-    p = g9_problem()
-    sent, b = _g9_steps(p)
-    return check_gradient(db, b.grad, name="db", of="b", batch_size=p.x.shape[0])
+_check_g9 = gradients(Gradients(
+    "G9", ("db",), g9_problem, lambda p: {"db": _g9_steps(p)[1].grad},
+    lambda p, right: {"db": dict(of="b", batch_size=p.x.shape[0])}),
+    """``G9(db=...)`` for ``G9.problem()``.""")
 
 
 @answers("shape")
@@ -218,21 +215,20 @@ def batch_norm_dx_mistakes(p: Problem) -> list[Mistake]:
     ]
 
 
-@answers("dx")
-def _check_g14(*args, batch_size: int = G14_BATCH, **answers) -> Result:
+def _g14_engine(p: Problem) -> dict:
+    return {"dx": _bn_dx(p)}
+
+
+def _g14_context(p: Problem, right: dict) -> dict:
+    naive = p.G * p.gamma / np.sqrt(p.x.var(axis=0) + p.eps)  # through x̂ only
+    return {"dx": dict(of="x", naive=naive, batch_size=p.x.shape[0],
+                       mistakes=batch_norm_dx_mistakes(p))}
+
+
+_check_g14 = gradients(Gradients(
+    "G14", ("dx",), g14_problem, _g14_engine, _g14_context, options={"batch_size": G14_BATCH}),
     """``G14(dx=...)`` for ``G14.problem()``; ``batch_size=`` for answers to
-    ``G14.problem(batch_size)``."""
-    p = problem_for("G14", g14_problem, batch_size=batch_size)
-    if isinstance(p, Result):
-        return p
-
-    @one_answer("dx")
-    def check(dx) -> Result:
-        naive = p.G * p.gamma / np.sqrt(p.x.var(axis=0) + p.eps)  # through x̂ only
-        return check_gradient(dx, _bn_dx(p), name="dx", of="x", naive=naive,
-                              batch_size=p.x.shape[0], mistakes=batch_norm_dx_mistakes(p))
-
-    return check(*args, **answers)
+    ``G14.problem(batch_size)``.""")
 
 
 @gate.answers("G14")

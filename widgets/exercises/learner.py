@@ -11,6 +11,8 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
+from autograd_core.tools.counting import count_ops
+
 from ..feedback.result import Result
 
 _OURS = (str(Path(__file__).resolve().parent.parent.parent / "autograd_core"),
@@ -79,6 +81,22 @@ def call(fn: Callable, *args, what: str = "", **kwargs):
                                 error) from None
 
 
+def by_hand(fn: Callable, *args, what: str = "", **kwargs):
+    """:func:`call` for an answer the learner computes themselves, in NumPy: if ``fn`` ran
+    any engine op (here, or in the autograder's sandbox), ``LearnerCodeFailed`` with the
+    code ``"uses_engine"``. The engine computing the derivative is the check's answer,
+    not the learner's."""
+    with count_ops() as counts:
+        out = call(fn, *args, what=what, **kwargs)
+    ops = counts.total_ops + engine_ops_elsewhere(fn)
+    if ops:
+        named = f"Your {what}" if what else "Your function"
+        raise LearnerCodeFailed(f"{named} runs engine ops ({ops} of them): write the "
+                                "derivation yourself, with NumPy on the arrays it gets.",
+                                RuntimeError("engine ops"), "uses_engine")
+    return out
+
+
 def engine_ops_elsewhere(fn) -> int:
     """Engine ops that the last call of ``fn`` ran in another process (the autograder's
     sandbox runs a learner's function there); 0 for an ordinary function."""
@@ -88,6 +106,9 @@ def engine_ops_elsewhere(fn) -> int:
 
 def failed(exc: LearnerCodeFailed, name: str = "", hint: str = "") -> Result:
     """The Result for code that raised."""
+    if not hint:
+        hint = ("Derive it on paper first; then write each line with NumPy."
+                if exc.code == "uses_engine" else
+                "Run your function on its own in a cell to see the full traceback.")
     return Result(False, exc.sentence[:1].upper() + exc.sentence[1:], name=name,
-                  diagnosis=exc.code, hint=hint or "Run your function on its own in a cell to "
-                                                   "see the full traceback.")
+                  diagnosis=exc.code, hint=hint)

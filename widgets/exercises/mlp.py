@@ -95,9 +95,9 @@ def _mistakes(p: Problem, e: dict) -> dict[str, list[Mistake]]:
     return found
 
 
-def check_parts(p: Problem, answers: dict, *, label: str = "") -> list[Result]:
-    """One Result per answer given (keys among ``PARTS``)."""
-    e = engine_gradients(p)
+def context(p: Problem, e: dict) -> dict[str, dict]:
+    """What the gradient checker needs to name a mistake in each part: the parameter it is
+    the gradient of, the batch size, the wrong answers, delta1's activation derivative."""
     mistakes = _mistakes(p, e)
     n = p.x.shape[0]
     fprime1 = 1 - p.a1 ** 2
@@ -105,15 +105,18 @@ def check_parts(p: Problem, answers: dict, *, label: str = "") -> list[Result]:
     if p.a2.shape == p.a1.shape:
         wrong["1 − a2², the derivative of layer 2 (the hidden delta goes back through "
               "layer 1's activation)"] = 1 - p.a2 ** 2
-    context = {
-        "dW2": dict(of="W2", batch_size=n),
-        "db2": dict(of="b2", batch_size=n),
+    return {
+        "dW2": dict(of="W2", batch_size=n, mistakes=mistakes["dW2"]),
+        "db2": dict(of="b2", batch_size=n, mistakes=mistakes["db2"]),
         "delta1": dict(of="z1", batch_size=n, activation_derivative=fprime1,
-                       before_activation=e["delta2"] @ p.W2, wrong_derivatives=wrong),
+                       before_activation=e["delta2"] @ p.W2, wrong_derivatives=wrong,
+                       mistakes=mistakes["delta1"]),
     }
-    results = []
-    for part in PARTS:
-        if part in answers:
-            results.append(check_gradient(answers[part], e[part], name=label + part,
-                                          mistakes=mistakes[part], **context[part]))
-    return results
+
+
+def check_parts(p: Problem, answers: dict, *, label: str = "") -> list[Result]:
+    """One Result per answer given (keys among ``PARTS``), each named ``label + part``."""
+    e = engine_gradients(p)
+    found = context(p, e)
+    return [check_gradient(answers[part], e[part], name=label + part, **found[part])
+            for part in PARTS if part in answers]

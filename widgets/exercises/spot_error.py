@@ -80,7 +80,7 @@ def _check_s1(fn=None) -> Result:
     dx, dy, paths = _s1_engine(x, y)
     try:
         name = _named(fn, "grads")
-        x_bar, y_bar = _pair(learner.call(fn, x.copy(), y.copy(), what=name), name,
+        x_bar, y_bar = _pair(learner.by_hand(fn, x.copy(), y.copy(), what=name), name,
                              ("x_bar", "y_bar"))
     except learner.LearnerCodeFailed as exc:
         return learner.failed(exc)

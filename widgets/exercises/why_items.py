@@ -11,7 +11,9 @@ from autograd_core.func import jvp
 from autograd_core.tools.graph import CycleError, topological_order
 
 from .. import gate
+from ..feedback import words
 from ..feedback.check import check_gradient
+from ..feedback.context import Mistake
 from ..feedback.result import Result
 from ..lessons.graphs import branches
 from ..lessons.report import Report
@@ -21,55 +23,151 @@ from .exercise import Exercise, register
 from .parts import answers, check_named
 from .predictions import Fact, check_fact, predicting
 from .problems import Problem, rng
-from .true_false import Claim, Flaw, Watch, among, count, numbers, raised, register_claim, same
+from .true_false import (
+    Claim,
+    Flaw,
+    Unfinished,
+    Watch,
+    among,
+    count,
+    numbers,
+    raised,
+    register_claim,
+    same,
+)
 
 # -- W1: why acyclic (the true/false protocol: a verdict, a reason, your experiment) ----------
 
 
-def measure_w1(data: dict, watch: Watch) -> bool:
-    """The learner's edges must close a cycle, and 'result' must be what topological_order
-    said about them; the verdict it supports: a cyclic graph has no order."""
-    edges = data["edges"]
+def _pairs(value, name: str) -> list[tuple]:
+    """(from, to) pairs of hashable node names, or a Flaw."""
     try:
-        edges = [tuple(e) for e in edges]
-        ok = bool(edges) and all(len(e) == 2 for e in edges)
-        nodes = [n for e in edges for n in e]
-        hash(tuple(nodes))
+        pairs = [tuple(e) for e in value]
+        ok = bool(pairs) and all(len(e) == 2 for e in pairs)
+        hash(tuple(n for e in pairs for n in e))
     except TypeError:
         ok = False
     if not ok:
-        raise Flaw("'edges' should be a list of (from, to) pairs of node names, e.g. "
+        raise Flaw(f"'{name}' should be a list of (from, to) pairs of node names, e.g. "
                    "[('x', 'mul'), ('mul', 'y')].")
+    return pairs
+
+
+def _never_placed(edges: list[tuple]) -> set:
+    """The nodes Kahn's algorithm never places: each waits, directly or through others, for
+    an input that is never placed. Worked out here, apart from topological_order."""
+    waiting: dict = {}
+    for a, b in edges:
+        waiting.setdefault(a, 0)
+        waiting[b] = waiting.get(b, 0) + 1
+    ready = [n for n, w in waiting.items() if w == 0]
+    placed = set()
+    while ready:
+        n = ready.pop()
+        placed.add(n)
+        for a, b in edges:
+            if a == n:
+                waiting[b] -= 1
+                if waiting[b] == 0:
+                    ready.append(b)
+    return set(waiting) - placed
+
+
+def _on_a_cycle(edges: list[tuple]) -> set:
+    """The nodes that lie on a cycle (each reaches itself)."""
+    after: dict = {}
+    for a, b in edges:
+        after.setdefault(a, set()).add(b)
+
+    def reach(n) -> set:
+        seen, todo = set(), [n]
+        while todo:
+            for m in after.get(todo.pop(), ()):
+                if m not in seen:
+                    seen.add(m)
+                    todo.append(m)
+        return seen
+
+    return {n for n in after if n in reach(n)}
+
+
+def _names(value, name: str) -> set:
+    if isinstance(value, str) or not isinstance(value, list | tuple | set | frozenset):
+        raise Flaw(f"'{name}' should be a list or set of node names; it is "
+                   f"{words.short(value, 40)}.")
+    try:
+        names = set(value)
+    except TypeError:
+        raise Flaw(f"'{name}' should hold node names (text); it holds something else.") from None
+    if Ellipsis in names:
+        raise Unfinished(f"Fill in the experiment first: '{name}' still holds a placeholder "
+                         "(...).")
+    return names
+
+
+def measure_w1(data: dict, watch: Watch) -> bool:
+    """An acyclic graph, one edge that closes a cycle in it, what topological_order said once
+    it was added, and the nodes no order could place; the verdict it supports: a cyclic
+    graph has no order."""
+    edges = _pairs(data["edges"], "edges")
+    nodes = [n for e in edges for n in e]
     try:
         topological_order(nodes, edges)
+    except CycleError:
+        raise Flaw("'edges' already has a cycle: start from a graph without one (a graph the "
+                   "engine recorded, say), and put the edge that closes a cycle in "
+                   "'closing_edge'.") from None
+    (closing,) = _pairs([data["closing_edge"]], "closing_edge")
+    if not set(closing) <= set(nodes):
+        raise Flaw("'closing_edge' should join two nodes of your 'edges'.")
+    cyclic = [*edges, closing]
+    try:
+        topological_order(nodes, cyclic)
         message = None
     except CycleError as error:
         message = str(error)
     if message is None:
-        raise Flaw("Your edges have no cycle, so they cannot show why a graph must be acyclic: "
-                   "feed a node back into one that computes it, e.g. add ('z', 'mul').")
+        raise Flaw(f"Your closing edge {closing[0]} -> {closing[1]} makes no cycle: it points "
+                   "the way the graph already runs. Which way must an edge point to lead back "
+                   "to where a path started?")
     result = data["result"]
     if isinstance(result, list | tuple):
-        raise Flaw("'result' is an order, but topological_order finds none for your edges: "
-                   "ask it about these same edges.")
+        raise Flaw("'result' is an order, but topological_order finds none once your closing "
+                   "edge is in: ask it about 'edges' plus 'closing_edge'.")
     if str(raised(result, "result")) != message:
-        raise Flaw("'result' is not the error topological_order raises for your edges: ask it "
-                   "about these same edges, and catch what it raises.")
+        raise Flaw("'result' is not the error topological_order raises for your edges with the "
+                   "closing edge: ask it about those, and catch what it raises.")
+    unplaced, stuck = _names(data["unplaced"], "unplaced"), _never_placed(cyclic)
+    if unplaced != stuck:
+        if unplaced == _on_a_cycle(cyclic) and stuck != unplaced:
+            raise Flaw("'unplaced' holds the nodes of the cycle, but not every node that can "
+                       "never be placed: can a node fed by the cycle ever come after all of "
+                       "the nodes that feed it?")
+        if unplaced > stuck:
+            raise Flaw("'unplaced' holds nodes an order can still place: which nodes wait, "
+                       "directly or through others, for a node of the cycle?")
+        raise Flaw("'unplaced' is not the set of nodes no order can place: go through Kahn's "
+                   "algorithm by hand on your edges with the closing edge.")
     return False  # the claim "a graph with a cycle still has such an order"
 
 
 @gate.answers("W1")
 def reference_w1() -> dict:
-    """A cycle written by hand, and what topological_order says about it."""
-    edges = [("x", "mul"), ("mul", "y"), ("y", "add"), ("add", "z"), ("z", "mul")]
+    """A small recorded-style graph, the edge that closes a cycle, what topological_order
+    says, and the nodes no order can place."""
+    edges = [("x", "mul"), ("mul", "y"), ("y", "add"), ("add", "z"), ("z", "out")]
+    closing_edge = ("z", "mul")                  # from a later node back to an earlier one
     try:
-        result = topological_order([node for edge in edges for node in edge], edges)
+        result = topological_order([n for e in edges for n in e], [*edges, closing_edge])
     except CycleError as error:
         result = error
-    return {"edges": edges, "result": result}
+    unplaced = {"mul", "y", "add", "z", "out"}   # the cycle, and what it feeds
+    return {"edges": edges, "closing_edge": closing_edge, "result": result,
+            "unplaced": unplaced}
 
 
-register_claim(Claim("W1", ("edges", "result"), measure_w1, reference_w1))
+register_claim(Claim("W1", ("edges", "closing_edge", "result", "unplaced"), measure_w1,
+                     reference_w1))
 
 
 # -- W2: why reverse mode for training (the same protocol) -------------------------------------
@@ -264,20 +362,55 @@ register(Exercise("W5", "derivation", {"dz": _check_w5}, problem=w5_problem, exp
 
 # -- W6: no gradient through the branch that did not run ------------------------------------------
 
+W6_WEIGHTS = {"w_pos": 1.5, "w_neg": -2.0}  # the weights define_by_run starts from
+
+
+def _w6_mistakes(x: float, weight: float) -> list[Mistake]:
+    """The named slips of d y / d weight for y = tanh applied k times to weight·x (k tanh,
+    at least one), computed here from the chain rule, not from the engine."""
+    k = max(1, int(abs(x)))
+    values = [weight * x]
+    for _ in range(k):
+        values.append(np.tanh(values[-1]))
+    slopes = [1 - np.tanh(v) ** 2 for v in values[:-1]]  # tanh' at each tanh's input
+
+    def m(value: float, says: str, code: str) -> Mistake:
+        return Mistake(np.array(float(value)), says, "", code)
+
+    found = [m(x, f"For x = {x} you stopped at the multiplication: each tanh after it "
+                  "multiplies the gradient by its own slope.", "no_tanh_slope"),
+             m(weight * np.prod(slopes), f"For x = {x} that is the gradient with respect to x; "
+                                         "the question asks for the weight's.", "wrt_x")]
+    if k > 1:
+        found += [m(x * slopes[0], f"For x = {x} you took one tanh's slope; how many tanh ran "
+                                   "for this input?", "one_tanh"),
+                  m(x * slopes[-1] ** k, f"For x = {x} you used one tanh's slope for every "
+                                         "tanh; each is taken at its own input.", "same_slope")]
+    else:
+        twice = x * slopes[0] * (1 - np.tanh(values[1]) ** 2)  # a second tanh that never ran
+        found.append(m(twice, f"For x = {x} you ran tanh more often than the loop does: how "
+                              "many whole units has |x|, and what is the least?", "tanh_count"))
+    return found
+
 
 def _w6_facts() -> dict[str, Fact]:
-    """What the engine shows, one fact per prediction of ``W6(w_neg_grad=..., same_graph=...)`` for
-    the inputs 2.5 and -0.5."""
+    """What the engine shows, one fact per prediction of ``W6(w_pos_grad=..., w_neg_grad=...,
+    w_neg_grad_negative=...)``: the weights' gradients after backward for x = 2.5, and
+    w_neg's for x = -0.5."""
     with gate.quietly():  # W6's own check
-        runs = branches().data["runs"]
-    facts = {
-        "w_neg_grad": Fact(runs[0].grad_w_neg, "For x = 2.5 the branch with w_neg never ran, "
+        positive, negative = branches().data["runs"]
+    return {
+        "w_pos_grad": Fact(positive.grad_w_pos, "For x = 2.5 the w_pos branch ran, then tanh "
+                           "twice: the chain rule multiplies x by both tanh's slopes.", "number",
+                           {"mistakes": _w6_mistakes(2.5, W6_WEIGHTS["w_pos"])}),
+        "w_neg_grad": Fact(positive.grad_w_neg, "For x = 2.5 the branch with w_neg never ran, "
                            "so w_neg is not in the recorded graph: its .grad stays None.",
                            choices=(None, 0.0)),
-        "same_graph": Fact(runs[0].ops == runs[1].ops, "Each run records what actually ran; "
-                           "another input takes another branch and another number of tanh."),
+        "w_neg_grad_negative": Fact(negative.grad_w_neg, "For x = -0.5 the other branch ran, "
+                                    "then tanh once: another graph, with w_neg in it.",
+                                    "number",
+                                    {"mistakes": _w6_mistakes(-0.5, W6_WEIGHTS["w_neg"])}),
     }
-    return facts
 
 
 register(Exercise("W6", "prediction", {"predict": predicting(_w6_facts)}, experiment=branches))

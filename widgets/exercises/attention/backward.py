@@ -20,8 +20,7 @@ from ...feedback.check import check_gradient
 from ...feedback.context import Mistake
 from ...feedback.result import Result
 from ..exercise import Exercise, register
-from ..function_cases import check_on_cases
-from ..parts import one_answer
+from ..function_cases import Derivation, deriving
 from ..problems import Problem, rng
 
 NAMES = ("dq", "dk", "dv")
@@ -123,16 +122,14 @@ def _compare(out, expected, ctx) -> Result:
         for name, answer, want in zip(NAMES, out, expected)])
 
 
-@one_answer("attention_backward")
-def _check_a1(attention_backward: Callable) -> Result:
+_check_a1 = deriving(Derivation("attention_backward", (
+    ("the lesson's arrays (T = 5, d = 4)", lambda: _case(150, 5, 4)),
+    ("a longer sequence (T = 9, d = 3)", lambda: _case(151, 9, 3)),
+    ("a wider head (T = 4, d = 8)", lambda: _case(152, 4, 8))),
+    _compare, right="dq, dk and dv of causal attention.", label="gradients"),
     """``A1(attention_backward)``: your ``attention_backward(q, k, v, d_out)`` returns
     (dq, dk, dv) of one causal attention head, out = softmax(q kᵀ/√d + mask) v, for
-    (T, d) arrays; checked on the lesson's arrays and on two more of other sizes."""
-    return check_on_cases(attention_backward, "gradients", "attention_backward", [
-        ("the lesson's arrays (T = 5, d = 4)", lambda: _case(150, 5, 4)),
-        ("a longer sequence (T = 9, d = 3)", lambda: _case(151, 9, 3)),
-        ("a wider head (T = 4, d = 8)", lambda: _case(152, 4, 8))],
-        _compare, right="dq, dk and dv of causal attention.", numpy_only=True)
+    (T, d) arrays; checked on the lesson's arrays and on two more of other sizes.""")
 
 
 def attention_problem() -> Problem:

@@ -5,8 +5,6 @@ with one thing wrong that name a learner's mistake (H1's row of h_pre uses batch
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 
 import autograd_core as ag
@@ -14,8 +12,7 @@ import autograd_core as ag
 from ...feedback.context import Mistake
 from ...feedback.result import Result
 from ..exercise import Exercise, register
-from ..function_cases import check_on_cases
-from ..parts import one_answer
+from ..function_cases import Derivation, deriving
 from ..problems import rng
 from .grading import check_one
 from .network import _learner_reference, run_steps
@@ -71,22 +68,20 @@ def _lesson_bn_case() -> tuple[tuple, np.ndarray, dict]:
                               "mistakes": _bn_mistakes(*args)}
 
 
-def _check_function(fn, label: str, what: str, cases: list) -> Result:
-    """Run the learner's ``fn`` on each case and check its output against the engine's."""
+def _one_expression(label: str, what: str, cases: tuple) -> Derivation:
+    """H2's or H3's kind: the learner's ``what`` gives ``label`` (d_<name>) on each case."""
     def compare(out, expected, ctx) -> Result:
         return check_one(label[2:], out, np.asarray(expected), **ctx)[0]
 
-    return check_on_cases(fn, label, what, cases, compare,
-                          right="one expression for the whole backward.")
+    return Derivation(what, cases, compare, right="one expression for the whole backward.",
+                      label=label)
 
 
-@one_answer("bn_backward")
-def _check_h2(bn_backward: Callable) -> Result:
+_check_h2 = deriving(_one_expression("d_h_pre", "bn_backward", (
+    ("the lesson's batch", _lesson_bn_case),
+    ("a second batch (16 examples, 5 features)", lambda: _bn_case(16, 5, 131)))),
     """``H2(bn_backward)``: your ``bn_backward(d_bn_out, x_hat, gamma, inv_std)`` returns
-    dL/dh_pre in one expression; checked on the lesson's batch and on another of 16 x 5."""
-    return _check_function(bn_backward, "d_h_pre", "bn_backward", [
-        ("the lesson's batch", _lesson_bn_case),
-        ("a second batch (16 examples, 5 features)", lambda: _bn_case(16, 5, 131))])
+    dL/dh_pre in one expression; checked on the lesson's batch and on another of 16 x 5.""")
 
 
 # -- H3: softmax cross-entropy's backward -----------------------------------------------------
@@ -130,14 +125,12 @@ def _other_ce_case() -> tuple[tuple, np.ndarray, dict]:
     return _ce_case(g.standard_normal((8, 5)) * 3, g.integers(0, 5, 8))
 
 
-@one_answer("ce_backward")
-def _check_h3(ce_backward: Callable) -> Result:
+_check_h3 = deriving(_one_expression("d_logits", "ce_backward", (
+    ("the lesson's batch", lambda: _ce_case(_learner_reference().values["logits"],
+                                            _learner_reference().values["y"])),
+    ("a second batch (8 examples, 5 classes)", _other_ce_case))),
     """``H3(ce_backward)``: your ``ce_backward(logits, y)`` returns dL/dlogits of the mean
-    cross-entropy in one expression; checked on the lesson's batch and on 8 x 5 logits."""
-    return _check_function(ce_backward, "d_logits", "ce_backward", [
-        ("the lesson's batch", lambda: _ce_case(_learner_reference().values["logits"],
-                                                _learner_reference().values["y"])),
-        ("a second batch (8 examples, 5 classes)", _other_ce_case)])
+    cross-entropy in one expression; checked on the lesson's batch and on 8 x 5 logits.""")
 
 
 

@@ -17,8 +17,7 @@ from ...feedback.check import check_gradient
 from ...feedback.context import Mistake
 from ...feedback.result import Result
 from ..exercise import Exercise, register
-from ..function_cases import check_on_cases
-from ..parts import one_answer
+from ..function_cases import Derivation, deriving
 from ..problems import Problem
 from .problems import (
     Network,
@@ -61,14 +60,12 @@ def _compare(label: str) -> Callable[[object, object, dict], Result]:
     return compare
 
 
-@one_answer("d2_tanh")
-def _check_d1(d2_tanh: Callable) -> Result:
+_check_d1 = deriving(Derivation("d2_tanh", (
+    ("the lesson's points", lambda: _tanh_case(tanh_points())),
+    ("50 other points in [-4, 4]", lambda: _tanh_case(np.linspace(-4, 4, 50)))),
+    _compare("d2_tanh"), right="the second derivative of tanh."),
     """``D1(d2_tanh)``: your ``d2_tanh(x)`` returns tanh''(x) elementwise (NumPy), checked
-    at the lesson's points and at 50 more of another range."""
-    return check_on_cases(d2_tanh, "d2_tanh", "d2_tanh", [
-        ("the lesson's points", lambda: _tanh_case(tanh_points())),
-        ("50 other points in [-4, 4]", lambda: _tanh_case(np.linspace(-4, 4, 50)))],
-        _compare("d2_tanh"), right="the second derivative of tanh.", numpy_only=True)
+    at the lesson's points and at 50 more of another range.""")
 
 
 # -- D2: the Hessian of a small network's loss ----------------------------------------------------
@@ -143,17 +140,14 @@ def _compare_hessian(out, expected, ctx) -> Result:
     return check_gradient(out, expected, name="hessian", reference="the engine's Hessian", **ctx)
 
 
-@one_answer("mlp_hessian")
-def _check_d2(mlp_hessian: Callable) -> Result:
+_check_d2 = deriving(Derivation("mlp_hessian", (
+    ("the lesson's network", lambda: _network_case(network())),
+    ("a second network (N = 5, d = 2, k = 4)",
+     lambda: _network_case(network(seed=143, n=5, d=2, k=4)))),
+    _compare_hessian, right="the Hessian of the network's loss.", label="hessian"),
     """``D2(mlp_hessian)``: your ``mlp_hessian(X, W, u, y)`` returns d²loss/dW² of
     ``mean((tanh(X @ W) @ u - y)**2)``, shape (d, k, d, k) (or (d·k, d·k)); checked on the
-    lesson's network and on one with 5 examples, 2 inputs and 4 hidden units."""
-    return check_on_cases(mlp_hessian, "hessian", "mlp_hessian", [
-        ("the lesson's network", lambda: _network_case(network())),
-        ("a second network (N = 5, d = 2, k = 4)",
-         lambda: _network_case(network(seed=143, n=5, d=2, k=4)))],
-        _compare_hessian, right="the Hessian of the network's loss.",
-        numpy_only=True)
+    lesson's network and on one with 5 examples, 2 inputs and 4 hidden units.""")
 
 
 def points_problem() -> Problem:

@@ -19,7 +19,7 @@ from ...feedback.check import check_gradient
 from ...feedback.context import Mistake
 from ...feedback.result import Result
 from ..exercise import Exercise, register
-from ..function_cases import check_on_cases
+from ..function_cases import Derivation
 from ..parts import one_answer
 from ..problems import Problem, rng
 from .problems import Network, network
@@ -109,10 +109,12 @@ def _check_d3(my_hvp: Callable) -> Result:
                               diagnosis="too_costly")
         return result
 
-    return check_on_cases(counted, "my_hvp", "my_hvp", [
+    # D3 is written with the engine (two calls of autograd.grad): not by hand
+    return Derivation("my_hvp", (
         ("the lesson's network", lambda: _case(network(), 145)),
-        ("a wider network (32 weights)", lambda: _case(network(seed=146, d=4, k=8), 147))],
-        compare, right="H·v at the cost of a few gradients.")
+        ("a wider network (32 weights)", lambda: _case(network(seed=146, d=4, k=8), 147))),
+        compare, right="H·v at the cost of a few gradients.", by_hand=False,
+        closed_form=False).check(counted)
 
 
 def hvp_problem() -> Problem:
