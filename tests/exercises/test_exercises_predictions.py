@@ -47,10 +47,13 @@ RIGHT = {
                parameters_wider=_residual_parameters(8, 16)),
     "L3": dict(ops_positive=3, ops_negative=2),
     "L4": dict(same_structure=True, same_values=False, same_mask_same_input=False),
-    "L6": dict(same_seed_same_mask=True, order_changes_sum=True),
+    # a1 = b1, a2 = b2, a3 = b3, c1: four masks; near 1e8 float32 numbers are 8 apart.
+    "L6": dict(distinct_masks=4, front_to_back=100_000_000.0, back_to_front=100_000_008.0),
     "L7": dict(saved_10=10 * 100 * 8, saved_20=20 * 100 * 8),
-    "L8": dict(gradients_identical=True, saves_less=True, recomputes=True,
-               peak_checkpointed=114_688),  # measured: lesson 10's figure
+    # 2 checkpoint inputs (the batch is the third) + one 4-layer segment of 3 float32 arrays of
+    # 32x64; the 12 layers of the three checkpointed segments run again.
+    "L8": dict(gradients_identical=True, peak_checkpointed=2 * 8192 + 4 * 3 * 8192,
+               recompute_macs=12 * (32 * 64 * 64 + 32 * 64 + 2 * 32 * 64)),
     "L9": dict(locate=None, first_nonfinite_op="log"),  # locate: set below
 }
 
@@ -64,9 +67,9 @@ WRONG = {
     "L1": (dict(parameters_wider=_residual_parameters(8, 16) - 8 * 16), "missing_projection"),
     "L3": (dict(ops_positive=2), "prediction"),
     "L4": (dict(same_structure=False), "prediction"),
-    "L6": (dict(order_changes_sum=False), "prediction"),
+    "L6": (dict(distinct_masks=2), "seed_fixes_one_mask"),
     "L7": (dict(saved_10=800), "prediction"),
-    "L8": (dict(gradients_identical=False), "prediction"),
+    "L8": (dict(recompute_macs=16 * (32 * 64 * 64 + 32 * 64 + 2 * 32 * 64)), "all_segments"),
     "L9": (dict(first_nonfinite_op="linear"), "prediction"),
 }
 
@@ -96,11 +99,14 @@ def test_unknown_prediction_name(exercise_id):
     assert result.diagnosis == "unknown_name"
 
 
-def test_l5_dropout_and_running_mean():
+def test_l5_dropout_and_batch_norm_in_evaluation():
     p = ex.L5.problem()
-    assert ex.L5(kept_value=4 / 3, eval_identity=True, running_mean=0.1 * p.x.mean(0)).ok
-    result = ex.L5(kept_value=0.75, running_mean=p.x.mean(0))
-    assert [r.diagnosis for r in result.parts] == ["values", "momentum"]
+    running_mean, running_var = 0.1 * p.x.mean(0), 0.9 + 0.1 * p.x.var(0, ddof=1)
+    normed = (p.z - running_mean) / np.sqrt(running_var + 1e-5)
+    assert ex.L5(kept_value=4 / 3, dropout_eval=p.z, batchnorm_eval=normed).ok
+    with_batch_stats = (p.z - p.x.mean(0)) / np.sqrt(p.x.var(0) + 1e-5)
+    result = ex.L5(kept_value=0.75, dropout_eval=0.75 * p.z, batchnorm_eval=with_batch_stats)
+    assert [r.diagnosis for r in result.parts] == ["values", "eval_scaled", "momentum"]
 
 
 def test_g11_accepts_the_words_for_nothing():

@@ -153,7 +153,9 @@ def _array_items():
     q = ex.L2.problem()
     items.append(("L2", {}, {"da": q.G[:, :3], "db": q.G[:, 3:]}))
     q = ex.L5.problem()
-    items.append(("L5", {}, {"running_mean": 0.1 * q.x.mean(0), "kept_value": 4 / 3}))
+    rm, rv = 0.1 * q.x.mean(0), 0.9 + 0.1 * q.x.var(0, ddof=1)
+    items.append(("L5", {}, {"batchnorm_eval": (q.z - rm) / np.sqrt(rv + 1e-5),
+                             "dropout_eval": q.z, "kept_value": 4 / 3}))
     return items
 
 

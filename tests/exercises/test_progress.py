@@ -193,9 +193,10 @@ def test_a_prediction_is_revealed_after_a_second_wrong_try_and_recorded():
 
 
 def test_reveals_count_per_prediction():
-    ex.L6(order_changes_sum=False)
-    other = ex.L6(same_seed_same_mask=False)  # another prediction's first try
-    assert "engine shows" not in repr(other)
+    first = ex.L6(front_to_back=1e8 + 8)
+    assert first.diagnosis == "exact_sum"
+    other = ex.L6(back_to_front=1e8)  # another prediction's first try
+    assert other.diagnosis == "rounded_away" and "engine shows" not in repr(other)
 
 
 # -- the file ----------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from solutions import words as answer_words
 
 import autograd_core as ag
 from autograd_core import nn
-from autograd_core.func import jacfwd, jacrev, jvp
+from autograd_core.func import jacfwd, jacrev, jvp, vjp
 from autograd_core.sweep.engine import backward_steps
 from autograd_core.tools.counting import count_ops
 from autograd_core.tools.graph import CycleError, capture, topological_order
@@ -60,15 +60,23 @@ REASONS = {
 # -- right experiments, written here ----------------------------------------------------------
 
 
-def t1_right():
+def t1_right(columns_as_rows=False):
+    """A learner's T1: R² → R⁴, one JVP per input (a column each), one VJP per output (a row
+    each), and the largest entrywise gap, computed here with NumPy."""
     w = ag.tensor(np.arange(8.0).reshape(4, 2) / 10)
 
     def f(x):
         return ag.sin(w @ x) * x.sum()
 
     x = ag.tensor([0.3, -0.8])
-    return {"function": f, "at": x, "forward": jacfwd(f)(x).numpy(),
-            "reverse": jacrev(f)(x).numpy()}
+    columns = [jvp(f, (x,), (ag.tensor(e),))[1].numpy() for e in np.eye(2)]
+    _, pull = vjp(f, x)
+    rows = [pull(ag.tensor(e))[0].numpy() for e in np.eye(4)]
+    forward = np.stack(columns, axis=0 if columns_as_rows else 1)
+    reverse = np.stack(rows, axis=0)
+    gap = float(np.abs(forward - reverse).max()) if forward.shape == reverse.shape else 0.0
+    return {"function": f, "at": x, "forward": forward, "reverse": reverse,
+            "largest_difference": gap}
 
 
 def t2_right(ran=True, wide_outputs=1):
@@ -117,7 +125,10 @@ def t3_right(sizes_at=None):
             "sizes": sizes if sizes_at is None else sizes_at(sizes)}
 
 
-def t4_right(depths=(1, 2, 3, 4, 5, 6, 7), made_up=False):
+def t4_right(depths=(1, 2, 3, 4, 5, 6, 7), made_up=False, at_9=None):
+    """A learner's T4 on the logistic map: measured up to depth 7, then depth 9 predicted by
+    extending each list the way it grows (the rules by a constant step, the formula by its
+    last growth factor); ``at_9`` replaces the predictions."""
     from widgets.lessons import symbolic
 
     ops, nodes = [], []
@@ -128,7 +139,11 @@ def t4_right(depths=(1, 2, 3, 4, 5, 6, 7), made_up=False):
             out.backward()
         ops.append(c.backward.ops + (1 if made_up else 0))
         nodes.append(symbolic.tree_size(symbolic.derivative(d, "logistic")))
-    return {"depths": list(depths), "backward_ops": ops, "formula_nodes": nodes}
+    ahead = 9 - depths[-1]
+    predicted = {"ops_at_9": ops[-1] + (ops[-1] - ops[-2]) * ahead,
+                 "nodes_at_9": nodes[-1] * (nodes[-1] / nodes[-2]) ** ahead}
+    return {"depths": list(depths), "backward_ops": ops, "formula_nodes": nodes,
+            **predicted, **(at_9 or {})}
 
 
 def t5_right(slope_of=None):
@@ -366,10 +381,12 @@ def _t1_made_up():
 
 def _t1_no_forward_mode():
     def f(x):
-        return ag.tanh(x) * x.sum()
+        return ag.tanh(x[:2]) * x.sum()
 
     x = ag.tensor([0.1, 0.2, 0.3])
-    return {"function": f, "at": x, "forward": jacrev(f)(x), "reverse": jacrev(f)(x)}
+    by_rev = jacrev(f)(x).numpy()
+    return {"function": f, "at": x, "forward": by_rev, "reverse": by_rev,
+            "largest_difference": 0.0}
 
 
 def _t2_typed():
@@ -553,8 +570,8 @@ def _w2_other_gradient():
 
 
 FLAWED = [
-    ("T1", _t1_made_up, "not the Jacobian jacrev gives"),
-    ("T1", _t1_no_forward_mode, "No forward-mode pass ran"),
+    ("T1", _t1_made_up, "not your function's Jacobian"),
+    ("T1", _t1_no_forward_mode, "one jvp per input"),
     ("T2", _t2_typed, "more passes than the engine made"),
     ("T2", _t2_miscounted, "not the number of reverse sweeps"),
     ("T2", _t2_two_wide, "'tall' function should return more outputs"),
@@ -683,7 +700,8 @@ def _skeleton():
             "step": ..., "along_grad": ..., "against_grad": ..., "others": ...,
             "edges": ..., "result": ..., "sizes": ..., "grads": ..., "closing_edge": ...,
             "unplaced": ..., "forward_passes": ..., "reverse_passes": ...,
-            "forward_grad": ..., "reverse_grad": ...}
+            "forward_grad": ..., "reverse_grad": ..., "largest_difference": ...,
+            "ops_at_9": ..., "nodes_at_9": ...}
 
 
 def _skeleton_using_a_placeholder():

@@ -420,7 +420,9 @@ def b6() -> list[Forbidden]:
 def l5() -> list[Forbidden]:
     p5 = ex.L5.problem()
     running = 0.9 * np.zeros(3) + 0.1 * p5.x.mean(axis=0)
-    return (SCALE + [
+    normed = _right_answers("L5", p5)["batchnorm_eval"]
+    return (SCALE + printed(normed) + ["0.9 + 0.1", "0.9 * 1 + 0.1", "dropout_eval = p5.z",
+                                      "dropout_eval=p5.z", "(z − running_mean)"] + [
         re.compile(r"0\.1\s*[*·]\s*[\w.]*mean"), "0.9 * 0 + 0.1", "(1 − m)·running",
         "(1 - m) * running", "0.9 * running", "does nothing when evaluating",
         "identity in evaluation", "is the identity", "the output *is* the input",
@@ -438,7 +440,8 @@ def l6() -> list[Forbidden]:
         "not associative", "(1e8 + 1) - 1e8", "float32 steps apart", "entries that differ",
         "draws the same numbers", "same seed draws the same", "still not enough for",
         "does not always give the same bits", "need more than a seed",
-        "can give another result"] + worked_lines("L6"))
+        "can give another result", "100000008", "100,000,008", "1e8 + 8", "are 8 apart",
+        "distinct_masks=4", "distinct_masks = 4"] + worked_lines("L6"))
 
 
 # -- lesson 03: the reverse sweep -----------------------------------------------------------------
@@ -777,7 +780,8 @@ def t5() -> list[Forbidden]:
 
 def l8() -> list[Forbidden]:
     return ["trades compute for memory", "gradients_identical=True", "saves_less=True",
-            "recomputes=True"] + solution_lines("L8")
+            "recomputes=True", "114,688", "114688", "1,646,592", "1646592",
+            "2 × 8,192 + 4 × 24,576"] + solution_lines("L8")
 
 
 def c1() -> list[Forbidden]:
@@ -1088,8 +1092,9 @@ def _right_answers(item: str, p) -> dict:
     if item == "G14":
         return {"dx": _bn_answer(p)}
     if item == "L5":
-        return {"kept_value": 1 / (1 - p.p), "eval_identity": True,
-                "running_mean": 0.1 * p.x.mean(axis=0)}
+        running_mean, running_var = 0.1 * p.x.mean(axis=0), 0.9 + 0.1 * p.x.var(axis=0, ddof=1)
+        return {"kept_value": 1 / (1 - p.p), "dropout_eval": p.z,
+                "batchnorm_eval": (p.z - running_mean) / np.sqrt(running_var + 1e-5)}
     dx, dw = _conv_answers(p)
     return {"dx": dx, "dw": dw}
 
@@ -1113,7 +1118,7 @@ def test_a_demonstration_runs_on_a_problem_of_its_own(item, other):
     assert any(np.shape(mine[k]) != np.shape(theirs[k]) or not np.allclose(mine[k], theirs[k])
                for k in arrays)
     assert exercise.check(**_right_answers(item, mine)).ok
-    # a demonstration grades arrays only: L5's yes/no and number are the same on every problem
+    # a demonstration grades arrays only: L5's kept value is the same on every problem
     assert exercise.demo(**_arrays(_right_answers(item, theirs)), **other).ok
     assert not exercise.demo(**_arrays(_right_answers(item, mine)), **other).ok
 

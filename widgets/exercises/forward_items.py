@@ -21,7 +21,6 @@ from ..feedback.check import check_gradient
 from ..feedback.context import Mistake
 from ..feedback.result import Result
 from ..lessons.checkpointing import checkpointed_step, checkpointing, sqrt_segments
-from ..lessons.floats import summation_order
 from ..lessons.graphs import define_by_run
 from ..lessons.memory import memory_breakdown
 from ..lessons.report import Report
@@ -301,42 +300,88 @@ L5_BATCH = 8  # the exercise's batch; another batch size is another problem
 
 
 def l5_problem(batch_size: int = L5_BATCH) -> Problem:
-    """Dropout(p=0.25), and one training batch x of 8 samples for a fresh BatchNorm1d(3)
-    (``batch_size``: another batch of 2 to 32 draws another problem)."""
+    """Dropout(p=0.25); one training batch x of 8 samples for a fresh BatchNorm1d(3), then
+    two new samples z in evaluation (``batch_size``: another training batch of 2 to 32
+    draws another problem)."""
     if (not isinstance(batch_size, int) or isinstance(batch_size, bool)
             or not 2 <= batch_size <= 32):
         raise ValueError(f"L5 has batches of 2 to 32 samples, not {batch_size!r}.")
     g = rng(75) if batch_size == L5_BATCH else rng(750 + batch_size)
-    return Problem("Dropout(p=0.25) on ones(1000), and BatchNorm1d(3) (running mean 0, "
-                   "momentum 0.1) after ONE training batch x. Predict the value of a kept unit "
-                   "in training, whether eval() makes dropout the identity, and the running "
-                   "mean after the batch.", x=g.standard_normal((batch_size, 3)) + 2, p=0.25)
+    return Problem("Dropout(p=0.25) on ones(1000) in training, then the same module in "
+                   "eval() on z; BatchNorm1d(3) (γ = 1, β = 0, running mean 0 and running "
+                   "variance 1, momentum 0.1, eps 1e-5) after ONE training batch x, then in "
+                   "eval() on z. Predict a kept unit's value in training, dropout's output "
+                   "on z in evaluation, and batch norm's output on z in evaluation.",
+                   x=g.standard_normal((batch_size, 3)) * 1.5 + 2,
+                   z=g.standard_normal((2, 3)) + 2, p=0.25)
 
 
-def _l5_facts(batch_size: int = L5_BATCH) -> dict[str, Fact] | Result:
-    """What the engine shows, one fact per prediction of ``L5(kept_value=..., eval_identity=...,
-    running_mean=...)`` for ``L5.problem()``; ``batch_size=`` for a prediction about
-    ``L5.problem(batch_size)``."""
-    p = problem_for("L5", l5_problem, batch_size=batch_size)
-    if isinstance(p, Result):
-        return p
+def _l5_engine(p: Problem) -> tuple[float, np.ndarray, np.ndarray]:
+    """(a kept unit's value in training, dropout's and batch norm's outputs on p.z in
+    evaluation), as the engine computes them."""
     drop = nn.Dropout(p.p, generator=ag.Generator(75))
     kept = drop(ag.ones(1000)).numpy()
     drop.eval()
-    identity = bool(np.array_equal(drop(ag.ones(1000)).numpy(), np.ones(1000)))
+    dropped = drop(ag.tensor(p.z)).numpy()
     bn = nn.BatchNorm1d(3, dtype=np.float64)
-    bn(ag.tensor(p.x))
+    bn(ag.tensor(p.x))  # training mode: the batch's statistics, and the buffers move
+    bn.eval()
+    return float(kept[kept != 0][0]), dropped, bn(ag.tensor(p.z)).numpy()
+
+
+def _l5_mistakes(p: Problem) -> tuple[list[Mistake], list[Mistake]]:
+    """The slips this item names: on dropout's evaluation output, and on batch norm's."""
+    z, x, eps, m = p.z, p.x, 1e-5, 0.1
+    drop = [Mistake(z * (1 - p.p), "You scaled by 1 − p at evaluation: that is the other "
+                    "convention, where training does not scale. Here training already "
+                    "scaled the kept units.", "", "eval_scaled"),
+            Mistake(z / (1 - p.p), "You applied training's scale of the kept units at "
+                    "evaluation too: nothing is dropped there, so what would a scale "
+                    "correct?", "", "eval_scaled")]
+
+    def norm(mean, var):
+        return (z - mean) / np.sqrt(var + eps)
+
+    running_mean, unbiased, biased = m * x.mean(0), x.var(0, ddof=1), x.var(0)
+    bn = [Mistake(norm(z.mean(0), z.var(0)), "You normalised z with its own statistics: that "
+                  "is training mode. In eval() batch norm uses its running estimates.", "",
+                  "training_mode"),
+          Mistake(norm(x.mean(0), x.var(0)), "You normalised with the training batch's own "
+                  "statistics: the running estimates have moved only a fraction momentum "
+                  "of the way to them after one batch.", "", "momentum"),
+          Mistake(norm(x.mean(0), unbiased), "You normalised with the training batch's own "
+                  "statistics: the running estimates have moved only a fraction momentum "
+                  "of the way to them after one batch.", "", "momentum"),
+          Mistake(norm(running_mean, 1.0), "Your running mean is right, but the running "
+                  "variance moves too: from 1, a fraction momentum toward the batch's "
+                  "variance.", "", "variance_not_moved"),
+          Mistake(norm(running_mean, m * unbiased), "Your running variance starts from 0: "
+                  "it starts at 1.", "", "variance_start"),
+          Mistake(norm(running_mean, (1 - m) + m * biased), "Your running variance uses the "
+                  "batch variance divided by N: the running estimate takes the unbiased one, "
+                  "divided by N − 1.", "", "biased_variance")]
+    return drop, bn
+
+
+def _l5_facts(batch_size: int = L5_BATCH) -> dict[str, Fact] | Result:
+    """What the engine shows, one fact per prediction of ``L5(kept_value=...,
+    dropout_eval=..., batchnorm_eval=...)`` for ``L5.problem()``; ``batch_size=`` for a
+    prediction about ``L5.problem(batch_size)``."""
+    p = problem_for("L5", l5_problem, batch_size=batch_size)
+    if isinstance(p, Result):
+        return p
+    kept, dropped, normed = _l5_engine(p)
+    drop_slips, bn_slips = _l5_mistakes(p)
     facts = {
-        "kept_value": Fact(float(kept[kept != 0][0]), "Kept units are scaled by 1/(1 − p) so "
-                           "that the expected value is unchanged.", "number"),
-        "eval_identity": Fact(identity, "In evaluation dropout is the identity."),
-        "running_mean": Fact(bn.running_mean.numpy(), "running = (1 − momentum)·running + "
-                             "momentum·batch mean, with momentum 0.1.", "number",
-                             {"mistakes": [Mistake(p.x.mean(0), "That is the batch mean "
-                                                   "itself; after one batch the running "
-                                                   "estimate has moved only part of the way "
-                                                   "to it (the momentum).", "",
-                                                   "momentum")]}),
+        "kept_value": Fact(kept, "Kept units are scaled by 1/(1 − p) so that the expected "
+                           "value is unchanged.", "number"),
+        "dropout_eval": Fact(dropped, "In evaluation dropout is the identity: training's "
+                             "scaling already kept each unit's expected value.", "number",
+                             {"mistakes": drop_slips}),
+        "batchnorm_eval": Fact(normed, "In evaluation batch norm uses its running estimates: "
+                               "running = (1 − momentum)·running + momentum·batch statistic, "
+                               "from mean 0 and variance 1, with the unbiased batch variance.",
+                               "number", {"mistakes": bn_slips}),
     }
     return facts
 
@@ -348,21 +393,62 @@ register(Exercise("L5", "prediction", {"predict": predicting(_l5_facts, options=
 # -- L6: reproducibility ---------------------------------------------------------------------
 
 
+def _seeded_masks(units: int = 32) -> list[tuple[bool, ...]]:
+    """The seven masks of L6's experiment, in order: Dropout(0.5) modules a and b, each with
+    its own Generator(7), called three times each on ones(units), then one call of a module
+    with Generator(8)."""
+    ones = ag.ones(units)
+    a, b, c = (nn.Dropout(0.5, generator=ag.Generator(s)) for s in (7, 7, 8))
+    return [tuple(module(ones).numpy() != 0) for module in (a, a, a, b, b, b, c)]
+
+
+def _float32_sums(big: float = 1e8, ones: int = 8) -> tuple[float, float]:
+    """L6's two sums, added one at a time by the engine in float32: ``big`` then ``ones``
+    times 1.0 (front to back), and the ones first, then ``big`` (back to front)."""
+    def add(values):
+        total = ag.tensor(np.float32(values[0]))
+        for v in values[1:]:
+            total = total + ag.tensor(np.float32(v))
+        return float(total.item())
+
+    numbers = [big] + [1.0] * ones
+    return add(numbers), add(numbers[::-1])
+
+
 def _l6_facts() -> dict[str, Fact]:
-    """What the engine shows, one fact per prediction of ``L6(same_seed_same_mask=...,
-    order_changes_sum=...)``."""
-    F = nn.functional
-    masks = [F.dropout(ag.ones(20), 0.5, generator=ag.Generator(7)).numpy() != 0
-             for _ in range(2)]
-    order = summation_order()
-    facts = {
-        "same_seed_same_mask": Fact(bool(np.array_equal(*masks)), "A generator restarted "
-                                    "from the same seed draws the same numbers."),
-        "order_changes_sum": Fact(order.difference != 0, "Float addition rounds after every "
-                                  f"step: in order vs reversed differ by {order.ulps} float32 "
-                                  "steps."),
+    """What the engine shows, one fact per prediction of ``L6(distinct_masks=...,
+    front_to_back=..., back_to_front=...)``."""
+    front, back = _float32_sums()
+    exact = 1e8 + 8
+    return {
+        "distinct_masks": Fact(float(len(set(_seeded_masks()))), "A seed fixes a generator's "
+                               "whole stream: each call draws the next numbers, and two "
+                               "generators from the same seed draw the same stream.",
+                               "number", {"mistakes": [
+                                   Mistake(2.0, "You counted each generator's calls as one "
+                                           "mask: a generator is a stream, and each call "
+                                           "continues where the last one stopped.", "",
+                                           "seed_fixes_one_mask"),
+                                   Mistake(7.0, "Modules a and b start from the same seed: "
+                                           "does the first call of b draw other numbers than "
+                                           "the first call of a?", "", "same_seed_differs"),
+                                   Mistake(1.0, "A seed does not fix one mask for every "
+                                           "call: each call draws new numbers from the "
+                                           "stream.", "", "seed_fixes_one_mask")]}),
+        "front_to_back": Fact(front, "Near 1e8 float32 numbers are 8 apart: 1e8 + 1 rounds "
+                              "back to 1e8, eight times over.", "number", {
+                                  "rtol": 0.0, "atol": 1e-9, "mistakes": [
+                                  Mistake(exact, "You added exactly: in float32 every "
+                                          "addition's result is rounded to the nearest "
+                                          "float32 number. How far apart are they near "
+                                          "1e8?", "", "exact_sum")]}),
+        "back_to_front": Fact(back, "The eight ones add up exactly to 8 first, and 1e8 + 8 "
+                              "is a float32 number.", "number", {
+                                  "rtol": 0.0, "atol": 1e-9, "mistakes": [
+                                  Mistake(1e8, "Added first, the eight ones make 8 exactly: "
+                                          "is 1e8 + 8 a float32 number?", "",
+                                          "rounded_away")]}),
     }
-    return facts
 
 
 register(Exercise("L6", "prediction", {"predict": predicting(_l6_facts)}))
@@ -395,6 +481,11 @@ register(Exercise("L7", "prediction", {"bytes": predicting(_l7_facts)},
 # -- L8: checkpointing -----------------------------------------------------------------------
 
 
+# One SwishBlock of width 64 on a batch of 32: the matmul, the bias, σ and the product.
+L8_LAYER_MACS = 32 * 64 * 64 + 32 * 64 + 2 * 32 * 64
+L8_ARRAY, L8_LAYER = 32 * 64 * 4, 3 * 32 * 64 * 4  # one float32 activation; a layer's three
+
+
 @lru_cache(maxsize=1)
 def _l8_steps():
     """The plain and the 4-segment step of the 16-layer stack, measured once (seeded: the
@@ -404,23 +495,57 @@ def _l8_steps():
 
 
 def _l8_facts() -> dict[str, Fact]:
-    """What the engine shows for ``L8(gradients_identical=..., saves_less=...,
-    recomputes=..., peak_checkpointed=...)`` on the 16-layer stack, plain and in √16 = 4
-    segments: three predictions, and the checkpointed step's peak, which the learner
-    measures (``checkpointed_step(depth=16, segments=4).peak``; the plain step's is what
-    the lesson's forward pass already showed), so the item is settled by a measurement,
-    not by a guess of three yes/no answers."""
+    """What the engine shows for ``L8(gradients_identical=..., peak_checkpointed=...,
+    recompute_macs=...)`` on the 16-layer stack, plain and in √16 = 4 segments: whether
+    the gradients keep every bit, and two numbers the learner works out from the mechanism
+    before measuring (a measurement before solving counts as seeing the solution): the
+    peak of bytes kept for backward, and the multiply-adds run again."""
     plain, sqrt = _l8_steps()
+    b, L, macs = L8_ARRAY, L8_LAYER, L8_LAYER_MACS
     facts = {
-        "peak_checkpointed": Fact(sqrt.peak, "Measure it: checkpointed_step(depth=16, "
-                                  "segments=4).peak, the most bytes held for backward at any "
-                                  "moment of the step.", "number"),
         "gradients_identical": Fact(sqrt.grad_difference(plain) == 0, "Recomputation "
                                     "repeats the same arithmetic on the same values."),
-        "saves_less": Fact(sqrt.peak < plain.peak, "Only segment "
-                           "boundaries are kept during the forward pass."),
-        "recomputes": Fact(sqrt.recompute_macs > 0, "Each segment's forward runs again during "
-                           "backward: that is the price."),
+        "peak_checkpointed": Fact(float(sqrt.peak), "Three checkpoint inputs (one of them "
+                                  "the batch, not counted) and the four layers of one "
+                                  "segment: the last during the forward pass, each rebuilt "
+                                  "one in turn during backward.", "number", {"mistakes": [
+                                      Mistake(float(plain.peak), "That is the plain step's "
+                                              "peak: the checkpointed segments keep only "
+                                              "their inputs during the forward pass.", "",
+                                              "plain_peak"),
+                                      Mistake(float(3 * b + 4 * L), "You counted the input "
+                                              "batch, which is left out: it is alive "
+                                              "anyway.", "", "batch_counted"),
+                                      Mistake(float(4 * b + 4 * L), "You counted an input "
+                                              "for the last segment too: it is not "
+                                              "checkpointed, and its first layer's saved "
+                                              "input is already among its layers' arrays.",
+                                              "", "last_segment_input"),
+                                      Mistake(float(2 * b), "You counted only the "
+                                              "checkpoints' inputs: at the peak one "
+                                              "segment's layers are recorded too.", "",
+                                              "no_segment"),
+                                      Mistake(float(2 * b + L), "One layer at a time is "
+                                              "not what is rebuilt: a whole segment is "
+                                              "recorded again before its sweep.", "",
+                                              "one_layer")]}),
+        "recompute_macs": Fact(float(sqrt.recompute_macs), "Each of the three checkpointed "
+                               "segments (12 layers) runs its forward pass once more during "
+                               "backward; the last segment is not rebuilt.", "number",
+                               {"mistakes": [
+                                   Mistake(float(16 * macs), "You rebuilt all four segments: "
+                                           "the last one is not checkpointed, so its "
+                                           "activations were kept.", "", "all_segments"),
+                                   Mistake(float(4 * macs), "Backward rebuilds one segment "
+                                           "at a time, but every checkpointed segment is "
+                                           "rebuilt once.", "", "one_segment"),
+                                   Mistake(float(12 * 32 * 64 * 64), "You counted the "
+                                           "matmuls only: the bias, σ and the product are "
+                                           "multiply-adds too.", "", "matmul_only"),
+                                   Mistake(0.0, "Nothing recomputed would mean nothing was "
+                                           "dropped: where do a checkpointed segment's "
+                                           "activations come from during backward?", "",
+                                           "no_recompute")]}),
     }
     return facts
 

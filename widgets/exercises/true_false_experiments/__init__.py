@@ -42,10 +42,12 @@ from .sweep import (
 )
 
 CLAIMS = [
-    Claim("T1", ("function", "at", "forward", "reverse"), measure_t1, reference_t1),
+    Claim("T1", ("function", "at", "forward", "reverse", "largest_difference"), measure_t1,
+          reference_t1),
     Claim("T2", ("wide", "tall"), measure_t2, reference_t2),
     Claim("T3", ("graph", "order", "sizes"), measure_t3, reference_t3),
-    Claim("T4", ("depths", "backward_ops", "formula_nodes"), measure_t4, reference_t4),
+    Claim("T4", ("depths", "backward_ops", "formula_nodes", "ops_at_9", "nodes_at_9"),
+          measure_t4, reference_t4),
     Claim("T5", ("function", "at", "grad", "h", "slopes"), measure_t5, reference_t5),
     Claim("T6", ("network", "formula", "network_grad", "formula_grad"), measure_t6,
           reference_t6),

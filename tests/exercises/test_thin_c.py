@@ -1,0 +1,269 @@
+"""T1, T4 (lesson 09), L5, L6 (lesson 08) and L8 (lesson 10) make the learner produce the
+answer: the shortcuts that solved the old, thin versions (two tokens copied from the cell
+above, the engine's own measurement handed back, a flipped yes/no) no longer solve them, and
+each slip the items name is named. Expected values are worked out here by hand."""
+
+import numpy as np
+import pytest
+
+import autograd_core as ag
+from autograd_core.func import jacfwd, jacrev, jvp, vjp
+from autograd_core.tools.counting import count_ops
+from widgets import exercises as ex
+from widgets.exercises import reset_progress, store
+from widgets.exercises.tracking import status
+from widgets.lessons import modes, symbolic
+
+
+@pytest.fixture(autouse=True)
+def _own_progress(tmp_path, monkeypatch):
+    monkeypatch.setenv("AUTOGRAD_LESSONS_PROGRESS", str(tmp_path / "progress.json"))
+    reset_progress()
+    ex.forget_results()
+
+
+def seen(exercise_id: str) -> bool:
+    return store.read_item(exercise_id)["solution_seen"] is not None
+
+
+# -- T1: both Jacobians built pass by pass, and their gap measured -----------------------------
+
+W = ag.randn(2, 3, generator=ag.Generator(1))
+
+
+def lesson_f(x):
+    """Lesson 09's function of section 1, R³ → R²."""
+    return ag.tanh(W @ x) * ag.exp(x[0])
+
+
+X = ag.tensor([0.5, -1.0, 2.0])
+
+
+def t1_by_passes(columns_axis=1, gap=None):
+    """A learner's T1: one jvp per input, one vjp per output, stacked into matrices."""
+    def experiment():
+        columns = [jvp(lesson_f, (X,), (ag.tensor(e),))[1].numpy() for e in np.eye(3)]
+        _, pull = vjp(lesson_f, X)
+        rows = [pull(ag.tensor(e))[0].numpy() for e in np.eye(2)]
+        forward = np.stack(columns, axis=columns_axis)
+        reverse = np.stack(rows, axis=0)
+        largest = (np.abs(forward - reverse).max() if forward.shape == reverse.shape else 0.0)
+        return {"function": lesson_f, "at": X, "forward": forward, "reverse": reverse,
+                "largest_difference": largest if gap is None else gap}
+    return experiment
+
+
+def test_t1_built_pass_by_pass_is_solved():
+    result = ex.T1(verdict=True, because="same local derivatives", experiment=t1_by_passes())
+    assert result.ok, result.message
+
+
+def test_t1_the_old_two_token_fill_no_longer_solves_it():
+    def old():  # the old exercise cell with its two placeholders filled with f
+        return {"function": lesson_f, "at": X, "forward": jacfwd(lesson_f)(X),
+                "reverse": jacrev(lesson_f)(X)}
+    result = ex.T1(verdict=True, because="they agree", experiment=old)
+    assert not result.ok and result.diagnosis == "experiment"
+    assert "largest_difference" in result.message
+    assert status("T1") != "solved"
+
+
+def test_t1_matrices_built_elsewhere_are_not_a_measurement():
+    data = t1_by_passes()()  # computed before the experiment runs: the engine saw nothing
+
+    result = ex.T1(verdict=True, because="x", experiment=lambda: data)
+    assert not result.ok and "one jvp per input" in result.message
+
+
+def test_t1_columns_stacked_as_rows_are_named():
+    result = ex.T1(verdict=True, because="x", experiment=t1_by_passes(columns_axis=0))
+    assert not result.ok and "turned on its side" in result.message
+
+
+def test_t1_a_gap_not_measured_from_the_matrices_is_named():
+    result = ex.T1(verdict=True, because="x", experiment=t1_by_passes(gap=1.0))
+    assert not result.ok and "'largest_difference' is not" in result.message
+
+
+def test_t1_a_square_function_is_refused():
+    def square():
+        f = ag.tanh
+        x = ag.tensor([0.1, 0.2])
+        return {"function": f, "at": x, "forward": jacfwd(f)(x), "reverse": jacrev(f)(x),
+                "largest_difference": 0.0}
+    result = ex.T1(verdict=True, because="x", experiment=square)
+    assert not result.ok and "not as many" in result.message
+
+
+# -- T4: measured to depth 6, predicted at depth 9 -------------------------------------------------
+
+# The engine runs 3 backward rules per level of x -> tanh(x*x + x) (mul, add, tanh).
+T4_OPS_AT_9 = 3 * 9
+
+
+def t4_experiment(ops_at_9=None, nodes_at_9=None, also_run_9=False):
+    def experiment():
+        depths, ops, nodes = [1, 2, 3, 4, 5, 6], [], []
+        for d in depths:
+            x = ag.tensor(0.3, requires_grad=True)
+            with count_ops() as counts:
+                modes.nested(x, d).backward()
+            ops.append(counts.backward.ops)
+            nodes.append(symbolic.tree_size(symbolic.derivative(d)))
+        if also_run_9:
+            x = ag.tensor(0.3, requires_grad=True)
+            modes.nested(x, 9).backward()
+        factor = nodes[-1] / nodes[-2]
+        return {"depths": depths, "backward_ops": ops, "formula_nodes": nodes,
+                "ops_at_9": ops[-1] + 3 * (ops[-1] - ops[-2]) if ops_at_9 is None else ops_at_9,
+                "nodes_at_9": nodes[-1] * factor ** 3 if nodes_at_9 is None else nodes_at_9}
+    return experiment
+
+
+def test_t4_extrapolated_by_each_growth_is_solved():
+    result = ex.T4(verdict=False, because="x", experiment=t4_experiment())
+    assert result.ok, result.message
+
+
+def test_t4_the_old_measurement_alone_no_longer_solves_it():
+    def old():
+        data = t4_experiment()()
+        return {k: data[k] for k in ("depths", "backward_ops", "formula_nodes")}
+    result = ex.T4(verdict=False, because="x", experiment=old)
+    assert not result.ok and "ops_at_9" in result.message
+    assert status("T4") != "solved"
+
+
+@pytest.mark.parametrize("predicted, words", [
+    (dict(ops_at_9=T4_OPS_AT_9 + 1), "not what the engine runs at depth 9"),
+    (dict(ops_at_9=18 * 3 ** 3), "the way the formula grows"),
+    (dict(nodes_at_9=3007 + 3 * (3007 - 1263)), "same number of nodes per level"),
+    (dict(nodes_at_9=10 ** 6), "more than a factor 1.5"),
+])
+def test_t4_a_wrong_prediction_is_named(predicted, words):
+    result = ex.T4(verdict=False, because="x", experiment=t4_experiment(**predicted))
+    assert not result.ok and words in result.message, result.message
+
+
+def test_t4_measuring_depth_9_is_not_predicting_it():
+    result = ex.T4(verdict=False, because="x",
+                   experiment=t4_experiment(ops_at_9=T4_OPS_AT_9, also_run_9=True))
+    assert not result.ok and "ran a backward pass at depth 9" in result.message
+
+
+def test_t4_a_flipped_verdict_is_not_solving():
+    ex.T4(verdict=True, because="x", experiment=t4_experiment())
+    ex.T4(verdict=False, because="x", experiment=t4_experiment())
+    assert status("T4") != "solved"
+
+
+# -- L5: both layers' evaluation outputs, worked out ---------------------------------------------
+
+
+def l5_by_hand():
+    p = ex.L5.problem()
+    running_mean = 0.9 * 0 + 0.1 * p.x.mean(axis=0)
+    running_var = 0.9 * 1 + 0.1 * p.x.var(axis=0, ddof=1)
+    return p, dict(kept_value=1 / (1 - 0.25), dropout_eval=p.z,
+                   batchnorm_eval=(p.z - running_mean) / np.sqrt(running_var + 1e-5))
+
+
+def test_l5_worked_out_is_solved():
+    _, answers = l5_by_hand()
+    assert ex.L5(**answers).ok
+    assert status("L5") == "solved"
+
+
+def test_l5_the_old_answers_are_not_this_item():
+    p = ex.L5.problem()
+    result = ex.L5(kept_value=4 / 3, eval_identity=True, running_mean=0.1 * p.x.mean(0))
+    assert not result.ok and result.diagnosis == "unknown_name"
+
+
+@pytest.mark.parametrize("slip, code", [
+    (lambda p: (p.z - p.z.mean(0)) / np.sqrt(p.z.var(0) + 1e-5), "training_mode"),
+    (lambda p: (p.z - p.x.mean(0)) / np.sqrt(p.x.var(0, ddof=1) + 1e-5), "momentum"),
+    (lambda p: (p.z - 0.1 * p.x.mean(0)) / np.sqrt(1 + 1e-5), "variance_not_moved"),
+    (lambda p: (p.z - 0.1 * p.x.mean(0)) / np.sqrt(0.9 + 0.1 * p.x.var(0) + 1e-5),
+     "biased_variance"),
+])
+def test_l5_batch_norm_slips_are_named(slip, code):
+    p = ex.L5.problem()
+    result = ex.L5(batchnorm_eval=slip(p))
+    assert not result.ok and result.diagnosis == code, result.message
+
+
+def test_l5_dropout_scaled_at_evaluation_is_named():
+    p = ex.L5.problem()
+    assert ex.L5(dropout_eval=p.z * (1 - p.p)).diagnosis == "eval_scaled"
+
+
+# -- L6: masks counted, float32 sums rounded by hand ----------------------------------------
+
+
+def test_l6_worked_out_is_solved():
+    # a1 = b1, a2 = b2, a3 = b3 (same stream), c1: 4. Near 1e8 (2^26..2^27) float32 numbers
+    # are 2^3 = 8 apart: 1e8 + 1 rounds back every time; 8 ones first make 1e8 + 8 exactly.
+    assert ex.L6(distinct_masks=4, front_to_back=1e8, back_to_front=1e8 + 8).ok
+
+
+def test_l6_the_old_flipped_yes_no_answers_are_not_this_item():
+    for guess in (False, True):
+        result = ex.L6(same_seed_same_mask=guess, order_changes_sum=guess)
+        assert result.diagnosis == "unknown_name"
+    assert status("L6") == "not started"
+
+
+@pytest.mark.parametrize("given, code", [
+    (dict(distinct_masks=2), "seed_fixes_one_mask"),
+    (dict(distinct_masks=7), "same_seed_differs"),
+    (dict(front_to_back=1e8 + 8), "exact_sum"),
+    (dict(back_to_front=1e8), "rounded_away"),
+])
+def test_l6_slips_are_named(given, code):
+    result = ex.L6(**given)
+    assert not result.ok and result.diagnosis == code, result.message
+
+
+# -- L8: the checkpointed peak and the recomputed work, worked out ----------------------------
+
+ARRAY = 32 * 64 * 4  # bytes of one float32 activation
+LAYER = 3 * ARRAY
+BLOCK_MACS = 32 * 64 * 64 + 32 * 64 + 2 * 32 * 64
+
+
+def test_l8_worked_out_is_solved():
+    assert ex.L8(gradients_identical=True, peak_checkpointed=2 * ARRAY + 4 * LAYER,
+                 recompute_macs=12 * BLOCK_MACS).ok
+    assert status("L8") == "solved"
+
+
+def test_l8_the_old_yes_no_answers_are_not_this_item():
+    result = ex.L8(gradients_identical=True, saves_less=True, recomputes=True)
+    assert not result.ok and result.diagnosis == "unknown_name"
+
+
+def test_l8_measuring_the_step_before_solving_shows_the_solution():
+    """The old item asked the learner to copy checkpointed_step(...).peak after three yes/no
+    answers; now the measurement before solving counts as seeing the solution."""
+    from widgets.lessons.checkpointing import checkpointed_step
+
+    ex.L8(gradients_identical=True)
+    measured = checkpointed_step(depth=16, segments=4)
+    assert seen("L8")
+    ex.L8(gradients_identical=True, peak_checkpointed=measured.peak,
+          recompute_macs=measured.recompute_macs)
+    assert status("L8") == "solved after seeing the solution"
+
+
+@pytest.mark.parametrize("given, code", [
+    (dict(peak_checkpointed=16 * LAYER - ARRAY), "plain_peak"),
+    (dict(peak_checkpointed=3 * ARRAY + 4 * LAYER), "batch_counted"),
+    (dict(peak_checkpointed=4 * ARRAY + 4 * LAYER), "last_segment_input"),
+    (dict(recompute_macs=16 * BLOCK_MACS), "all_segments"),
+    (dict(recompute_macs=4 * BLOCK_MACS), "one_segment"),
+    (dict(recompute_macs=12 * 32 * 64 * 64), "matmul_only"),
+])
+def test_l8_slips_are_named(given, code):
+    result = ex.L8(**given)
+    assert not result.ok and result.diagnosis == code, result.message
