@@ -12,6 +12,7 @@ import autograd_core as ag
 from autograd_core import nn
 from autograd_core.sweep.engine import backward_steps
 from widgets import exercises as ex
+from widgets.exercises import store
 from widgets.exercises.exercise import forget_results
 from widgets.exercises.tracking import status
 
@@ -46,6 +47,14 @@ def test_e1_the_old_two_choice_answers_do_not_solve_it(answers):
     result = ex.E1(**answers)
     assert not result.ok and "Traceback" not in repr(result)
     assert not status("E1").startswith("solved")
+
+
+@pytest.mark.parametrize("typed", ["b e", {"y"}, ["B", "x"]])
+def test_e1_a_name_that_is_no_leaf_gets_a_sentence_and_is_no_wrong_try(typed):
+    result = ex.E1(grad_none=typed)
+    assert not result.ok and _diagnosis(result) == "type", repr(result)
+    assert "not among a, b, c, d and e" in repr(result)
+    assert not store.read_item("E1")["misses"]  # not a try that brings the reveal nearer
 
 
 def test_e1_guessing_every_leaf_in_both_sets_is_wrong_in_both():

@@ -42,12 +42,14 @@ def _e1_facts() -> dict[str, Fact]:
                           "backwards, so it never reaches a leaf that feeds only ops the loss "
                           "does not use: nothing is written to its .grad, which stays None.",
                           "set", context={
+                              "names": E1_LEAVES,
                               "extra": "{n} of the leaves you named {is} reached by the sweep",
                               "missing": "{n} of the leaves the sweep never reaches {is} "
                                          "missing"}),
         "grad_zero": Fact(zeros, "A leaf on a path to the loss is visited and gets an array, "
                           "even when every factor along the path makes it 0 (a product with "
                           "0, relu on negative inputs).", "set", context={
+                              "names": E1_LEAVES,
                               "extra": "{n} of the leaves you named {is} not given an array "
                                        "of zeros",
                               "missing": "{n} of the leaves that end with all zeros {is} "

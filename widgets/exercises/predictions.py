@@ -322,6 +322,13 @@ def _compare(name: str, given, fact: Fact) -> Result:
                                  f"'nothing'); you gave {_kind_of(given)}.", name=name,
                           diagnosis="type")
         want = frozenset(v.lower() for v in fact.value)
+        names = fact.context.get("names")  # the words the answer is made of, if listed
+        unknown = sorted(got - {n.lower() for n in names}) if names else []
+        if unknown:  # a word that cannot be right is not a try
+            return Result(False, f"{words.listing(map(repr, unknown))} "
+                                 f"{'is' if len(unknown) == 1 else 'are'} not among "
+                                 f"{words.listing(names)}: name yours from those, as a set "
+                                 "of words.", name=name, diagnosis="type")
         if got == want:
             return Result(True, f"Right: the engine shows {_show(fact.value)}.", name=name)
         extra, missing = got - want, want - got
