@@ -169,10 +169,11 @@ def _w5(p, kind):
 
 
 def _e2(p, kind):
+    # by hand: z_i = k·w_i·x_i + b_i, so dz_i/dk = w_i·x_i, and the sum adds them up
     if kind == "right":
-        return dict(dw=2 * p.x, literal_gets_gradient=False), {}
-    return dict(dw=p.x, literal_gets_gradient=True), dict(dw="missing_constant",
-                                                          literal_gets_gradient="prediction")
+        return dict(dw=2 * p.x, literal_gets_gradient=False, dk=float(np.dot(p.w, p.x))), {}
+    return (dict(dw=p.x, literal_gets_gradient=True, dk=2 * float(np.dot(p.w, p.x))),
+            dict(dw="missing_constant", literal_gets_gradient="prediction", dk="kept_literal"))
 
 
 def _e3(p, kind):
@@ -185,9 +186,10 @@ def _e3(p, kind):
 
 
 def _e4(p, kind):
+    # by hand: d/dw_i (a_i·w_i − t_i)² = 2·a_i·(a_i·w_i − t_i), zero where w_i = t_i / a_i
     if kind == "right":
-        return dict(dw=np.zeros(4)), {}
-    return dict(dw=2 * (p.w + 1 - p.t)), dict(dw="should_be_zero")
+        return dict(w_flat=p.t / p.a), {}
+    return dict(w_flat=p.t), dict(w_flat="ignored_scale")
 
 
 def _e5_parts(p):
@@ -204,10 +206,13 @@ def _e5(p, kind):
 
 
 def _e6(p, kind):
+    # by hand, each detached copy a constant c = x: d/dx [c·tanh(x) + x·c²] = c(1 − tanh²x) + c²
+    t = np.tanh(p.x)
     if kind == "right":
-        return dict(dx=p.x, value_changes=False), {}
-    return dict(dx=2 * p.x, value_changes=True), dict(dx="through_detach",
-                                                      value_changes="prediction")
+        return dict(dx=p.x * (1 - t ** 2) + p.x ** 2, value_changes=False), {}
+    # nothing detached: d/dx [x·tanh(x) + x³] = tanh x + x(1 − tanh²x) + 3x²
+    return (dict(dx=t + p.x * (1 - t ** 2) + 3 * p.x ** 2, value_changes=True),
+            dict(dx="through_detach", value_changes="prediction"))
 
 
 def _l2(p, kind):
@@ -322,7 +327,7 @@ def test_g10_row_gradient_sums_the_occurrences():
 MALFORMED = [None, "dA", [1.0, 2.0], 0.5, np.full((3, 3), np.nan), {"x": 1}, print]
 NAMED = [("G2", "da"), ("G3", "dx_max"), ("G5", "dW2"), ("G6", "dA"), ("G7", "dx"),
          ("G9", "db"), ("G13", "grad_sum"), ("G14", "dx"), ("W5", "dz"), ("E3", "peak_slope"),
-         ("E4", "dw"), ("E5", "dW"), ("E6", "dx"), ("L2", "da"), ("G10", "dW")]
+         ("E4", "w_flat"), ("E5", "dW"), ("E6", "dx"), ("L2", "da"), ("G10", "dW")]
 
 
 MALFORMED_IDS = ["None", "str", "list", "scalar", "nan", "dict", "function"]

@@ -40,7 +40,7 @@ RIGHT = {
     "G11": dict(linear={"input", "weight"}, tanh={"output"}, relu={"mask"}, add=set()),
     "W6": dict(w_pos_grad=_tanh_chain_grad(2.5, 1.5), w_neg_grad=None,
                w_neg_grad_negative=_tanh_chain_grad(-0.5, -2.0)),
-    "E1": dict(unused_grad=None, zero_path_grad=[0.0, 0.0]),
+    "E1": dict(grad_none={"b", "e"}, grad_zero="c, d"),  # by hand: see test_e1_* below
     "L1": dict(ops_wider=["linear", "batch_norm", "relu", "linear", "batch_norm", "linear",
                           "add"],
                parameters_same=_residual_parameters(8, 8),
@@ -63,7 +63,7 @@ WRONG = {
     "G4": (dict(order=["mul", "tanh", "add", "sum"]), "reversed"),
     "G11": (dict(tanh={"input"}), "set"),
     "W6": (dict(w_neg_grad=0.0), "prediction"),
-    "E1": (dict(unused_grad=0.0), "prediction"),
+    "E1": (dict(grad_zero={"b", "c", "d", "e"}), "set"),
     "L1": (dict(parameters_wider=_residual_parameters(8, 16) - 8 * 16), "missing_projection"),
     "L3": (dict(ops_positive=2), "prediction"),
     "L4": (dict(same_structure=False), "prediction"),
@@ -160,17 +160,31 @@ def test_the_engines_value_is_shown_only_after_a_second_wrong_try():
     assert "solved after seeing the answer" in second
 
 
-def test_e1_none_for_the_zero_path_is_a_counted_wrong_choice():
-    """None is E1's misconception ("a zero path gives no gradient"), not a placeholder:
-    it is named and counted, and a right answer after it was found by elimination."""
+def test_e1_names_each_kind_of_slip_in_the_learners_terms():
+    """By hand: b and e feed only h, which the loss never uses (never reached: None); c
+    reaches it times 0 and d through relu at negative inputs (reached: zeros); a gets 2."""
+    unused_as_zero = ex.E1(grad_none=set(), grad_zero={"b", "c", "d", "e"})
+    assert not unused_as_zero.ok
+    none_part, zero_part = unused_as_zero.parts
+    assert "2 of the leaves the sweep never reaches are missing" in none_part.message
+    assert "2 of the leaves you named are not given an array of zeros" in zero_part.message
+    for shown in ('"b"', "'b'", "{b", "{c"):
+        assert shown not in repr(unused_as_zero)  # the kind of slip, never the set
+
+
+def test_e1_a_dead_relu_read_as_never_reached_is_named():
+    dead_relu_as_none = ex.E1(grad_none={"b", "d", "e"}, grad_zero={"c"})
+    none_part, zero_part = dead_relu_as_none.parts
+    assert "1 of the leaves you named is reached by the sweep" in none_part.message
+    assert "1 of the leaves that end with all zeros is missing" in zero_part.message
+    assert "{b" not in repr(dead_relu_as_none) and "{c" not in repr(dead_relu_as_none)
+
+
+def test_e1_none_is_a_placeholder_not_an_attempt():
     from widgets.exercises.tracking import status
 
-    first = ex.E1(unused_grad=None, zero_path_grad=None)
-    assert not first.ok
-    assert [p.diagnosis for p in first.parts] == ["correct", "none_for_visited"]
-    assert "nothing to check" not in repr(first)
-    assert ex.E1(unused_grad=None, zero_path_grad=[0.0, 0.0]).ok
-    assert status("E1") == "solved after seeing the solution"
+    result = ex.E1(grad_none=None, grad_zero=None)
+    assert not result.ok and status("E1") == "not started"
 
 
 def test_g8_found_by_trying_shapes_counts_as_searched():

@@ -19,17 +19,18 @@ def _own_progress_file(tmp_path, monkeypatch):
 
 
 def t9_experiment():
-    """A learner's T9 experiment: the same loss seeded with 1 and with 2.5, fresh leaves."""
+    """A learner's T9 experiment: the same loss seeded with 1 and with 2.5, and 2.5 times it
+    seeded with 1, fresh leaves."""
     import numpy as np
 
     import autograd_core as ag
 
     w0, grads = np.array([[0.2, -0.4], [0.7, 0.1]]), []
-    for seed in (1.0, 2.5):
+    for seed, factor in ((1.0, 1.0), (2.5, 1.0), (1.0, 2.5)):
         w = ag.tensor(w0, requires_grad=True)
-        ag.tanh(w).sum().backward(gradient=seed)
+        (factor * ag.tanh(w).sum()).backward(gradient=seed)
         grads.append(w.grad)
-    return {"c": 2.5, "grad_1": grads[0], "grad_c": grads[1]}
+    return {"c": 2.5, "grad_1": grads[0], "grad_c": grads[1], "grad_M": grads[2]}
 
 
 T9_REASON = "the seed scales every gradient by c"

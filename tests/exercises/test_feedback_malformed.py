@@ -92,13 +92,13 @@ def test_one_answer_items_take_their_answer_by_position():
     """G9, W5, E4, E5 raised TypeError positionally although help() shows it."""
     p9, p5 = ex.G9.problem(), ex.W5.problem()
     s = 1 / (1 + np.exp(-p5.z))
-    e5 = ex.E5.problem()
+    e4, e5 = ex.E4.problem(), ex.E5.problem()
     dW = e5.x.T @ ((e5.t @ e5.W) * (1 - e5.h ** 2)) + e5.t.T @ e5.h
     assert ex.G9(p9.G.sum(0)).ok
     assert ex.W5(p5.G * s * (1 - s)).ok
-    assert ex.E4(np.zeros(4)).ok
+    assert ex.E4(e4.t / e4.a).ok  # by hand: 2·a·(a·w − t) = 0 at w = t / a
     assert ex.E5(dW).ok
-    assert "dw" in str(inspect.signature(ex.E4.checks["dw"]))  # what help() shows
+    assert "w_flat" in str(inspect.signature(ex.E4.checks["w_flat"]))  # what help() shows
 
 
 def test_g5_by_position_says_it_takes_names():
@@ -123,7 +123,7 @@ def test_a_misspelled_keyword_gets_a_sentence(call, words):
 @pytest.mark.parametrize("exercise_id, name", [
     ("G4", "order"), ("G11", "tanh"), ("L1", "ops_wider"), ("L1", "parameters_same"),
     ("G1", "saved_bytes_no_grad"), ("L9", "first_nonfinite_op"), ("W6", "w_pos_grad"),
-    ("E1", "zero_path_grad"), ("L5", "batchnorm_eval"), ("L6", "front_to_back"),
+    ("E1", "grad_zero"), ("L5", "batchnorm_eval"), ("L6", "front_to_back"),
     ("L8", "peak_checkpointed"),
 ])
 @pytest.mark.parametrize("bad", [np.array(["a", "b"]), ag.tensor([1.0, 2.0]), HUGE,

@@ -168,10 +168,19 @@ def t6_right(formula_in_a_module=False):
     net = nn.Sequential(nn.Linear(2, 3), nn.Tanh(), nn.Linear(3, 1))
     x = ag.tensor(np.linspace(-1, 1, 10).reshape(5, 2))
     loss = (net(x) ** 2).sum()
-    a = ag.tensor(0.4, requires_grad=True)
-    formula = net(ag.tensor([[0.1, 0.2]])).sum() if formula_in_a_module else ag.exp(a) * a - a
-    return {"network": [s.node.op.name for s in backward_steps(loss)],
-            "formula": [s.node.op.name for s in backward_steps(formula)]}
+    network = [s.node.op.name for s in backward_steps(loss)]
+    # the same function written out: nn.Linear computes x @ W.T + b
+    W1, b1, W2, b2 = (ag.tensor(p.numpy(), requires_grad=True) for p in net.parameters())
+    network_grad = net[0].weight.grad.numpy().copy()
+    if formula_in_a_module:
+        net.zero_grad()
+        formula_loss = (net(x) ** 2).sum()
+    else:
+        formula_loss = ((ag.tanh(x @ W1.T + b1) @ W2.T + b2) ** 2).sum()
+    formula = [s.node.op.name for s in backward_steps(formula_loss)]
+    formula_grad = net[0].weight.grad if formula_in_a_module else W1.grad
+    return {"network": network, "formula": formula, "network_grad": network_grad,
+            "formula_grad": formula_grad}
 
 
 def t7_right(second_backward=True, second_input=None, second_g=None):
@@ -216,7 +225,7 @@ def t8_right(contributions="separately"):
     return {"grad": grad, "contributions": parts}
 
 
-def t9_right(fresh=True, c=-2.0):
+def t9_right(fresh=True, c=-2.0, grad_m="c times the loss"):
     w0 = np.array([[0.3, -0.2], [0.5, 0.1]])
     w = ag.tensor(w0, requires_grad=True)
 
@@ -228,7 +237,16 @@ def t9_right(fresh=True, c=-2.0):
     if fresh:
         w = ag.tensor(w0, requires_grad=True)
     loss(w).backward(gradient=c)
-    return {"c": c, "grad_1": g1, "grad_c": w.grad.numpy()}
+    gc = w.grad.numpy()
+    if grad_m == "c times the loss":
+        other = ag.tensor(w0, requires_grad=True)
+        (c * loss(other)).backward()                      # seed 1, the loss c·L
+        g_m = other.grad.numpy()
+    elif grad_m == "seeded c":
+        g_m = gc                                         # the seed-c run handed in again
+    else:
+        g_m = c * g1                                     # computed, not measured
+    return {"c": c, "grad_1": g1, "grad_c": gc, "grad_M": g_m}
 
 
 def t10_right(unit=True):
@@ -432,7 +450,7 @@ def _t5_made_up_grad():
 
 
 def _t6_typed():
-    return {"network": ["linear", "tanh"], "formula": ["exp", "mul"]}
+    return {**t6_right(), "network": ["linear", "tanh"], "formula": ["exp", "mul"]}
 
 
 def _t6_formula_in_a_network():
@@ -674,7 +692,8 @@ def _skeleton():
     y = (x * x).sum()  # noqa: F841 - the learner would go on from here
     ...
     return {"grad": ..., "contributions": [..., ..., ...], "c": ..., "grad_1": ...,
-            "grad_c": ..., "function": ..., "at": ..., "forward": ..., "reverse": ...,
+            "grad_c": ..., "grad_M": ..., "network_grad": ..., "formula_grad": ...,
+            "function": ..., "at": ..., "forward": ..., "reverse": ...,
             "wide": ..., "tall": ..., "graph": ..., "order": ..., "depths": ...,
             "backward_ops": ..., "formula_nodes": ..., "h": ..., "slopes": ...,
             "network": ..., "formula": ..., "saved_bytes": ..., "error": ..., "loss": ...,

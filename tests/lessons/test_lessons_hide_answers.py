@@ -462,7 +462,9 @@ def _said(item: str, *phrases: Forbidden) -> list[Forbidden]:
 def t6() -> list[Forbidden]:
     return _said("T6", "Backprop is reverse-mode AD", "Backprop *is* reverse-mode AD",
                  "backprop is reverse mode", "the name this algorithm got",
-                 "is reverse-mode AD applied to", "Backprop is reverse mode")
+                 "is reverse-mode AD applied to", "Backprop is reverse mode",
+                 "x @ W1.T + b1", "@ W2.T + b2", "the same gradient both times",
+                 "formula_grad=W1.grad", "W1.grad}")
 
 
 def t8() -> list[Forbidden]:
@@ -474,7 +476,9 @@ def t8() -> list[Forbidden]:
 def t9() -> list[Forbidden]:
     return _said("T9", "scales every gradient by", r"differentiates $c\,L$", "dL/dL",
                  r"\partial L/\partial L", "differentiating a different loss",
-                 "multiplies every entry of every gradient", "Seed 1 reproduces")
+                 "multiplies every entry of every gradient", "Seed 1 reproduces",
+                 "(c * loss(", "c * loss(W", r"M = c\,L", "M = cL", "M = c·L", "c·L",
+                 r"$c\,L$", "dM/dL = c")
 
 
 def t10() -> list[Forbidden]:
@@ -513,27 +517,32 @@ def s6() -> list[Forbidden]:
 
 
 def e1() -> list[Forbidden]:
-    # never reached: .grad stays None; reached through a factor 0: an array of zeros
+    # never reached (b, e): .grad stays None; reached with a zero adjoint (c, d): zeros
+    sets = [f"{{{q}{x}{q}, {q}{y}{q}}}" for q in "'\"" for x, y in ("be", "eb", "cd", "dc")]
     return (["v.grad = None", "u.grad = tensor([0., 0.])", "keeps `.grad = None`",
-             ".grad` stays `None`", ".grad stays None", "unused_grad=None", "zero_path_grad=[0",
-             "zero_path_grad=np.zeros", "even if that array is all zeros", "explicit zero",
-             "Reached with a zero adjoint: zeros"] + solution_lines("E1"))
+             ".grad` stays `None`", ".grad stays None", "grad_none={", "grad_zero={",
+             "even if that array is all zeros", "explicit zero",
+             "Reached with a zero adjoint: zeros", "relu sends back 0", "d.grad = tensor([0., 0.])"]
+            + sets + solution_lines("E1"))
 
 
 def e2() -> list[Forbidden]:
     p = ex.E2.problem()
+    dk = float(np.dot(p.w, p.x))  # by hand: dz_i/dk = w_i x_i, summed over the entries
     return (["dw = 2 * x", "dw = 2x", "= 2 * x", "2 * p.x", "literal_gets_gradient=False",
              "records it as a **constant**", "no edge for the sweep", "not a graph node",
-             "sends nothing to", "A literal is a constant of its op"]
-            + printed(2 * p.x) + solution_lines("E2"))
+             "sends nothing to", "A literal is a constant of its op", "(p.w * p.x).sum()",
+             "p.w @ p.x", "np.dot(p.w, p.x)", r"\sum_i w_i x_i", "Σ w_i·x_i"]
+            + printed(2 * p.x) + printed([dk]) + [number(dk, ".4f"), number(dk, ".3f")]
+            + solution_lines("E2"))
 
 
 def e4() -> list[Forbidden]:
     p = ex.E4.problem()
-    return ([re.compile(r"dw\s*=\s*np\.zeros"), "zeros_like(p.w)", "exactly zero",
-             "returns zeros", "slope +0", "stationary point", "all-zero",
-             "every gradient is exactly zero"]
-            + printed(2 * (p.w - p.t)) + solution_lines("E4"))
+    # by hand: 2·a_i·(a_i·w_i − t_i) = 0 where w_i = t_i / a_i
+    return (["p.t / p.a", "t / a", "t_i / a_i", r"t_i/a_i", r"\frac{t_i}{a_i}",
+             "stationary point", "w_flat = p.t"]
+            + printed(p.t / p.a) + solution_lines("E4"))
 
 
 def e5() -> list[Forbidden]:
@@ -547,9 +556,12 @@ def e5() -> list[Forbidden]:
 
 def e6() -> list[Forbidden]:
     p = ex.E6.problem()
+    dx = p.x * (1 - np.tanh(p.x) ** 2) + p.x ** 2  # by hand: each detached copy a constant
     return (["dx = x", "dx = p.x", "value_changes=False", "(3, not 3 + 2x)", "3 + 2x",
              "only the `3x` path reaches", "same values: True", "x.grad = tensor([3., 3.])",
-             "was not even recorded"] + printed(p.x) + solution_lines("E6"))
+             "was not even recorded", "(1 - np.tanh(p.x)**2) + p.x**2", "+ p.x ** 2",
+             r"c(1 - \tanh^2 x) + c^2", "x(1 − tanh²x) + x²"]
+            + printed(dx) + solution_lines("E6"))
 
 
 def w3() -> list[Forbidden]:

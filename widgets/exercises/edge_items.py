@@ -19,26 +19,42 @@ from .problems import Problem, problem_for, rng
 
 # -- E1: a node that never reaches the output ------------------------------------------------
 
+E1_LEAVES = ("a", "b", "c", "d", "e")
+
 
 def _e1_facts() -> dict[str, Fact]:
-    """What the engine shows, one fact per prediction of ``E1(unused_grad=...,
-    zero_path_grad=...)``: what .grad holds after backward."""
-    x = ag.tensor([1.0, 2.0], requires_grad=True)
-    y = ag.tensor([3.0, -1.0], requires_grad=True)
-    w = ag.tensor([0.5, 0.5], requires_grad=True)
-    ag.tanh(y)  # computed, never used by the loss
-    loss = (x * 2).sum() + (w * 0.0).sum()
+    """What the engine shows, one fact per prediction of ``E1(grad_none=..., grad_zero=...)``:
+    which of the five leaves of the question keep ``.grad`` None after backward, and which
+    hold an array of zeros."""
+    a = ag.tensor([1.0, 2.0], requires_grad=True)
+    b = ag.tensor([3.0, -1.0], requires_grad=True)
+    c = ag.tensor([0.5, 0.5], requires_grad=True)
+    d = ag.tensor([-1.0, -2.0], requires_grad=True)
+    e = ag.tensor([2.0, 1.0], requires_grad=True)
+    ag.tanh(b) * e  # computed, never used by the loss
+    loss = (a * 2).sum() + (c * 0.0).sum() + ag.relu(d).sum()
     loss.backward()
-    facts = {
-        "unused_grad": Fact(None if y.grad is None else y.grad.numpy(),
-                            "The sweep never visits a node the loss does not depend on, so the "
-                            "engine leaves its .grad as None (its adjoint is 0, never computed).",
-                            choices=(None, 0.0)),
-        "zero_path_grad": Fact(w.grad.numpy(), "w does reach the loss (times 0), so it is "
-                               "visited and gets an explicit zero gradient.", "number",
-                               choices=(None, 0.0)),  # None: "unused" read as "no path"
+    leaves = dict(zip(E1_LEAVES, (a, b, c, d, e)))
+    none = {k for k, t in leaves.items() if t.grad is None}
+    zeros = {k for k, t in leaves.items() if t.grad is not None and not np.any(t.grad.numpy())}
+    return {
+        "grad_none": Fact(none, "The sweep starts at the loss and follows recorded edges "
+                          "backwards, so it never reaches a leaf that feeds only ops the loss "
+                          "does not use: nothing is written to its .grad, which stays None.",
+                          "set", context={
+                              "names": E1_LEAVES,
+                              "extra": "{n} of the leaves you named {is} reached by the sweep",
+                              "missing": "{n} of the leaves the sweep never reaches {is} "
+                                         "missing"}),
+        "grad_zero": Fact(zeros, "A leaf on a path to the loss is visited and gets an array, "
+                          "even when every factor along the path makes it 0 (a product with "
+                          "0, relu on negative inputs).", "set", context={
+                              "names": E1_LEAVES,
+                              "extra": "{n} of the leaves you named {is} not given an array "
+                                       "of zeros",
+                              "missing": "{n} of the leaves that end with all zeros {is} "
+                                         "missing"}),
     }
-    return facts
 
 
 register(Exercise("E1", "prediction", {"predict": predicting(_e1_facts)}))
@@ -62,10 +78,11 @@ def e2_problem(literal: int = E2_LITERAL) -> Problem:
                    b=g.standard_normal(3))
 
 
-@answers("dw", "literal_gets_gradient")
+@answers("dw", "literal_gets_gradient", "dk")
 def _check_e2(*, literal: int = E2_LITERAL, **answers) -> Result:
-    """``E2(dw=..., literal_gets_gradient=...)`` for ``E2.problem()``; ``literal=`` for answers
-    to ``E2.problem(literal)``."""
+    """``E2(dw=..., literal_gets_gradient=..., dk=...)`` for ``E2.problem()``: dk is what
+    ``k.grad`` would hold if the literal were a leaf ``k`` that requires grad. ``literal=``
+    for answers to ``E2.problem(literal)``."""
     p = problem_for("E2", e2_problem, literal=literal)
     if isinstance(p, Result):
         return p
@@ -89,9 +106,21 @@ def _check_e2(*, literal: int = E2_LITERAL, **answers) -> Result:
                         f"(captured constants: {labels}), not a leaf that requires grad: no "
                         "gradient is computed for it.")
             out.append(check_fact("literal_gets_gradient", given["literal_gets_gradient"], fact))
+        if "dk" in given:
+            k = ag.tensor(float(literal), requires_grad=True)  # the literal made a leaf
+            (k * ag.tensor(p.w) * ag.tensor(p.x) + ag.tensor(p.b)).sum().backward()
+            wx = p.w * p.x
+            out.append(check_gradient(given["dk"], k.grad, name="dk", of="k", mistakes=[
+                Mistake(literal * wx.sum(), f"You kept the {literal} as a factor: k takes its "
+                        f"place, so z_i moves by w_i·x_i per unit of k, not {literal}·w_i·x_i.",
+                        "", "kept_literal"),
+                Mistake(p.x.sum(), "You left w out: z_i = k·w_i·x_i moves by w_i·x_i per unit "
+                        "of k.", "", "dropped_w"),
+                Mistake(wx.sum() + p.b.sum(), "You added b: b does not move when k moves.", "",
+                        "added_b")]))
         return out
 
-    return check_named(answers, ("dw", "literal_gets_gradient"), run)
+    return check_named(answers, ("dw", "literal_gets_gradient", "dk"), run)
 
 
 register(Exercise("E2", "derivation", {"gradients": _check_e2}, problem=e2_problem))
@@ -153,20 +182,35 @@ register(Exercise("E3", "derivation", {"slope": _check_e3}))
 
 def e4_problem() -> Problem:
     g = rng(64)
-    t = g.standard_normal(4)
-    return Problem("L = sum((w - t)**2) evaluated at w = t. Find dL/dw.", w=t.copy(), t=t)
+    return Problem("L = sum((a * w - t)**2), entry by entry. Find the point w_flat where "
+                   "backward returns an all-zero gradient.",
+                   a=np.array([2.0, -0.5, 4.0, 1.5]), t=g.standard_normal(4))
 
 
-@one_answer("dw")
-def _check_e4(dw) -> Result:
-    """``E4(dw=...)`` for ``E4.problem()``."""
+@one_answer("w_flat")
+def _check_e4(w_flat) -> Result:
+    """``E4(w_flat=...)`` for ``E4.problem()``: the engine's gradient at your point must be
+    zero in every entry."""
     p = e4_problem()
-    w = ag.tensor(p.w, requires_grad=True)
-    ((w - ag.tensor(p.t)) ** 2).sum().backward()
-    return check_gradient(dw, w.grad, name="dw", of="w")
+    flat = p.t / p.a  # by hand: 2·a_i·(a_i·w_i − t_i) = 0 where a_i·w_i = t_i
+    mistakes = [
+        Mistake(p.t, "At w = t the loss is not flat: each term is (a_i·w_i − t_i)², so "
+                "what must vanish is a_i·w_i − t_i, not w_i − t_i.", "", "ignored_scale"),
+        Mistake(p.a * p.t, "You multiplied t by a: solve a_i·w_i − t_i = 0 for w_i.", "",
+                "multiplied")]
+    checked = check_gradient(w_flat, flat, name="w_flat", reference="the flat point",
+                             mistakes=mistakes)
+    if checked.ok:  # the engine confirms: backward returns zero there
+        w = ag.tensor(np.asarray(w_flat, dtype=np.float64), requires_grad=True)
+        ((ag.tensor(p.a) * w - ag.tensor(p.t)) ** 2).sum().backward()
+        if np.any(np.abs(w.grad.numpy()) > 1e-9):
+            return Result(False, "w_flat is close, but the engine's gradient there is not "
+                                 "zero in every entry: compute it exactly, not rounded.",
+                          name="w_flat", diagnosis="not_flat")
+    return checked
 
 
-register(Exercise("E4", "derivation", {"dw": _check_e4}, problem=e4_problem))
+register(Exercise("E4", "derivation", {"w_flat": _check_e4}, problem=e4_problem))
 
 
 # -- E5: a weight shared by two layers ------------------------------------------------------
@@ -213,8 +257,15 @@ register(Exercise("E5", "derivation", {"dW": _check_e5}, problem=e5_problem))
 
 def e6_problem(other: bool = False) -> Problem:
     """The question's data, or (``other=True``) other data, for a lesson's demonstration."""
-    return Problem("y = x * x.detach(), loss = y.sum(). Find dx; does detach change y's value?",
+    return Problem("loss = sum(x.detach() * tanh(x) + x * x.detach()**2). Find dx; does "
+                   "detach change the loss's value?",
                    x=rng(166 if other else 66).standard_normal(3 if other else 4))
+
+
+def _e6_loss(x, cut: bool = True):
+    """E6's loss; ``cut=False``: the same formula with nothing detached."""
+    d = x.detach() if cut else x
+    return (d * ag.tanh(x) + x * d ** 2).sum()
 
 
 @answers("dx", "value_changes")
@@ -225,15 +276,24 @@ def _check_e6(**answers) -> Result:
 
     def run(given):
         x = ag.tensor(p.x, requires_grad=True)
-        y = x * x.detach()
-        y.sum().backward()
+        loss = _e6_loss(x)
+        loss.backward()
         out = []
         if "dx" in given:
+            whole = ag.tensor(p.x, requires_grad=True)
+            _e6_loss(whole, cut=False).backward()
+            th = np.tanh(p.x)
             out.append(check_gradient(given["dx"], x.grad, name="dx", of="x", mistakes=[
-                Mistake(2 * p.x, "That is d(x²)/dx = 2x: you let the gradient flow through the "
-                        "detached copy too. detach() cuts that path.", "", "through_detach")]))
+                Mistake(whole.grad.numpy(), "You differentiated as if nothing were detached: "
+                        "you let the gradient flow through the detached copies too. detach() "
+                        "cuts those paths.", "", "through_detach"),
+                Mistake(p.x * (1 - th ** 2), "You kept only the first term: x also reaches "
+                        "the loss, undetached, in the second.", "", "first_term_only"),
+                Mistake(p.x ** 2, "You kept only the second term: x also reaches the loss, "
+                        "undetached, inside the tanh of the first.", "", "second_term_only")]))
         if "value_changes" in given:
-            same = bool(np.array_equal(y.numpy(), p.x * p.x))
+            same = bool(np.allclose(loss.numpy(), _e6_loss(ag.tensor(p.x), cut=False).numpy(),
+                                    rtol=0, atol=0))
             out.append(check_fact("value_changes", given["value_changes"],
                                Fact(not same, "detach() shares the values; it only cuts the "
                                               "graph.")))

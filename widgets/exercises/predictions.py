@@ -322,16 +322,23 @@ def _compare(name: str, given, fact: Fact) -> Result:
                                  f"'nothing'); you gave {_kind_of(given)}.", name=name,
                           diagnosis="type")
         want = frozenset(v.lower() for v in fact.value)
+        names = fact.context.get("names")  # the words the answer is made of, if listed
+        unknown = sorted(got - {n.lower() for n in names}) if names else []
+        if unknown:  # a word that cannot be right is not a try
+            return Result(False, f"{words.listing(map(repr, unknown))} "
+                                 f"{'is' if len(unknown) == 1 else 'are'} not among "
+                                 f"{words.listing(names)}: name yours from those, as a set "
+                                 "of words.", name=name, diagnosis="type")
         if got == want:
             return Result(True, f"Right: the engine shows {_show(fact.value)}.", name=name)
         extra, missing = got - want, want - got
-        what = []
-        if extra:
-            what.append(f"{len(extra)} of your words {'is' if len(extra) == 1 else 'are'} "
-                        "not kept")
-        if missing:
-            what.append(f"{len(missing)} value{'s' if len(missing) > 1 else ''} it keeps "
-                        f"{'is' if len(missing) == 1 else 'are'} missing")
+        # what a word too many and a word missing are, in the item's own terms
+        # (context "extra" / "missing", with {n}, {s} and {is}); by default, saved tensors
+        say = {"extra": "{n} of your words {is} not kept",
+               "missing": "{n} value{s} it keeps {is} missing", **dict(fact.context)}
+        what = [say[k].format(n=len(v), s="" if len(v) == 1 else "s",
+                              **{"is": "is" if len(v) == 1 else "are"})
+                for k, v in (("extra", extra), ("missing", missing)) if v]
         return _not_yet(name, f"Not quite: {' and '.join(what)}.", "set")
     if fact.kind == "sequence":
         got = [str(v).strip().lower() for v in given]

@@ -49,10 +49,11 @@ CLAIMS = [
     Claim("T4", ("depths", "backward_ops", "formula_nodes", "ops_at_9", "nodes_at_9"),
           measure_t4, reference_t4),
     Claim("T5", ("function", "at", "grad", "h", "slopes"), measure_t5, reference_t5),
-    Claim("T6", ("network", "formula"), measure_t6, reference_t6),
+    Claim("T6", ("network", "formula", "network_grad", "formula_grad"), measure_t6,
+          reference_t6),
     Claim("T7", ("saved_bytes", "grads", "error"), measure_t7, reference_t7),
     Claim("T8", ("grad", "contributions"), measure_t8, reference_t8),
-    Claim("T9", ("c", "grad_1", "grad_c"), measure_t9, reference_t9),
+    Claim("T9", ("c", "grad_1", "grad_c", "grad_M"), measure_t9, reference_t9),
     Claim("T10", ("loss", "at", "grad", "step", "along_grad", "against_grad", "others"),
           measure_t10, reference_t10),
 ]

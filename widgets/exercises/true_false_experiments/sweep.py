@@ -19,10 +19,13 @@ from .modes import _at, _rerun
 
 # -- T6: one sweep for a network and for a formula --------------------------------------------
 
+_F32 = 1e-5  # nn modules hold float32: gradients compared to float32's rounding
+
 
 def measure_t6(data: dict, watch: Watch) -> bool:
-    """Two sweeps of the experiment, one through nn modules and one through none; True when they
-    differ as algorithms."""
+    """Two sweeps of the experiment, one through nn modules and one through the same function
+    written as a plain formula, and one weight's gradient from each; True when they differ as
+    algorithms (another order of visiting, or other gradients for the same weight)."""
     found = {}
     for name in ("network", "formula"):
         ops = data[name]
@@ -41,8 +44,27 @@ def measure_t6(data: dict, watch: Watch) -> bool:
         raise Flaw("The sweep you call 'network' ran through no nn module: build the network "
                    "from nn.Linear and an activation, and sweep back from its loss.")
     if in_module["formula"]:
-        raise Flaw("The sweep you call 'formula' ran through a network's modules: use a plain "
-                   "formula of tensors there, with no nn module.")
+        raise Flaw("The sweep you call 'formula' ran through a network's modules: write the "
+                   "formula with plain tensors (copies of the weights' values), no nn module.")
+    grads = {}
+    for name in ("network", "formula"):
+        g = numbers(data[f"{name}_grad"], f"{name}_grad")
+        if not np.any(g):
+            raise Flaw(f"'{name}_grad' is all zeros: take the gradient of a weight the loss "
+                       "really depends on.")
+        sent = [s.total(leaf) for s in watch.sweeps if s.ops == found[name].ops
+                and s is not found["network" if name == "formula" else "formula"]
+                for leaf in s.leaves()]
+        if not any(same(g, h, rtol=_F32, atol=_F32 * 1e-2) for h in sent):
+            raise Flaw(f"'{name}_grad' is not a gradient the sweep you call '{name}' sent to "
+                       "one of its leaves: read the weight's .grad after that sweep (a fresh "
+                       "network or fresh tensors for each sweep).")
+        grads[name] = g
+    if not same(grads["network"], grads["formula"], rtol=_F32, atol=_F32 * 1e-2):
+        raise Flaw("Your 'formula_grad' is not the gradient of the same weight as "
+                   "'network_grad': does your formula compute what the network computes, "
+                   "with the same weights and data, and did you take the same weight's "
+                   "gradient from both? (An nn.Linear computes x @ W.T + b.)")
     reverse_order = all([n.seq for n in s.visited] == sorted((n.seq for n in s.visited),
                                                              reverse=True)
                         for s in found.values())
@@ -51,16 +73,19 @@ def measure_t6(data: dict, watch: Watch) -> bool:
 
 @gate.answers("T6")
 def reference_t6() -> dict:
-    """The ops the sweep visits on a network's loss and on the Rosenbrock formula."""
+    """The ops the sweep visits on a network's loss and on the same function written as a
+    formula of plain tensors, and the first layer's weight gradient from each."""
     gen = ag.Generator(60)
     net = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
     x, t = ag.randn(8, 3, generator=gen), ag.randn(8, 1, generator=gen)
     network_loss = ((net(x) - t) ** 2).mean()
-    u, v = ag.tensor(-0.5, requires_grad=True), ag.tensor(1.2, requires_grad=True)
-    formula = (1 - u) ** 2 + 100 * (v - u ** 2) ** 2      # no network anywhere
-    return {"network": [s.node.op.name for s in backward_steps(network_loss)],
-            "formula": [s.node.op.name for s in backward_steps(formula)]}
-
+    network = [s.node.op.name for s in backward_steps(network_loss)]
+    # the same function, no module: plain tensors holding copies of the weights' values
+    W1, b1, W2, b2 = (ag.tensor(p.numpy(), requires_grad=True) for p in net.parameters())
+    formula_loss = ((ag.tanh(x @ W1.T + b1) @ W2.T + b2 - t) ** 2).mean()
+    formula = [s.node.op.name for s in backward_steps(formula_loss)]
+    return {"network": network, "formula": formula,
+            "network_grad": net[0].weight.grad, "formula_grad": W1.grad}
 
 
 # -- T8: a value used three times ----------------------------------------------------------------
@@ -125,13 +150,17 @@ def reference_t8() -> dict:
 
 
 def measure_t9(data: dict, watch: Watch) -> bool:
-    """Gradients of the experiment's sweeps seeded with 1 and with c; True when the seed changes
-    nothing."""
+    """Gradients of the experiment's sweeps seeded with 1 and with c, and of c·L seeded with 1;
+    True when the seed changes nothing."""
     c = number(data["c"], "c")
     if abs(c) < 1e-6 or abs(c - 1) < 1e-6:
         raise Flaw("Choose a seed c other than 0 and 1 (e.g. 3.0), or there is nothing to "
                    "compare.")
     g1, gc = numbers(data["grad_1"], "grad_1"), numbers(data["grad_c"], "grad_c")
+    g_m = numbers(data["grad_M"], "grad_M")
+    if not np.any(g1):
+        raise Flaw("grad_1 is all zeros, so no seed could change it: pick a loss and a point "
+                   "where the gradient is not zero.")
     for name, seed, g in (("grad_1", 1.0, g1), ("grad_c", c, gc)):
         seeded = [s for s in watch.sweeps if np.allclose(s.seed, seed)]
         if not seeded:
@@ -141,7 +170,16 @@ def measure_t9(data: dict, watch: Watch) -> bool:
             raise Flaw(f"'{name}' is not the gradient your backward seeded with "
                        f"{words.number(seed)} sent to a leaf: did .grad still hold an earlier "
                        "gradient? backward adds into .grad, so use a fresh leaf for each run.")
-    if g1.shape == gc.shape and same(gc, c * g1):
+    ones = [s for s in watch.sweeps if np.allclose(s.seed, 1.0)]
+    if same(g_m, g1) or not among(g_m, watch.totals(ones)):
+        raise Flaw("'grad_M' is not what a plain backward() (seed 1) of another loss sent to "
+                   "your leaf: build that loss from yours, on a fresh leaf, and call "
+                   "backward() on it with no gradient= argument.")
+    if not same(g_m, gc) and not same(g_m, c * g1):
+        raise Flaw("'grad_M' is not the gradient your seed c gave: which loss M, built from "
+                   "yours on the same data, would a sweep that starts from 1 have to "
+                   "differentiate to give it? What would dM/dL be?")
+    if g1.shape == gc.shape and same(gc, c * g1) and same(g_m, gc):
         return False
     if same(gc, g1):
         return True
@@ -151,17 +189,19 @@ def measure_t9(data: dict, watch: Watch) -> bool:
 
 @gate.answers("T9")
 def reference_t9() -> dict:
-    """The same loss seeded with 1 and with c = 3, each on a fresh leaf."""
+    """The same loss seeded with 1 and with c = 3, and 3·loss seeded with 1, each on a fresh
+    leaf."""
     draw = np.random.default_rng(90)
     X, W0 = draw.standard_normal((5, 3)), draw.standard_normal((3, 2))
     c = 3.0
 
-    def gradient(seed):
+    def gradient(seed, factor=1.0):
         W = ag.tensor(W0, requires_grad=True)             # a fresh leaf for each run
-        ag.tanh(ag.tensor(X) @ W).sum().backward(gradient=seed)
-        return W.grad.numpy()                            # this seed's dL/dW
+        (factor * ag.tanh(ag.tensor(X) @ W).sum()).backward(gradient=seed)
+        return W.grad.numpy()                            # this seed's gradient
 
-    return {"c": c, "grad_1": gradient(1.0), "grad_c": gradient(c)}
+    return {"c": c, "grad_1": gradient(1.0), "grad_c": gradient(c),
+            "grad_M": gradient(1.0, factor=c)}          # c·L, seeded with 1
 
 
 # -- T10: the direction of steepest increase ---------------------------------------------------

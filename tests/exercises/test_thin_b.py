@@ -1,0 +1,268 @@
+"""Lesson 03's items E1, E2, E4, E6, T6 and T9, rewritten so that the learner produces the
+answer: each is solved here the way a learner would (expected values worked out by hand,
+never read from the engine), and the thin shortcut that solved the old item (the tokens it
+asked for, the engine's own value, a flipped verdict) no longer does."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import autograd_core as ag
+from autograd_core import nn
+from autograd_core.sweep.engine import backward_steps
+from widgets import exercises as ex
+from widgets.exercises import store
+from widgets.exercises.exercise import forget_results
+from widgets.exercises.tracking import status
+
+
+def _diagnosis(result, part=0):
+    """The diagnosis of one answer of a check (a Result of one answer has no parts)."""
+    return result.parts[part].diagnosis if result.parts else result.diagnosis
+
+
+@pytest.fixture(autouse=True)
+def _own_progress_file(tmp_path, monkeypatch):
+    """Progress goes to this test's own file, never to a learner's home directory."""
+    monkeypatch.setenv("AUTOGRAD_LESSONS_PROGRESS", str(tmp_path / "progress.json"))
+    forget_results()
+
+
+# -- E1: which leaves the sweep never reaches, and which it reaches with 0 --------------------
+
+
+def test_e1_solved_by_following_the_graph_back_from_the_loss():
+    # by hand: h = tanh(b)·e is unused (b, e never reached); c·0 and relu(d<0) give zeros
+    assert ex.E1(grad_none={"b", "e"}, grad_zero="c and d").ok
+    assert status("E1") == "solved"
+
+
+@pytest.mark.parametrize("answers", [
+    dict(unused_grad=None, zero_path_grad=[0.0, 0.0]),  # the old item's two tokens
+    dict(grad_none=None, grad_zero=0.0),                # one of the old two choices each
+    dict(grad_none={"y"}, grad_zero={"w"}),             # the old item's leaves
+])
+def test_e1_the_old_two_choice_answers_do_not_solve_it(answers):
+    result = ex.E1(**answers)
+    assert not result.ok and "Traceback" not in repr(result)
+    assert not status("E1").startswith("solved")
+
+
+@pytest.mark.parametrize("typed", ["b e", {"y"}, ["B", "x"]])
+def test_e1_a_name_that_is_no_leaf_gets_a_sentence_and_is_no_wrong_try(typed):
+    result = ex.E1(grad_none=typed)
+    assert not result.ok and _diagnosis(result) == "type", repr(result)
+    assert "not among a, b, c, d and e" in repr(result)
+    assert not store.read_item("E1")["misses"]  # not a try that brings the reveal nearer
+
+
+def test_e1_guessing_every_leaf_in_both_sets_is_wrong_in_both():
+    result = ex.E1(grad_none=set("abcde"), grad_zero=set("abcde"))
+    assert [p.ok for p in result.parts] == [False, False]
+
+
+# -- E2: the literal, and what it would get as a leaf ----------------------------------------
+
+
+def test_e2_is_solved_only_with_dk_worked_out():
+    p = ex.E2.problem()
+    assert ex.E2(dw=2 * p.x, literal_gets_gradient=False).ok       # the old item's answer
+    assert status("E2") == "in progress"                           # ... no longer solves it
+    dk = sum(w * x for w, x in zip(p.w, p.x))  # by hand: dz_i/dk = w_i x_i, summed over i
+    assert ex.E2(dk=dk).ok
+    assert status("E2") == "solved"
+
+
+@pytest.mark.parametrize("wrong, diagnosis", [
+    (lambda p: p.w * p.x, "missing_reduction"),       # not summed over the entries
+    (lambda p: 2 * float(np.dot(p.w, p.x)), "kept_literal"),
+    (lambda p: float(p.x.sum()), "dropped_w"),
+    (lambda p: float(np.dot(p.w, p.x) + p.b.sum()), "added_b"),
+    (lambda p: 0.0, None),                            # "the literal gets nothing", copied
+])
+def test_e2_a_wrong_dk_is_named(wrong, diagnosis):
+    result = ex.E2(dk=wrong(ex.E2.problem()))
+    assert not result.ok
+    if diagnosis:
+        assert _diagnosis(result) == diagnosis, repr(result)
+
+
+# -- E4: find the flat point ----------------------------------------------------------------------
+
+
+def test_e4_the_flat_point_worked_out_by_hand_solves_it():
+    p = ex.E4.problem()
+    assert ex.E4(w_flat=p.t / p.a).ok  # 2·a_i·(a_i·w_i − t_i) = 0 ⇔ w_i = t_i / a_i
+    assert status("E4") == "solved"
+
+
+@pytest.mark.parametrize("answer, diagnosis", [
+    (lambda p: p.t, "ignored_scale"),            # the old item's point, w = t
+    (lambda p: p.a * p.t, "multiplied"),
+    (lambda p: np.zeros(4), None),               # the old item's answer: the zero gradient
+    (lambda p: np.round(p.t / p.a, 2), None),    # close, but the loss is not flat there
+])
+def test_e4_the_old_answers_and_near_misses_do_not_solve_it(answer, diagnosis):
+    result = ex.E4(w_flat=answer(ex.E4.problem()))
+    assert not result.ok
+    if diagnosis:
+        assert result.diagnosis == diagnosis, repr(result)
+    assert not status("E4").startswith("solved")
+
+
+def test_e4_takes_its_old_answer_name_no_more():
+    result = ex.E4(dw=np.zeros(4))
+    assert not result.ok and result.diagnosis == "unknown_name"
+
+
+# -- E6: a loss with two detached uses ------------------------------------------------------------
+
+
+def _e6_by_hand(x):
+    """d/dx of c·tanh(x) + x·c² with c = x.detach() held constant."""
+    return x * (1 - np.tanh(x) ** 2) + x ** 2
+
+
+def test_e6_solved_by_holding_each_detached_copy_constant():
+    p = ex.E6.problem()
+    assert ex.E6(dx=_e6_by_hand(p.x), value_changes="no").ok
+    assert status("E6") == "solved"
+
+
+@pytest.mark.parametrize("answer, diagnosis", [
+    (lambda x: x, None),                          # the old item's answer, dx = x
+    (lambda x: np.tanh(x) + x * (1 - np.tanh(x) ** 2) + 3 * x ** 2, "through_detach"),
+    (lambda x: x * (1 - np.tanh(x) ** 2), "first_term_only"),
+    (lambda x: x ** 2, "second_term_only"),
+])
+def test_e6_the_old_answer_and_the_slips_are_wrong(answer, diagnosis):
+    result = ex.E6(dx=answer(ex.E6.problem().x))
+    assert not result.ok
+    if diagnosis:
+        assert _diagnosis(result) == diagnosis, repr(result)
+
+
+def test_e6_the_lessons_demonstration_runs_on_other_data_only():
+    q = ex.E6.problem(other=True)
+    shown = ex.E6.demo(dx=np.tanh(q.x) + q.x * (1 - np.tanh(q.x) ** 2) + 3 * q.x ** 2,
+                       other=True)
+    assert _diagnosis(shown) == "through_detach"
+    assert status("E6") == "not started"
+
+
+# -- T6: backprop on a network and reverse mode on the same formula --------------------------------
+
+
+def _network():
+    net = nn.Sequential(nn.Linear(2, 3), nn.Tanh(), nn.Linear(3, 1))
+    x = ag.tensor(np.linspace(-1, 1, 10).reshape(5, 2))
+    return net, x
+
+
+def t6_learner(formula="same"):
+    """A learner's T6 experiment: the network's sweep, then the formula's."""
+    net, x = _network()
+    network = [s.node.op.name for s in backward_steps((net(x) ** 2).sum())]
+    W1, b1, W2, b2 = (ag.tensor(p.numpy(), requires_grad=True) for p in net.parameters())
+    if formula == "same":                          # nn.Linear computes x @ W.T + b
+        loss = ((ag.tanh(x @ W1.T + b1) @ W2.T + b2) ** 2).sum()
+        grad = W1
+    else:                                          # the old item's Rosenbrock formula
+        u, v = ag.tensor(-0.5, requires_grad=True), ag.tensor(1.2, requires_grad=True)
+        loss = (1 - u) ** 2 + 100 * (v - u ** 2) ** 2
+        grad = u
+    formula_ops = [s.node.op.name for s in backward_steps(loss)]
+    data = {"network": network, "formula": formula_ops,
+            "network_grad": net[0].weight.grad, "formula_grad": grad.grad}
+    if formula == "old":
+        return {"network": network, "formula": formula_ops}
+    if formula == "network's grad handed back":
+        data["formula_grad"] = net[0].weight.grad
+    return data
+
+
+def test_t6_solved_with_the_network_written_out_as_a_formula():
+    result = ex.T6(verdict=False, because="one sweep, the same gradients",
+                   experiment=t6_learner)
+    assert result.ok, repr(result)
+
+
+@pytest.mark.parametrize("variant, says", [
+    ("old", "has no 'network_grad' and 'formula_grad'"),
+    ("rosenbrock", "'formula_grad' is not the gradient of the same weight"),
+    ("network's grad handed back", "'formula_grad' is not a gradient the sweep you call"),
+])
+def test_t6_the_old_experiment_and_its_shortcuts_are_named(variant, says):
+    result = ex.T6(verdict=False, because="same sweep",
+                   experiment=lambda: t6_learner(variant))
+    assert not result.ok and result.diagnosis == "experiment"
+    assert says in result.message, result.message
+
+
+def test_t6_the_formula_must_compute_what_the_network_computes():
+    def other_weights():
+        data = t6_learner()
+        net, x = _network()  # another network: other weights
+        W1, b1, W2, b2 = (ag.tensor(p.numpy() + 0.5, requires_grad=True)
+                          for p in net.parameters())
+        loss = ((ag.tanh(x @ W1.T + b1) @ W2.T + b2) ** 2).sum()
+        data["formula"] = [s.node.op.name for s in backward_steps(loss)]
+        data["formula_grad"] = W1.grad
+        return data
+
+    result = ex.T6(verdict=False, because="same", experiment=other_weights)
+    assert not result.ok and "does your formula compute what the network" in result.message
+
+
+def test_t6_a_flipped_verdict_is_sent_back():
+    result = ex.T6(verdict=True, because="they differ", experiment=t6_learner)
+    assert not result.ok and result.diagnosis == "wrong_verdict"
+
+
+# -- T9: the seed, and the loss it differentiates -------------------------------------------------
+
+
+def t9_learner(grad_m="c times the loss", c=2.5):
+    w0 = np.array([[0.2, -0.4], [0.7, 0.1]])
+
+    def gradient(seed, factor=1.0):
+        w = ag.tensor(w0, requires_grad=True)
+        (factor * ag.tanh(w).sum()).backward(gradient=seed)
+        return w.grad
+
+    data = {"c": c, "grad_1": gradient(1.0), "grad_c": gradient(c)}
+    if grad_m == "c times the loss":
+        data["grad_M"] = gradient(1.0, factor=c)
+    elif grad_m == "computed":
+        data["grad_M"] = c * data["grad_1"].numpy()
+    elif grad_m == "seeded c":
+        data["grad_M"] = data["grad_c"]
+    elif grad_m == "another loss":
+        w = ag.tensor(w0, requires_grad=True)
+        (c * (w ** 2).sum()).backward()
+        data["grad_M"] = w.grad
+    return data
+
+
+def test_t9_solved_by_finding_the_loss_that_the_seed_differentiates():
+    result = ex.T9(verdict=False, because="seed c is the gradient of c·L",
+                   experiment=t9_learner)
+    assert result.ok, repr(result)
+
+
+@pytest.mark.parametrize("variant, says", [
+    ("old", "has no 'grad_M'"),
+    ("computed", "'grad_M' is not what a plain backward()"),
+    ("seeded c", "'grad_M' is not what a plain backward()"),
+    ("another loss", "'grad_M' is not the gradient your seed c gave"),
+])
+def test_t9_the_old_experiment_and_its_shortcuts_are_named(variant, says):
+    result = ex.T9(verdict=False, because="scaled", experiment=lambda: t9_learner(variant))
+    assert not result.ok and result.diagnosis == "experiment"
+    assert says in result.message, result.message
+
+
+def test_t9_a_flipped_verdict_is_sent_back():
+    result = ex.T9(verdict=True, because="any seed", experiment=t9_learner)
+    assert not result.ok and result.diagnosis == "wrong_verdict"
