@@ -738,3 +738,34 @@ def test_a_derivation_is_probed_on_a_second_problem(exercise_id, check, kind):
     """The lesson's answer built into the function is right on the lesson's case only."""
     result = ex.registry()[exercise_id].run(check, _oracle(kind, first_only=True))
     assert not result.ok and "but not on" in result.message, repr(result)
+
+
+# -- 7, continued: the routes a lesson's own cells and tools leave in the kernel --------------
+
+
+def test_a_gated_cells_function_stays_gated_when_called_again():
+    """``after_solving("L5", running_estimates)`` refuses to run it; the name the cell left
+    behind must not run it either (issue #39's re-audit called it directly)."""
+    from widgets.exercises.reveal import after_solving
+
+    shown = []
+    namespace = {"after_solving": after_solving, "shown": shown}
+    exec("def running_estimates():\n    shown.append(1)\n    return 'the answer'\n"
+         "first = after_solving('L5', running_estimates)", namespace)
+    assert not shown and "L5" in str(namespace["first"])
+    later = namespace["running_estimates"]()
+    assert not shown and "L5" in str(later), "the cell's name ran the comparison unearned"
+    ex.L5.solution  # recorded: the comparison is earned now
+    assert namespace["running_estimates"]() == "the answer" and shown == [1]
+
+
+def test_quietly_from_a_learners_cell_records_as_usual():
+    """The gate's ``quietly`` is for a check grading with the helper it records; from a
+    learner's code (here, code compiled outside the package) it changes nothing."""
+    from widgets import gate
+
+    from widgets.exercises.graph_items import backward_order  # gated: G4's answer
+
+    namespace = {"gate": gate, "backward_order": backward_order}
+    exec("with gate.quietly():\n    backward_order()", namespace)
+    assert store.read_item("G4")["solution_seen"], "quietly() hid a reference from the gate"

@@ -10,10 +10,15 @@ the comparison.
 >>> after_solving("G6", lambda: print("da = g @ b.T"))   # doctest: +SKIP
 This comparison gives G6's answer away: it runs once G6 is solved (or you asked for the
 solution). Solve G6 above, then run this cell again.
+
+The cell's own name for ``show`` stays gated too: after the cell, every name in the
+lesson's namespace that held ``show`` holds a stand-in that asks again on each call, so
+calling ``compare()`` in a later cell is no way around the wait.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -41,6 +46,9 @@ def after_solving(exercise_id: str | tuple[str, ...], show: Callable[[], Any], *
     unknown = [i for i in ids if i not in registry()]
     if unknown:
         return Text(f"{', '.join(map(str, unknown))} is not an exercise of these lessons.")
+    frame = inspect.currentframe()
+    _gate_names(frame.f_back.f_globals if frame and frame.f_back else {}, show,
+                lambda: after_solving(ids, show, kind=kind, where=where))
     waiting = [i for i in ids if not earned(i)]
     if waiting:
         names = " and ".join(waiting)
@@ -50,3 +58,23 @@ def after_solving(exercise_id: str | tuple[str, ...], show: Callable[[], Any], *
                     f"{'is' if len(waiting) == 1 else 'are'} solved (or you asked for the "
                     f"solution). Solve {names} {where}, then run this cell again.")
     return show()
+
+
+def _gate_names(namespace: dict, show: Callable, gated_call: Callable[[], Any]) -> None:
+    """Every name in ``namespace`` (the lesson's globals) that holds ``show`` now holds a
+    stand-in that runs ``gated_call`` (the wait, then ``show``) on each call. The stand-in
+    keeps ``show``'s name and words but no way back to it."""
+    if not callable(show) or getattr(show, "__name__", "") == "<lambda>":
+        return
+
+    def stand_in(*args, **kwargs):
+        if args or kwargs:  # a comparison takes no arguments; say so rather than drop them
+            return Text(f"{show.__name__}() takes no arguments: run it as the lesson's "
+                        "cell does.")
+        return gated_call()
+
+    stand_in.__name__ = stand_in.__qualname__ = show.__name__
+    stand_in.__doc__ = show.__doc__
+    for name, value in list(namespace.items()):
+        if value is show and not name.startswith("_"):
+            namespace[name] = stand_in
