@@ -362,7 +362,7 @@ def test_malformed_rows_are_sentences_in_the_table(label, bad, words):
 @pytest.mark.parametrize("fn, words", [
     (lambda *a: None, "returns None"),
     (lambda *a: "a formula", "text"),
-    (lambda *a: ag.tensor(np.ones((32, 64))), "Tensor"),
+    (lambda *a: ag.tensor(np.ones((32, 64))), "engine's own code"),  # a Tensor: engine use
     (lambda *a: 1 / 0, "ZeroDivisionError"),
     (lambda *a: np.full((32, 64), np.nan), "NaN"),
     (42, "should be a function"),
@@ -552,3 +552,19 @@ def test_the_lesson_solved_with_the_stored_solutions(monkeypatch):
     assert "All 23 gradients right." in "\n".join(shown)
     assert any("the same curve." in s for s in shown)
     assert "all 4 exercises solved" in shown[-1]
+
+
+def test_h2_refuses_the_engines_own_batch_norm_backward():
+    """Issue #39's re-audit: batch norm's array-level backward (``fast_backward``) runs no
+    engine op, so counting ops let it through; a call into the engine's code is refused."""
+    from types import SimpleNamespace
+
+    from autograd_core.ops.normalization import BatchNorm
+
+    def bn_backward(d_bn_out, x_hat, gamma, inv_std):
+        saved = {"normalized": x_hat, "inv_std": inv_std, "weight": gamma}
+        ctx = SimpleNamespace(needs_input_grad=(True, True), load=saved.__getitem__)
+        return BatchNorm.fast_backward(ctx, d_bn_out)[0]
+
+    result = ex.H2(bn_backward)
+    assert not result.ok and result.diagnosis == "uses_engine", repr(result)

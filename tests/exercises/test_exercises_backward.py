@@ -273,3 +273,41 @@ def test_a_backward_that_runs_the_engine_is_refused_on_every_item(spec_name):
     result = ex.registry()[item].check(_by_engine(SPECS[spec_name]))
     assert not result.ok, item
     assert result.diagnosis == "uses_engine", (item, repr(result))
+
+
+class _ConvByEngineCode(Function):
+    """B2's op with the engine's own array-level conv backward: it runs no engine op, so
+    only the watch on calls into the engine's code can tell (issue #39's re-audit)."""
+
+    @staticmethod
+    def forward(ctx, x, w, padding=1):
+        from numpy.lib.stride_tricks import sliding_window_view
+
+        xp = np.pad(x, ((0, 0), (0, 0), (padding, padding), (padding, padding)))
+        ctx.save(x=x, w=w)
+        return np.einsum("ncpqij,ocij->nopq", sliding_window_view(xp, w.shape[2:], axis=(2, 3)),
+                         w)
+
+    @staticmethod
+    def backward(ctx, g):
+        from autograd_core.ops import conv
+
+        x, w, p = ctx.load("x"), ctx.load("w"), ctx.params["padding"]
+        return (conv.input_grad(g, w, x.shape, (1, 1), (p, p), (1, 1), 1),
+                conv.weight_grad(g, x, w.shape, (1, 1), (p, p), (1, 1), 1))
+
+
+def test_a_backward_that_calls_the_engines_array_code_is_refused():
+    result = ex.B2(_ConvByEngineCode)
+    assert not result.ok and result.diagnosis == "uses_engine", repr(result)
+    assert "conv.input_grad" in result.message
+
+
+def test_a_forward_that_runs_engine_ops_is_refused_but_a_tensor_returned_is_named_first():
+    def engine_forward(ctx, x):
+        ctx.save(out=1 / (1 + np.exp(-x)))
+        return ag.sigmoid(ag.tensor(x)).numpy()
+
+    result = ex.W4(variant(Sigmoid, forward=engine_forward))
+    assert not result.ok and result.diagnosis == "uses_engine", repr(result)
+    assert "forward" in result.message

@@ -170,3 +170,17 @@ def test_finite_differences_do_not_pass_for_the_closed_form():
     assert not result.ok and result.diagnosis == "not_closed_form", repr(result)
     assert "finite differences" in result.message
     assert ex.D1.check(solution("D1", "d2_tanh")).ok
+
+
+def test_d3_refuses_the_library_hvp_however_it_is_reached():
+    """Reading the function's own names missed ``getattr(func, "h" + "vp")``; the call
+    itself is what is watched now."""
+    import autograd_core.func as func
+
+    library = getattr(func, "h" + "vp")
+
+    def my_hvp(loss_fn, W, v):
+        return library(loss_fn, W, v)[1]
+
+    result = ex.D3(my_hvp)
+    assert not result.ok and result.diagnosis == "library", repr(result)

@@ -21,7 +21,8 @@ gradient per tensor input. The specs (reference, inputs, known mistakes) live in
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -58,8 +59,24 @@ class _NotWritten(Exception):
 
 
 class _UsesEngine(Exception):
-    """The learner's backward ran engine ops (``args[0]`` of them): the engine computed the
-    gradient the item asks the learner to write."""
+    """The learner's forward or backward (``where``) ran engine ops or called the engine's
+    own code (``how``): the engine computed what the item asks the learner to write."""
+
+    def __init__(self, where: str, how: str):
+        super().__init__(where, how)
+        self.where, self.how = where, how
+
+
+def _by_hand(where: str, run: Callable[[], Any]) -> tuple[Any, _UsesEngine | None]:
+    """``run()``, the learner's forward or backward, and a :class:`_UsesEngine` to raise
+    if it ran an engine op or called the engine's code (a node's ctx API aside)."""
+    with count_ops() as counts, learner.engine_calls() as called:
+        out = run()
+    if counts.total_ops:
+        return out, _UsesEngine(where, f"runs engine ops ({counts.total_ops} of them)")
+    if called:
+        return out, _UsesEngine(where, f"calls the engine's own code ({called[0]})")
+    return out, None
 
 
 class _Watched(np.ndarray):
@@ -128,10 +145,12 @@ def _instrumented(op: type, returned: list, no_new: tuple[str, ...] = (),
         @staticmethod
         def forward(ctx, *arrays, **params):
             n_inputs.append(len(arrays))
-            out = op.forward(ctx, *arrays, **params)
+            out, engine = _by_hand("forward", lambda: op.forward(ctx, *arrays, **params))
             if isinstance(out, ag.Tensor):
                 raise _BadBackward("forward returned a Tensor; it must compute a NumPy array "
                                    "(np.exp, not ag.exp): the engine records the op itself.")
+            if engine is not None:
+                raise engine
             if not isinstance(out, np.ndarray | np.number | float | int):
                 raise _BadBackward(f"forward must return a NumPy array; it returned "
                                    f"{type(out).__name__}.")
@@ -141,10 +160,9 @@ def _instrumented(op: type, returned: list, no_new: tuple[str, ...] = (),
         def backward(ctx, g):
             before = g.copy()
             _Watched.calls = []
-            with count_ops() as counts:
-                grads = op.backward(_LoadSpy(ctx), _watched(g))
-            if counts.total_ops:
-                raise _UsesEngine(counts.total_ops)
+            grads, engine = _by_hand("backward", lambda: op.backward(_LoadSpy(ctx), _watched(g)))
+            if engine is not None:
+                raise engine
             recomputed.extend(n for n in dict.fromkeys(_Watched.calls) if n in no_new)
             if isinstance(grads, tuple | list):
                 grads = tuple(_plain(gr) for gr in grads)
@@ -289,9 +307,9 @@ def _contract_failure(exc: learner.LearnerCodeFailed) -> Result:
                              "tuple with one gradient per input of forward, e.g. "
                              "`return (dx,)`.", diagnosis="none")
     if isinstance(error, _UsesEngine):
-        return Result(False, f"Your backward runs engine ops ({error.args[0]} of them): the "
-                             "engine would be computing the gradients for you. Write them "
-                             "with NumPy on the arrays forward saved and on g.",
+        made = "the gradients" if error.where == "backward" else "what your op computes"
+        return Result(False, f"Your {error.where} {error.how}: the engine would be computing "
+                             f"{made} for you. Write it with NumPy on the arrays it gets.",
                       diagnosis="uses_engine",
                       hint="Derive each gradient on paper first; then each line is NumPy.")
     if isinstance(error, _BadBackward):

@@ -18,6 +18,7 @@ rules live here, once, for every such item:
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -51,6 +52,7 @@ class Derivation:
     label: str = ""
     by_hand: bool = True
     closed_form: bool = True
+    forbidden: tuple[str, ...] = ()  # engine functions it may not call (when not by_hand)
 
     def __post_init__(self):
         if len(self.cases) < 2:
@@ -61,7 +63,12 @@ class Derivation:
         """Run the learner's ``fn`` on each case (NumPy arguments copied, so it cannot
         change the next case's); the first wrong case answers."""
         label = self.label or self.answer
-        run = learner.by_hand if self.by_hand else learner.call
+        if self.by_hand:
+            run = learner.by_hand
+        elif self.forbidden:
+            run = functools.partial(learner.without, forbidden=self.forbidden)
+        else:
+            run = learner.call
         for i, (where, make) in enumerate(self.cases):
             args, expected, ctx = make()
             args = tuple(np.array(a) if isinstance(a, np.ndarray) else a for a in args)

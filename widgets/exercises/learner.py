@@ -7,8 +7,10 @@ learner's code it came from.
 
 from __future__ import annotations
 
+import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from autograd_core.tools.counting import count_ops
@@ -17,6 +19,11 @@ from ..feedback.result import Result
 
 _OURS = (str(Path(__file__).resolve().parent.parent.parent / "autograd_core"),
          str(Path(__file__).resolve().parent))
+_ENGINE = str(Path(__file__).resolve().parent.parent.parent / "autograd_core")
+_NODE = str(Path(_ENGINE) / "recording" / "node.py")  # ctx.save / ctx.load: the op's API
+# frames that are not the learner's: the engine's own, these lessons' (widgets), Python's
+_NOT_THE_LEARNER = (_ENGINE, str(Path(__file__).resolve().parent.parent),
+                    str(Path(contextmanager.__code__.co_filename).parent))
 
 
 class RaisedElsewhere(Exception):
@@ -83,18 +90,65 @@ def call(fn: Callable, *args, what: str = "", **kwargs):
 
 def by_hand(fn: Callable, *args, what: str = "", **kwargs):
     """:func:`call` for an answer the learner computes themselves, in NumPy: if ``fn`` ran
-    any engine op (here, or in the autograder's sandbox), ``LearnerCodeFailed`` with the
-    code ``"uses_engine"``. The engine computing the derivative is the check's answer,
-    not the learner's."""
-    with count_ops() as counts:
+    any engine op (here, or in the autograder's sandbox) or called the engine's own code
+    (its array-level backward functions too, which run no op), ``LearnerCodeFailed`` with
+    the code ``"uses_engine"``. The engine computing the derivative is the check's
+    answer, not the learner's."""
+    with count_ops() as counts, engine_calls() as called:
         out = call(fn, *args, what=what, **kwargs)
     ops = counts.total_ops + engine_ops_elsewhere(fn)
+    named = f"Your {what}" if what else "Your function"
     if ops:
-        named = f"Your {what}" if what else "Your function"
         raise LearnerCodeFailed(f"{named} runs engine ops ({ops} of them): write the "
                                 "derivation yourself, with NumPy on the arrays it gets.",
                                 RuntimeError("engine ops"), "uses_engine")
+    if called:
+        raise LearnerCodeFailed(f"{named} calls the engine's own code ({called[0]}): write "
+                                "the derivation yourself, with NumPy on the arrays it gets.",
+                                RuntimeError("engine code"), "uses_engine")
     return out
+
+
+def without(fn: Callable, *args, forbidden: Collection[str], what: str = "", **kwargs):
+    """:func:`call`, but ``LearnerCodeFailed`` (code ``"library"``) if ``fn`` called one of
+    the engine functions named in ``forbidden`` (D3's my_hvp may not call hvp itself)."""
+    with engine_calls(only=forbidden) as called:
+        out = call(fn, *args, what=what, **kwargs)
+    if called:
+        named = f"Your {what}" if what else "Your function"
+        raise LearnerCodeFailed(f"{named} calls the engine's own {called[0].split('.')[-1]}: "
+                                "the item asks you to build it yourself.",
+                                RuntimeError("library"), "library")
+    return out
+
+
+@contextmanager
+def engine_calls(only: Collection[str] = ()) -> Iterator[list[str]]:
+    """The engine functions the learner's own code calls directly while the block runs
+    (a call from a frame outside the engine and outside these lessons' package into
+    ``autograd_core``), as ``"module.function"`` names; ``only`` keeps just the functions
+    of those names. A node's ``ctx`` API (save, load, params) is not counted: it is how an
+    op written by the learner talks to the engine."""
+    found: list[str] = []
+    previous = sys.getprofile()
+
+    def watch(frame, event, arg):
+        if event == "call":
+            code = frame.f_code
+            caller = frame.f_back
+            if (code.co_filename.startswith(_ENGINE) and caller is not None
+                    and not caller.f_code.co_filename.startswith(_NOT_THE_LEARNER)
+                    and code.co_filename != _NODE and (not only or code.co_name in only)):
+                module = Path(code.co_filename).stem
+                found.append(f"{module}.{getattr(code, 'co_qualname', code.co_name)}")
+        if previous is not None:
+            previous(frame, event, arg)
+
+    sys.setprofile(watch)
+    try:
+        yield found
+    finally:
+        sys.setprofile(previous)
 
 
 def engine_ops_elsewhere(fn) -> int:
@@ -109,6 +163,7 @@ def failed(exc: LearnerCodeFailed, name: str = "", hint: str = "") -> Result:
     if not hint:
         hint = ("Derive it on paper first; then write each line with NumPy."
                 if exc.code == "uses_engine" else
+                "Use only what the question names." if exc.code == "library" else
                 "Run your function on its own in a cell to see the full traceback.")
     return Result(False, exc.sentence[:1].upper() + exc.sentence[1:], name=name,
                   diagnosis=exc.code, hint=hint)
