@@ -282,3 +282,34 @@ def test_a_hand_sweep_handed_to_the_engine_is_refused(exercise_id, check, by_eng
     lets the engine differentiate (right values) is told to write it by hand."""
     result = ex.registry()[exercise_id].run(check, by_engine)
     assert not result.ok and result.diagnosis == "uses_engine", repr(result)
+
+
+def s1_by_differences(x, y, h=1e-6):
+    """Central differences of L = sum((x + y) * tanh(x)): right to about 1e-10, no fix."""
+    loss = lambda x, y: np.sum((x + y) * np.tanh(x))  # noqa: E731
+    x_bar, y_bar = np.zeros_like(x), np.zeros_like(y)
+    for i in range(len(x)):
+        e = np.zeros_like(x)
+        e[i] = h
+        x_bar[i] = (loss(x + e, y) - loss(x - e, y)) / (2 * h)
+        y_bar[i] = (loss(x, y + e) - loss(x, y - e)) / (2 * h)
+    return x_bar, y_bar
+
+
+def s5_by_engine(w, x, b, t):
+    wt = ag.tensor(w, requires_grad=True)
+    (0.5 * ((wt * ag.tensor(x) + ag.tensor(b) - ag.tensor(t)) ** 2).sum()).backward()
+    return wt.grad.numpy()
+
+
+def test_a_measured_slope_is_no_fixed_sweep():
+    """Issue #39's re-audit: S1 asks for the hand sweep fixed; finite differences of the
+    loss give the same numbers to about 1e-10 and are now told apart."""
+    result = ex.S1(s1_by_differences)
+    assert not result.ok and result.diagnosis == "not_closed_form", repr(result)
+    assert ex.S1(s1_fixed).ok
+
+
+def test_s5_refuses_the_engines_backward():
+    result = ex.S5(s5_by_engine)
+    assert not result.ok and result.diagnosis == "uses_engine", repr(result)

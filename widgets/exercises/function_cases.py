@@ -82,7 +82,7 @@ class Derivation:
                               name=label, diagnosis="none")
             result = self.compare(out, expected, ctx)
             if result.ok and self.closed_form:
-                measured = self._closed_form(out, expected, label)
+                measured = not_closed_form(out, expected, self.answer, label)
                 result = result if measured is None else measured
             if not result.ok:
                 if i:
@@ -95,17 +95,20 @@ class Derivation:
         return Result(True, f"Correct on {self.cases[0][0]} and on {others}: {self.right}",
                       name=label)
 
-    def _closed_form(self, out, expected, label: str) -> Result | None:
-        """A sentence if ``out`` agrees with the engine only as a measurement does."""
-        gap = relative_gap(out, expected)
-        if gap is None or gap <= MACHINE_AGREEMENT:
-            return None
-        return Result(False, f"Your {self.answer} agrees with the engine only to about "
-                             f"{gap:.0e} (relative), as finite differences or float32 "
-                             "arithmetic do; a closed form in float64 agrees to about 1e-15. "
-                             "This item asks for the derivative written out.", name=label,
-                      diagnosis="not_closed_form",
-                      hint="Derive the expression on paper, then compute it in float64.")
+
+def not_closed_form(out, expected, what: str, label: str = "") -> Result | None:
+    """The sentence for an answer that agrees with the engine only as a measurement does
+    (finite differences, float32), where a closed form in float64 is asked; None for an
+    answer that agrees near machine precision (or cannot be lined up)."""
+    gap = relative_gap(out, expected)
+    if gap is None or gap <= MACHINE_AGREEMENT:
+        return None
+    return Result(False, f"Your {what} agrees with the engine only to about {gap:.0e} "
+                         "(relative), as finite differences or float32 arithmetic do; a "
+                         "closed form in float64 agrees to about 1e-15. This item asks for "
+                         "the derivative written out.", name=label or what,
+                  diagnosis="not_closed_form",
+                  hint="Derive the expression on paper, then compute it in float64.")
 
 
 def relative_gap(out, expected) -> float | None:

@@ -94,10 +94,16 @@ def by_hand(fn: Callable, *args, what: str = "", **kwargs):
     (its array-level backward functions too, which run no op), ``LearnerCodeFailed`` with
     the code ``"uses_engine"``. The engine computing the derivative is the check's
     answer, not the learner's."""
+    failed = None
     with count_ops() as counts, engine_calls() as called:
-        out = call(fn, *args, what=what, **kwargs)
+        try:
+            out = call(fn, *args, what=what, **kwargs)
+        except LearnerCodeFailed as exc:  # engine use, if any, is said first
+            failed = exc
     ops = counts.total_ops + engine_ops_elsewhere(fn)
     named = f"Your {what}" if what else "Your function"
+    if failed is not None and (failed.code == "none" or not (ops or called)):
+        raise failed
     if ops:
         raise LearnerCodeFailed(f"{named} runs engine ops ({ops} of them): write the "
                                 "derivation yourself, with NumPy on the arrays it gets.",

@@ -196,7 +196,7 @@ def train(my_gradients: Callable | None = None, steps: int = TRAIN_STEPS,
             t = forward({"x": x[rows], "y": y[rows], **params}, keep=False)
         losses.append(t["loss"].item())
         try:
-            grads = _read_gradients(learner.call(my_gradients, _values_of(t),
+            grads = _read_gradients(learner.by_hand(my_gradients, _values_of(t),
                                                  what="my_gradients"))
         except learner.LearnerCodeFailed as exc:
             return TrainingRun(engine, None, _unfinished(exc.sentence, step))
@@ -245,14 +245,14 @@ def _check_h4(my_gradients: Callable) -> Result:
     whole loss curve against the engine's."""
     if my_gradients is None or not callable(my_gradients):
         try:
-            learner.call(my_gradients, what="my_gradients")
+            learner.by_hand(my_gradients, what="my_gradients")
         except learner.LearnerCodeFailed as exc:
             return learner.failed(exc)
     ref = _learner_reference()
     with ag.no_grad():
         t = forward({k: ref.values[k] for k in ("x", "y", *PARAMS)}, keep=False)
     try:
-        out = learner.call(my_gradients, _values_of(t), what="my_gradients")
+        out = learner.by_hand(my_gradients, _values_of(t), what="my_gradients")
     except learner.LearnerCodeFailed as exc:
         return learner.failed(exc)
     grads = _read_gradients(out)
