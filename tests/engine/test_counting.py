@@ -18,7 +18,7 @@ import autograd_core as ag
 from autograd_core.func import jvp
 from autograd_core.nn import functional as F
 from autograd_core.tools import counting
-from widgets.lessons.modes import jacobian_costs, mode_costs
+from widgets.lessons.modes import _jacobian_costs, _mode_costs
 
 
 def _counted(program, *shapes, requires_grad=True):
@@ -190,7 +190,7 @@ def test_one_backward_pass_fills_every_leafs_gradient():
 def test_reverse_mode_wins_many_to_one_and_forward_mode_wins_one_to_many(n):
     hidden = 5
     W = ag.randn(hidden, n, generator=ag.Generator(0))
-    many_to_one = jacobian_costs(lambda x: ag.tanh(W @ x).sum(), ag.randn(n))
+    many_to_one = _jacobian_costs(lambda x: ag.tanh(W @ x).sum(), ag.randn(n))
     # one pass costs a forward (matmul hidden·n, tanh hidden, sum hidden) and one
     # derivative sweep of the same cost (only x carries a tangent / gets a gradient)
     one_pass = hidden * n + 2 * hidden
@@ -199,7 +199,7 @@ def test_reverse_mode_wins_many_to_one_and_forward_mode_wins_one_to_many(n):
     assert many_to_one["max_difference"] < 1e-14
 
     v, c = ag.randn(n, generator=ag.Generator(1)), ag.randn(n, generator=ag.Generator(2))
-    one_to_many = jacobian_costs(lambda t: ag.tanh(t * v + c), ag.randn(1))
+    one_to_many = _jacobian_costs(lambda t: ag.tanh(t * v + c), ag.randn(1))
     # forward: mul, add, tanh on n elements, and their jvp rules;
     # reverse: the forward once, then n sweeps back through the three ops
     assert one_to_many["forward"]["macs"] == 2 * 3 * n
@@ -208,7 +208,7 @@ def test_reverse_mode_wins_many_to_one_and_forward_mode_wins_one_to_many(n):
 
 
 def test_mode_costs_table_names_the_cheaper_mode():
-    rows = mode_costs(sizes=(1, 4, 16))
+    rows = _mode_costs(sizes=(1, 4, 16))
     cheaper = {(r["case"], r["n"]): r["cheaper"] for r in rows}
     assert cheaper["many inputs -> one output", 1] == "tie"
     assert cheaper["one input -> many outputs", 1] == "tie"

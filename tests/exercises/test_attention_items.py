@@ -16,9 +16,9 @@ from solutions import words
 import autograd_core as ag
 from widgets import exercises as ex
 from widgets.exercises import reset_progress
-from widgets.exercises.attention import attention_mistakes, byte_mistakes
-from widgets.exercises.attention.backward import engine_gradients
+from widgets.exercises.attention.backward import _attention_mistakes, _engine_gradients
 from widgets.exercises.attention.recompute_plan import MAX_EXTRA_WORK, MAX_PEAK
+from widgets.exercises.attention.saved_bytes import _byte_mistakes
 from widgets.exercises.attention.saved_bytes import _measured_bytes as measured_bytes
 from widgets.lessons.transformer import PARTS, korthikanti_bytes, recompute_step
 
@@ -59,7 +59,7 @@ def test_the_engines_attention_gradients_match_a_row_by_row_jacobian():
     g = np.random.default_rng(3)
     for t, d in ((1, 2), (5, 4), (9, 3)):
         arrays = [g.standard_normal((t, d)) for _ in range(4)]
-        for got, want in zip(engine_gradients(*arrays), reference_attention_backward(*arrays)):
+        for got, want in zip(_engine_gradients(*arrays), reference_attention_backward(*arrays)):
             np.testing.assert_allclose(got, want, atol=1e-12)
 
 
@@ -67,10 +67,10 @@ def test_a1_solution_solves_and_each_slip_is_named():
     assert ex.A1(solution("A1", "attention_backward")).ok
     g = np.random.default_rng(150)
     q, k, v, d_out = (g.standard_normal((5, 4)) for _ in range(4))
-    mistakes = attention_mistakes(q, k, v, d_out)
+    mistakes = _attention_mistakes(q, k, v, d_out)
     for code in ("elementwise", "unscaled", "transposed", "unmasked"):
         def slipped(q_, k_, v_, d_, code=code):
-            return tuple(next(m.candidate for m in attention_mistakes(q_, k_, v_, d_)[name]
+            return tuple(next(m.candidate for m in _attention_mistakes(q_, k_, v_, d_)[name]
                               if m.code == code) for name in ("dq", "dk", "dv"))
         result = ex.A1.check(slipped)
         assert not result.ok
@@ -113,9 +113,9 @@ def test_the_published_formula_is_what_the_lesson_says():
 
 def test_a2_solution_solves_and_each_slip_is_named():
     assert ex.A2(solution("A2", "block_bytes")).ok
-    for mistake in byte_mistakes(2, 16, 32, 4):
+    for mistake in _byte_mistakes(2, 16, 32, 4):
         def wrong(b, s, h, a, code=mistake.code):
-            return int(next(m.candidate for m in byte_mistakes(b, s, h, a) if m.code == code))
+            return int(next(m.candidate for m in _byte_mistakes(b, s, h, a) if m.code == code))
         result = ex.A2.check(wrong)
         assert not result.ok and result.diagnosis == mistake.code, (mistake.code, result)
 

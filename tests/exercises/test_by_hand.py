@@ -573,10 +573,10 @@ def test_h2_refuses_the_engines_own_batch_norm_backward():
 def test_h4_refuses_gradients_the_engine_computed():
     """Issue #39's re-audit: H4 trains on the learner's gradients; a my_gradients that
     rebuilds the network from engine ops and calls backward is not the learner's."""
-    from widgets.exercises.by_hand.network import PARAMS, forward
+    from widgets.exercises.by_hand.network import PARAMS, _forward
 
     def my_gradients(values):
-        t = forward({k: getattr(values, k) for k in ("x", "y", *PARAMS)})
+        t = _forward({k: getattr(values, k) for k in ("x", "y", *PARAMS)})
         t["loss"].backward()
         return {k: t[k].grad.numpy() for k in PARAMS}
 

@@ -17,16 +17,15 @@ from widgets.exercises import reset_progress
 from widgets.exercises.second_order import (
     MAX_GRADIENTS,
     cost_table,
-    hvp_mistakes,
     logistic,
     network,
-    network_mistakes,
-    newton_mistakes,
     newton_run,
-    tanh_mistakes,
     tanh_points,
 )
-from widgets.exercises.second_order.problems import engine_tanh_second
+from widgets.exercises.second_order.curvature import _network_mistakes, _tanh_mistakes
+from widgets.exercises.second_order.newton import _newton_mistakes
+from widgets.exercises.second_order.problems import _engine_tanh_second
+from widgets.exercises.second_order.products import _hvp_mistakes
 
 
 @pytest.fixture(autouse=True)
@@ -60,7 +59,7 @@ def closed_form_hessian(net) -> np.ndarray:
 def test_the_engines_expected_values_match_closed_forms():
     x = tanh_points()
     t = np.tanh(x)
-    np.testing.assert_allclose(engine_tanh_second(x), -2 * t * (1 - t ** 2), atol=1e-14)
+    np.testing.assert_allclose(_engine_tanh_second(x), -2 * t * (1 - t ** 2), atol=1e-14)
     for net in (network(), network(seed=143, n=5, d=2, k=4)):
         np.testing.assert_allclose(net.hessian(), closed_form_hessian(net), atol=1e-12)
         v = np.arange(net.size, dtype=float).reshape(net.W.shape)
@@ -79,19 +78,19 @@ def test_the_worked_solution_solves_and_none_does_not(item, name):
 
 def test_every_mistake_builder_is_named():
     x = tanh_points()
-    for m in tanh_mistakes(x):
+    for m in _tanh_mistakes(x):
         assert ex.D1.check(lambda a, m=m, x=x: m.candidate if a.shape == x.shape else
                           solution("D1", "d2_tanh")(a)).diagnosis == m.code
     net = network()
     right = solution("D2", "mlp_hessian")
-    for m in network_mistakes(net):
+    for m in _network_mistakes(net):
         def wrong(X, W, u, y, m=m):
             return m.candidate if X.shape == net.X.shape else right(X, W, u, y)
 
         assert ex.D2.check(wrong).diagnosis == m.code
     problem, w0 = logistic()
     g, H = problem.gradient_and_hessian(w0)
-    for m in newton_mistakes(w0, g, H):
+    for m in _newton_mistakes(w0, g, H):
         assert ex.D4.check(lambda w, g_, H_, m=m: m.candidate if w.shape == w0.shape
                           else solution("D4", "newton_step")(w, g_, H_)).diagnosis == m.code
 
@@ -99,7 +98,7 @@ def test_every_mistake_builder_is_named():
 def test_d3_names_the_gradient_and_the_product_with_v():
     net = network()
     v = np.random.default_rng(145).standard_normal(net.W.shape)
-    codes = [m.code for m in hvp_mistakes(net, v)]
+    codes = [m.code for m in _hvp_mistakes(net, v)]
     assert ex.D3.check(lambda f, W, v: autograd.grad(f(W), W)[0]).diagnosis == codes[0]
     assert ex.D3.check(lambda f, W, v: autograd.grad(f(W), W)[0] * v).diagnosis == codes[1]
 
@@ -144,9 +143,9 @@ def test_newton_with_the_worked_step_beats_gradient_descent():
 
 
 def test_a_function_that_asks_the_engine_is_told_to_derive_it():
-    from widgets.exercises.second_order.problems import engine_tanh_second
+    from widgets.exercises.second_order.problems import _engine_tanh_second
 
-    result = ex.D1.check(engine_tanh_second)
+    result = ex.D1.check(_engine_tanh_second)
     assert not result.ok and result.diagnosis == "uses_engine"
 
     def engine_hessian(X, W, u, y):

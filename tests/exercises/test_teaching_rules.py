@@ -22,7 +22,10 @@ item cannot break them.
    learner's, lesson 13's reference, A3's and L8's measurements, G12's snippet for G5)
    records a try or the solution; no public name of an exercise module is a registered check
    or a prediction's facts (both are reached through the exercise only), and
-   ``check_backward`` on an item's own spec is that item's check.
+   ``check_backward`` on an item's own spec is that item's check. A helper that computes an
+   item's answer, or its near misses (the answer up to one slip), is private or records the
+   items it gives (``ANSWERING``; generated: any public ``engine_*``, ``*_mistakes`` or
+   ``*_facts``); a backward spec's mistakes and B1's engine function are private.
 8. A derivation written as a function (the kind :class:`Derivation`) is the learner's: the
    engine may not run inside it, a closed form is told apart from a measurement (finite
    differences) by agreement near machine precision, and it is probed on a second problem.
@@ -768,3 +771,132 @@ def test_quietly_from_a_learners_cell_records_as_usual():
     namespace = {"gate": gate, "backward_order": backward_order}
     exec("with gate.quietly():\n    backward_order()", namespace)
     assert store.read_item("G4")["solution_seen"], "quietly() hid a reference from the gate"
+
+
+# -- 7, continued: the helpers that compute an item's answer (issue #39's third audit) -------
+
+
+# (module, public name it had, the items its value gives): each computed an item's answer,
+# or the answer up to one known slip, with nothing recorded. Now each is private (only the
+# checks and the tests read it) or gated: a call outside a check records every item it gives.
+ANSWERING = [
+    ("widgets.exercises.forward_items", "residual_facts", ("L1",)),
+    ("widgets.exercises.forward_items", "two_runs", ("L4",)),
+    ("widgets.exercises.forward_items", "chain_saved_bytes", ("L7",)),
+    ("widgets.exercises.forward_items", "l9_op_fact", ("L9",)),
+    ("widgets.exercises.forward_items", "define_by_run", ("L3", "W6")),
+    ("widgets.lessons.graphs", "define_by_run", ("L3", "W6")),
+    ("widgets.lessons.graphs", "branchy", ("L3", "W6")),
+    ("widgets.lessons.graphs", "branches", ("L3", "W6")),
+    ("widgets.exercises.edge_items", "e3_engine", ("E3",)),
+    ("widgets.exercises.edge_items", "sigmoid_slopes", ("E3",)),
+    ("widgets.exercises.layer_items", "g8_engine_shape", ("G8",)),
+    ("widgets.exercises.layer_items", "batch_norm_dx_mistakes", ("G14",)),
+    ("widgets.exercises.backward_specs", "batch_norm_dx_mistakes", ("G14",)),
+    ("widgets.exercises.why_items", "w5_layers", ("W5",)),
+    ("widgets.exercises.mlp", "engine_gradients", ("G5", "G12")),
+    ("widgets.exercises.mlp", "check_parts", ("G5", "G12")),
+    ("widgets.exercises.mlp", "context", ("G5", "G12")),
+    ("widgets.exercises.by_hand", "forward", ("H1",)),
+    ("widgets.exercises.by_hand", "run_steps", ("H1",)),
+    ("widgets.exercises.by_hand.network", "forward", ("H1",)),
+    ("widgets.exercises.by_hand.network", "run_steps", ("H1",)),
+    ("widgets.exercises.second_order", "tanh_mistakes", ("D1",)),
+    ("widgets.exercises.second_order", "engine_tanh_second", ("D1",)),
+    ("widgets.exercises.second_order", "network_mistakes", ("D2",)),
+    ("widgets.exercises.second_order", "hvp_mistakes", ("D3",)),
+    ("widgets.exercises.second_order", "newton_mistakes", ("D4",)),
+    ("widgets.exercises.second_order.problems", "engine_tanh_second", ("D1",)),
+    ("widgets.exercises.second_order.curvature", "tanh_mistakes", ("D1",)),
+    ("widgets.exercises.second_order.curvature", "network_mistakes", ("D2",)),
+    ("widgets.exercises.second_order.products", "hvp_mistakes", ("D3",)),
+    ("widgets.exercises.second_order.newton", "newton_mistakes", ("D4",)),
+    ("widgets.exercises.attention", "attention_mistakes", ("A1",)),
+    ("widgets.exercises.attention", "with_slip", ("A1",)),
+    ("widgets.exercises.attention", "byte_mistakes", ("A2",)),
+    ("widgets.exercises.attention.backward", "engine_gradients", ("A1",)),
+    ("widgets.exercises.attention.backward", "attention_mistakes", ("A1",)),
+    ("widgets.exercises.attention.backward", "with_slip", ("A1",)),
+    ("widgets.exercises.attention.saved_bytes", "byte_mistakes", ("A2",)),
+    ("widgets.lessons.modes", "mode_costs", ("T2",)),
+    ("widgets.lessons.modes", "jacobian_costs", ("T2",)),
+    ("widgets.lessons.modes", "finite_difference_errors", ("T5",)),
+]
+# How to call each one that stays public (a lesson calls it).
+_CALLS = {"branches": lambda helper: helper(), "with_slip": lambda helper: helper("elementwise")}
+
+
+@pytest.mark.parametrize("module_name, name, items", ANSWERING,
+                         ids=[f"{m.rsplit('.', 1)[1]}.{n}" for m, n, _ in ANSWERING])
+def test_a_helper_that_computes_an_answer_is_private_or_records_it(module_name, name, items):
+    assert set(items) <= set(IDS)
+    module = importlib.import_module(module_name)
+    if name not in _public_names(module):
+        return  # private: only the checks and the tests read it
+    helper = getattr(module, name)
+    assert getattr(helper, "gate_item", None) in items, (
+        f"{module_name}.{name} gives {'/'.join(items)}'s answer, is public and records nothing: "
+        "make it private, or wear @gate.answers")
+    assert name in _CALLS, f"{module_name}.{name} is public and gated: say how to call it here"
+    _CALLS[name](helper)
+    assert all(seen(item) for item in items), [item for item in items if not seen(item)]
+
+
+def test_a_lesson_calls_with_slip_only_after_solving():
+    """Lesson 15's demonstration of a slip still runs once A1 is solved, and shows no
+    solution it had not earned: the slip is made inside A1's own check."""
+    from widgets.exercises.attention import with_slip
+
+    ex.A1.solution  # noqa: B018 - seen: after_solving lets the demonstration run
+    result = ex.A1.demo(with_slip("elementwise"))
+    assert not result.ok
+
+
+def _answering_names() -> list[tuple[str, str]]:
+    """Every public function of an exercise or lesson module whose name says it computes
+    an answer or its near misses (``engine_*``, ``*_mistakes``, ``*_facts``, ``*_fact``; not
+    ``check_fact``, a check, nor ``engine_ops_elsewhere`` and ``engine_calls``, which spot
+    the engine in a learner's code)."""
+    lessons = importlib.import_module("widgets.lessons")
+    modules = [*_exercise_modules(), "widgets.lessons",
+               *(info.name for info in pkgutil.walk_packages(lessons.__path__,
+                                                             "widgets.lessons."))]
+    found = []
+    for module_name in modules:
+        module = importlib.import_module(module_name)
+        for name in sorted(_public_names(module)):
+            value = getattr(module, name, None)
+            if (inspect.isfunction(value) and value.__module__.startswith("widgets.")
+                    and re.search(r"^engine_(?!ops_|calls$)|_mistakes$|(?<!^check)_facts?$", name)):
+                found.append((module_name, name))
+    return found
+
+
+def test_no_public_function_named_for_an_answer_is_ungated():
+    """Generated: a helper named for what it computes (the engine's value, the near misses
+    a check names, a prediction's facts) is private or wears ``@gate.answers``."""
+    ungated = [f"{m}.{n}" for m, n in _answering_names()
+               if not getattr(getattr(importlib.import_module(m), n), "gate_item", None)]
+    assert not ungated, ungated
+
+
+@pytest.mark.parametrize("spec_name", sorted(ex.BACKWARD_SPECS))
+def test_a_backward_specs_near_misses_are_read_by_its_check_only(spec_name):
+    """A spec's mistakes are the answer up to one slip each (H3's are softmax cross-entropy's
+    backward with one error): no public attribute of ``BACKWARD_SPECS[...]`` holds them."""
+    spec = ex.BACKWARD_SPECS[spec_name]
+    public = {n for n in dir(spec) if not n.startswith("_")}
+    assert "mistakes" not in public, f"BACKWARD_SPECS[{spec_name!r}].mistakes is public"
+
+
+def test_b1s_f_shows_the_learner_no_engine_function():
+    """``my_gradcheck(f, x)`` gets ``f`` to evaluate; a public callable on it (``f.fn``, the
+    engine function) would let it return the engine's gradient instead of measuring."""
+    exposed = []
+
+    def my_gradcheck(f, x):
+        exposed.extend(n for n in dir(f) if not n.startswith("_") and callable(getattr(f, n)))
+        return np.zeros_like(x)
+
+    ex.B1(my_gradcheck)
+    assert not exposed, exposed

@@ -27,7 +27,7 @@ from autograd_core import nn
 from autograd_core.tools import graph
 from autograd_core.tools.graph import CycleError, topological_order
 from widgets.lessons import floats, modes
-from widgets.lessons.graphs import define_by_run
+from widgets.lessons.graphs import _define_by_run
 
 
 # -- T5: finite differences ---------------------------------------------------------------------
@@ -38,7 +38,7 @@ def _exact_slope(x: float) -> float:
 
 
 def test_finite_difference_error_is_a_v_lower_and_further_left_in_float64():
-    result = modes.finite_difference_errors()
+    result = modes._finite_difference_errors()
     h = result["h"]
     assert h[0] == pytest.approx(1e-1) and h[-1] == pytest.approx(1e-12)
     assert result["exact"] == pytest.approx(_exact_slope(0.7), rel=1e-14)
@@ -58,7 +58,7 @@ def test_finite_difference_error_is_a_v_lower_and_further_left_in_float64():
 @pytest.mark.parametrize("scheme, order", [("central", 2), ("forward", 1)])
 def test_truncation_arm_falls_with_the_order_of_the_scheme(scheme, order):
     hs = [1e-1, 1e-2]
-    err = modes.finite_difference_errors(hs=hs, dtypes=(np.float64,),
+    err = modes._finite_difference_errors(hs=hs, dtypes=(np.float64,),
                                                scheme=scheme)["float64"]
     slope = math.log10(err[0] / err[1])  # decades of error per decade of h
     assert slope == pytest.approx(order, abs=0.15)
@@ -66,7 +66,7 @@ def test_truncation_arm_falls_with_the_order_of_the_scheme(scheme, order):
 
 # -- W6, L3: define-by-run ---------------------------------------------------------------------
 def test_python_control_flow_records_a_different_graph_per_input():
-    positive, negative = define_by_run((2.5, -0.5))
+    positive, negative = _define_by_run((2.5, -0.5))
     assert positive.ops == ("mul", "tanh", "tanh")  # int(2.5) = 2 loop turns
     assert negative.ops == ("mul", "tanh")
     # the branch that did not run is not in the graph: no gradient at all (None, not 0)

@@ -880,10 +880,10 @@ def d4() -> list[Forbidden]:
 
 
 def a1() -> list[Forbidden]:
-    from widgets.exercises.attention.backward import engine_gradients
+    from widgets.exercises.attention.backward import _engine_gradients
 
     p = ex.A1.problem()
-    grads = engine_gradients(p.q, p.k, p.v, p.d_out)
+    grads = _engine_gradients(p.q, p.k, p.v, p.d_out)
     return ([text for g in grads for text in printed(g)]
             + ["(dw * w).sum(axis=1", "w.T @ d_out", "ds.T @ q"] + solution_lines("A1"))
 

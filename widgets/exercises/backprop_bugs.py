@@ -100,7 +100,7 @@ def _check_g12(fn=None) -> Result:
                              f"'delta1'; it returned {type(got).__name__}"
                              f"{' with keys ' + str(sorted(got)) if isinstance(got, dict) else ''}"
                              ".", diagnosis="type")
-    return Result.combine(mlp.check_parts(p, got))
+    return Result.combine(mlp._check_parts(p, got))
 
 
 @gate.answers("G12")
@@ -117,9 +117,9 @@ def silent_mistakes() -> Report:
     }
     rows = []
     for label, answer in wrong.items():
-        (r,) = mlp.check_parts(p, answer)
+        (r,) = mlp._check_parts(p, answer)
         key = next(iter(answer))
-        rows.append((label, answer[key].shape == mlp.engine_gradients(p)[key].shape,
+        rows.append((label, answer[key].shape == mlp._engine_gradients(p)[key].shape,
                      r.diagnosis))
     return Report("Mistakes that survive a shape check (square hidden layers)",
                   "Every one has the right shape; the derivation checker still names it.",

@@ -323,7 +323,7 @@ def _gradient_parts(op, spec, arrays, returned, g, fresh) -> list[Result]:
         spec.reference(*refs, **fresh()).backward(g)
         expected = [r.grad for r in refs]
         names = gradient_names(len(arrays), spec)
-        known = spec.mistakes(arrays, g, fresh()) if spec.mistakes else []
+        known = spec._mistakes(arrays, g, fresh()) if spec._mistakes else []
         if not isinstance(known, dict):  # one list for every gradient
             known = dict.fromkeys(names, known)
     else:  # gradcheck: g · J of the learner's own forward, J by central differences

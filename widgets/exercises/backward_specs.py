@@ -21,7 +21,7 @@ import autograd_core as ag
 from autograd_core.nn import functional as F
 
 from ..feedback.context import Mistake
-from .layer_items import batch_norm_dx_mistakes
+from .layer_items import _batch_norm_dx_mistakes
 from .problems import Problem, rng
 
 
@@ -32,7 +32,7 @@ class BackwardSpec:
     ``inputs()`` gives the tensor inputs (float64 arrays); ``params`` the fixed keyword
     parameters; ``data()`` seeded keyword parameters drawn afresh for every run (integer
     targets, a random generator: the learner's run and the reference see the same
-    values); ``grads`` names each input's gradient in the feedback. ``mistakes(arrays, g,
+    values); ``grads`` names each input's gradient in the feedback. ``_mistakes(arrays, g,
     params)`` gives known wrong answers: a list (for every gradient) or a dict by gradient
     name; ``naive`` is batch norm's "through x̂ only" for the first input.
     """
@@ -43,7 +43,9 @@ class BackwardSpec:
     inputs: Callable[[], tuple]  # seeded float64 arrays
     params: dict = field(default_factory=dict)
     saves_only_output: bool = False  # and ``no_new`` names what backward may not recompute
-    mistakes: Callable | None = None  # (arrays, g, params) -> list | dict of Mistake
+    # (arrays, g, params) -> list | dict of Mistake. Private: a slip's candidate is the
+    # answer up to that slip, read only by the check (``backward_check``)
+    _mistakes: Callable | None = None
     naive: Callable | None = None  # (arrays, g, params) -> array (normalisation only)
     data: Callable[[], dict] | None = None  # seeded parameters, drawn for each run
     grads: tuple[str, ...] = ()
@@ -208,7 +210,7 @@ def _bn_mistakes(arrays, g, params):
 
     problem = Problem("", x=x, gamma=gamma, beta=beta, G=g, eps=params["eps"])
     return {
-        "dx": batch_norm_dx_mistakes(problem),
+        "dx": _batch_norm_dx_mistakes(problem),
         "dgamma": [Mistake((g * xhat).mean(axis=0), "Your dgamma averages over the batch; "
                            "γ is used by every example, so its gradient is the sum.", one,
                            "batch_mean"),
@@ -309,11 +311,11 @@ def _ce_mistakes(arrays, g, params):
 SPECS: dict[str, BackwardSpec] = {
     "softplus": BackwardSpec(
         "softplus", "f(x) = log(1 + exp(x))", lambda x: ag.log(1 + ag.exp(x)),
-        lambda: (rng(41).standard_normal((3, 4)) * 2,), mistakes=_softplus_mistakes),
+        lambda: (rng(41).standard_normal((3, 4)) * 2,), _mistakes=_softplus_mistakes),
     "sigmoid": BackwardSpec(
         "sigmoid", "f(x) = 1 / (1 + exp(-x)), backward from the saved output only",
         ag.sigmoid, lambda: (rng(42).standard_normal((3, 4)) * 2,), saves_only_output=True,
-        mistakes=_sigmoid_mistakes, no_new=("exp", "exp2", "expm1", "log", "log1p", "tanh",
+        _mistakes=_sigmoid_mistakes, no_new=("exp", "exp2", "expm1", "log", "log1p", "tanh",
                                             "power of a constant")),
     "layer_norm": BackwardSpec(
         "layer_norm", "f(x) = (x - mean(x)) / sqrt(var(x) + eps) over the last axis",
@@ -323,25 +325,25 @@ SPECS: dict[str, BackwardSpec] = {
         "conv2d", "out = conv2d(x, w), stride 1, zero padding 1, no bias",
         lambda x, w, padding: F.conv2d(x, w, padding=padding),
         lambda: (rng(44).standard_normal((2, 2, 5, 5)), rng(46).standard_normal((3, 2, 3, 3))),
-        params={"padding": 1}, mistakes=_conv_mistakes, grads=("dx", "dw")),
+        params={"padding": 1}, _mistakes=_conv_mistakes, grads=("dx", "dw")),
     "max_pool2d": BackwardSpec(
         "max_pool2d", "out = max over each 2×2 window, stride 2; a tie goes to the first "
         "maximum in row-major order", lambda x: F.max_pool2d(x, 2), _pool_input,
-        mistakes=_pool_mistakes, grads=("dx",)),
+        _mistakes=_pool_mistakes, grads=("dx",)),
     "batch_norm": BackwardSpec(
         "batch_norm", "y = gamma · (x - mean) / sqrt(var + eps) + beta per feature, with the "
         "batch's own mean and biased variance", _bn_reference,
         lambda: (rng(48).standard_normal((6, 4)) * 2 + 1, rng(50).standard_normal(4),
                  rng(51).standard_normal(4)),
-        params={"eps": 1e-5}, mistakes=_bn_mistakes, naive=_bn_naive,
+        params={"eps": 1e-5}, _mistakes=_bn_mistakes, naive=_bn_naive,
         grads=("dx", "dgamma", "dbeta")),
     "dropout": BackwardSpec(
         "dropout", "y = x · mask / (1 - p), mask drawn from the generator it is given",
         _dropout_reference, lambda: (rng(52).standard_normal((5, 6)),), params={"p": 0.4},
-        data=_dropout_data, mistakes=_dropout_mistakes, grads=("dx",)),
+        data=_dropout_data, _mistakes=_dropout_mistakes, grads=("dx",)),
     "softmax_cross_entropy": BackwardSpec(
         "softmax_cross_entropy", "loss = mean over the batch of -log softmax(logits)[target]",
         lambda logits, target: F.cross_entropy(logits, target),
-        lambda: (rng(53).standard_normal((5, 4)) * 2,), data=_ce_data, mistakes=_ce_mistakes,
+        lambda: (rng(53).standard_normal((5, 4)) * 2,), data=_ce_data, _mistakes=_ce_mistakes,
         grads=("dlogits",)),
 }

@@ -28,7 +28,7 @@ from .problems import Problem, rng
 # -- G5: a 3-layer MLP --------------------------------------------------------------------
 
 
-_check_g5 = gradients(Gradients("G5", mlp.PARTS, mlp.problem, mlp.engine_gradients, mlp.context),
+_check_g5 = gradients(Gradients("G5", mlp.PARTS, mlp.problem, mlp._engine_gradients, mlp._context),
                       """``G5(dW2=..., db2=..., delta1=...)`` on ``G5.problem()`` (any subset
                       of the three).""")
 

@@ -131,19 +131,19 @@ register(Exercise("E2", "derivation", {"gradients": _check_e2}, problem=e2_probl
 E3_FAR = 20.0  # the fall-off is measured from z = 20 to z = 21, deep in the tail
 
 
-def sigmoid_slopes(z) -> np.ndarray:
+def _sigmoid_slopes(z) -> np.ndarray:
     """σ'(z) entry by entry, from the engine's own backward through sigmoid."""
     t = ag.tensor(np.asarray(z, dtype=np.float64), requires_grad=True)
     ag.sigmoid(t).sum().backward()
     return t.grad.numpy()
 
 
-def e3_engine() -> dict[str, float]:
+def _e3_engine() -> dict[str, float]:
     """Where σ' is largest on a fine grid from -10 to 10 (step 0.01), its value there, and
     how many times smaller it gets from z = 20 to z = 21."""
     grid = np.arange(-1000, 1001) / 100
-    slopes = sigmoid_slopes(grid)
-    tail = sigmoid_slopes([E3_FAR, E3_FAR + 1])
+    slopes = _sigmoid_slopes(grid)
+    tail = _sigmoid_slopes([E3_FAR, E3_FAR + 1])
     return {"peak_z": float(grid[np.argmax(slopes)]), "peak_slope": float(slopes.max()),
             "falloff": float(tail[0] / tail[1])}
 
@@ -154,7 +154,7 @@ def _check_e3(**answers) -> Result:
     how large it is there, and by what factor it shrinks per unit of z far out in the tail
     (from z = 20 to z = 21)."""
     def run(given):
-        want = e3_engine()
+        want = _e3_engine()
         mistakes = {
             "peak_z": [],
             "peak_slope": [

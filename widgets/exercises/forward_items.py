@@ -21,7 +21,7 @@ from ..feedback.check import check_gradient
 from ..feedback.context import Mistake
 from ..feedback.result import Result
 from ..lessons.checkpointing import checkpointed_step, checkpointing, sqrt_segments
-from ..lessons.graphs import define_by_run
+from ..lessons.graphs import _define_by_run
 from ..lessons.memory import memory_breakdown
 from ..lessons.report import Report
 from . import learner
@@ -33,7 +33,7 @@ from .problems import Problem, problem_for, rng
 # -- L1: a residual block -------------------------------------------------------------------
 
 
-def residual_facts() -> dict:
+def _residual_facts() -> dict:
     """What the engine shows about ResidualBlock (linear variant, float64): the ops the
     8 -> 16 block records, in order, and each block's parameter count."""
     gen = ag.Generator(71)
@@ -87,7 +87,7 @@ def _parameter_mistakes(n_in: int, n_out: int) -> list[Mistake]:
 def _l1_facts() -> dict[str, Fact]:
     """What the engine shows, one fact per prediction of ``L1(ops_wider=[...],
     parameters_same=..., parameters_wider=...)``."""
-    facts = residual_facts()
+    facts = _residual_facts()
     return {
         "ops_wider": Fact(facts["ops_with_projection"], "F(x) runs first, one op per layer; "
                           "then the shortcut's projection runs on x, and an add merges the "
@@ -250,7 +250,7 @@ register(Exercise("L2", "derivation", {"gradients": _check_l2, "merges": _check_
 def _l3_facts() -> dict[str, Fact]:
     """What the engine shows, one fact per prediction of ``L3(ops_positive=...,
     ops_negative=...)``: how many ops each input records."""
-    pos, neg = define_by_run((2.5, -0.5))
+    pos, neg = _define_by_run((2.5, -0.5))
     why = "The graph is a record of what ran: one mul, then one tanh per whole unit of |x|."
     return {"ops_positive": Fact(len(pos.ops), why, "number"),
             "ops_negative": Fact(len(neg.ops), why, "number")}
@@ -262,7 +262,7 @@ register(Exercise("L3", "prediction", {"ops": predicting(_l3_facts)}))
 # -- L4: the program is not the values -------------------------------------------------------
 
 
-def two_runs() -> dict:
+def _two_runs() -> dict:
     """The same model (with dropout, training) on two inputs, and twice on one input."""
     gen = ag.Generator(74)
     model = nn.Sequential(nn.Linear(4, 6, dtype=np.float64, generator=gen), nn.Tanh(),
@@ -281,7 +281,7 @@ def two_runs() -> dict:
 def _l4_facts() -> dict[str, Fact]:
     """What the engine shows, one fact per prediction of ``L4(same_structure=..., same_values=...,
     same_mask_same_input=...)``."""
-    facts = two_runs()
+    facts = _two_runs()
     why = {"same_structure": "The program (the ops) is the same for any input of this shape.",
            "same_values": "The activations are values of one execution: other input, other "
                           "values.",
@@ -457,7 +457,7 @@ register(Exercise("L6", "prediction", {"predict": predicting(_l6_facts)}))
 # -- L7: forward values dominate memory ----------------------------------------------------------
 
 
-def chain_saved_bytes(n: int, size: int = 100) -> int:
+def _chain_saved_bytes(n: int, size: int = 100) -> int:
     """Bytes saved by a chain of ``n`` tanh ops on a float64 vector of ``size``."""
     h = ag.tensor(rng(77).standard_normal(size), requires_grad=True)
     for _ in range(n):
@@ -470,8 +470,8 @@ def _l7_facts() -> dict[str, Fact]:
     saved by 10 and by 20 tanh on 100 float64."""
     why = "Each tanh keeps its output: 100 float64 values = 800 bytes per op."
     return {
-        "saved_10": Fact(chain_saved_bytes(10), why, "number"),
-        "saved_20": Fact(chain_saved_bytes(20), why, "number")}
+        "saved_10": Fact(_chain_saved_bytes(10), why, "number"),
+        "saved_20": Fact(_chain_saved_bytes(20), why, "number")}
 
 
 register(Exercise("L7", "prediction", {"bytes": predicting(_l7_facts)},
@@ -671,7 +671,7 @@ def _locate_part(locate) -> Result:
                   name="locate")
 
 
-def l9_op_fact() -> Fact:
+def _l9_op_fact() -> Fact:
     """The op (one level below the module) that made the first non-finite value."""
     op = _instrumentation().first_nonfinite_op
     return Fact(op.op if op else None, "One level down: the op that turned finite inputs into "
@@ -691,7 +691,7 @@ def _check_l9(locate=None, first_nonfinite_op=None) -> Result:
     if locate is not None:
         parts.append(_locate_part(locate))
     if first_nonfinite_op is not None:
-        parts.append(check_fact("first_nonfinite_op", first_nonfinite_op, l9_op_fact()))
+        parts.append(check_fact("first_nonfinite_op", first_nonfinite_op, _l9_op_fact()))
     return Result.combine(parts)
 
 

@@ -29,7 +29,7 @@ def _functional():
 # -- G8: shape of the bias gradient -----------------------------------------------------------
 
 
-def g8_engine_shape(batch: int = 64, units: int = 128) -> tuple:
+def _g8_engine_shape(batch: int = 64, units: int = 128) -> tuple:
     """Run a Linear layer on a batch and return the shape of the bias gradient."""
     g = rng(8)
     b = ag.tensor(np.zeros(units), requires_grad=True)
@@ -43,7 +43,7 @@ def _check_g8(shape) -> Result:
     """``G8(shape=...)``: the shape of the bias gradient for a batch of 64, 128 units."""
     if shape is None:
         return Result(False, "Give your answer as G8(shape=(...)).", diagnosis="none")
-    right = g8_engine_shape()
+    right = _g8_engine_shape()
     given = _shape_of(shape)
     if given is None:
         return Result(False, f"{words.short(shape)} is not a shape; write it as a tuple of "
@@ -178,7 +178,7 @@ def _bn_dx_no_eps(p: Problem) -> np.ndarray:
     return _bn_backward(p.x, p.gamma, p.G, 0.0, axis=0)
 
 
-def batch_norm_dx_mistakes(p: Problem) -> list[Mistake]:
+def _batch_norm_dx_mistakes(p: Problem) -> list[Mistake]:
     """The wrong dx of training-mode batch norm a derivation tends to give, each named, for
     a problem with ``x`` (N, C), ``gamma``, ``beta``, the upstream gradient ``G`` and
     ``eps`` (G14's, and the batch-norm op a learner writes in lesson 08)."""
@@ -222,7 +222,7 @@ def _g14_engine(p: Problem) -> dict:
 def _g14_context(p: Problem, right: dict) -> dict:
     naive = p.G * p.gamma / np.sqrt(p.x.var(axis=0) + p.eps)  # through x̂ only
     return {"dx": dict(of="x", naive=naive, batch_size=p.x.shape[0],
-                       mistakes=batch_norm_dx_mistakes(p))}
+                       mistakes=_batch_norm_dx_mistakes(p))}
 
 
 _check_g14 = gradients(Gradients(

@@ -50,7 +50,7 @@ def problem(square: bool = False, seed: int = 5) -> Problem:
                    z1=z1, a1=a1, z2=z2, a2=a2, z3=z3)
 
 
-def engine_gradients(p: Problem) -> dict[str, np.ndarray]:
+def _engine_gradients(p: Problem) -> dict[str, np.ndarray]:
     """dW2, db2, delta1 (= dL/dz1) and delta2 from the engine's backward pass."""
     import autograd_core as ag
     from autograd_core.nn import functional as F
@@ -95,7 +95,7 @@ def _mistakes(p: Problem, e: dict) -> dict[str, list[Mistake]]:
     return found
 
 
-def context(p: Problem, e: dict) -> dict[str, dict]:
+def _context(p: Problem, e: dict) -> dict[str, dict]:
     """What the gradient checker needs to name a mistake in each part: the parameter it is
     the gradient of, the batch size, the wrong answers, delta1's activation derivative."""
     mistakes = _mistakes(p, e)
@@ -114,9 +114,9 @@ def context(p: Problem, e: dict) -> dict[str, dict]:
     }
 
 
-def check_parts(p: Problem, answers: dict, *, label: str = "") -> list[Result]:
+def _check_parts(p: Problem, answers: dict, *, label: str = "") -> list[Result]:
     """One Result per answer given (keys among ``PARTS``), each named ``label + part``."""
-    e = engine_gradients(p)
-    found = context(p, e)
+    e = _engine_gradients(p)
+    found = _context(p, e)
     return [check_gradient(answers[part], e[part], name=label + part, **found[part])
             for part in PARTS if part in answers]

@@ -80,10 +80,11 @@ class TooManyCalls(Exception):
 
 class _Recorder:
     """The ``f`` the learner's code gets: evaluates the function (no recording) and keeps
-    a copy of every point it was asked about, dtype included."""
+    a copy of every point it was asked about, dtype included. The engine function it
+    evaluates stays private: with it, ``my_gradcheck`` could return the engine's gradient."""
 
     def __init__(self, fn: Callable, size: int):
-        self.fn, self.size, self.points = fn, size, []
+        self._fn, self.size, self.points = fn, size, []
 
     def __call__(self, x) -> float:
         if len(self.points) >= MAX_CALLS:
@@ -93,7 +94,7 @@ class _Recorder:
         point = np.array(x, copy=True)
         self.points.append(point)
         with ag.no_grad():
-            return float(self.fn(ag.tensor(point)).item())
+            return float(self._fn(ag.tensor(point)).item())
 
 
 @dataclass(frozen=True)

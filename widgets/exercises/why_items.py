@@ -299,7 +299,7 @@ def saturated_chain_gradient(depth: int, z: float = W5_SATURATED,
     return float(bottom.grad.numpy())
 
 
-def w5_layers() -> int:
+def _w5_layers() -> int:
     """How many saturated sigmoid layers bring the huge upstream gradient below the floor."""
     return next(d for d in range(1, 100) if abs(saturated_chain_gradient(d)) < W5_FLOOR)
 
@@ -322,7 +322,7 @@ def _check_w5(*args, z=None, G=None, **answers) -> Result:  # noqa: N803
             results.append(_check_w5_at(given["dz"], z, G))
         if "layers" in given:
             results.append(check_fact("layers", given["layers"], Fact(
-                w5_layers(), "Each saturated layer multiplies the gradient by σ'(4), about "
+                _w5_layers(), "Each saturated layer multiplies the gradient by σ'(4), about "
                 "0.018: count the layers until 1000 times that product falls below 10⁻⁶.",
                 "number")))
         return results
@@ -362,7 +362,7 @@ register(Exercise("W5", "derivation", {"dz": _check_w5}, problem=w5_problem, exp
 
 # -- W6: no gradient through the branch that did not run ------------------------------------------
 
-W6_WEIGHTS = {"w_pos": 1.5, "w_neg": -2.0}  # the weights define_by_run starts from
+W6_WEIGHTS = {"w_pos": 1.5, "w_neg": -2.0}  # the weights lessons.graphs' runs start from
 
 
 def _w6_mistakes(x: float, weight: float) -> list[Mistake]:

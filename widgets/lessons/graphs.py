@@ -10,8 +10,9 @@ The four graph motifs of lesson 02 are read straight off a captured graph's edge
   gating by a product, pooling by a max or a mean over branches);
 * a *chain* has neither.
 
-``define_by_run`` shows the other half of the lesson: Python control flow records a
-different graph per input, and the branch that did not run gets no gradient.
+``branches()`` shows the other half of the lesson: Python control flow records a
+different graph per input, and the branch that did not run gets no gradient. It gives W6's
+and L3's answers, so it records W6's solution as seen; its parts stay private.
 
 Constants (tensors that do not require grad) get one node per use in a capture, so
 only leaves that require grad and computed tensors count here.
@@ -39,7 +40,7 @@ from ..svg import SVG, to_svg
 from .report import Report
 
 __all__ = ["consumers", "fan_out", "merges", "motif_report", "draw_sideways", "hide_rules",
-           "define_by_run", "DefineByRun", "branchy"]
+           "branches", "DefineByRun"]
 
 
 def _graph(output: Tensor | Graph) -> Graph:
@@ -169,7 +170,7 @@ def hide_rules(picture: SVG, *ops: str, why: str = "an exercise asks for it") ->
 # -- define-by-run (W6, L3) --------------------------------------------------------------------
 @dataclass(frozen=True)
 class DefineByRun:
-    """One run of ``branchy``: the input, the ops recorded, and the weights' gradients
+    """One run of ``_branchy``: the input, the ops recorded, and the weights' gradients
     (``None`` for the weight of the branch that did not run)."""
 
     x: float
@@ -178,7 +179,7 @@ class DefineByRun:
     grad_w_neg: float | None
 
 
-def branchy(x: Tensor, w_pos: Tensor, w_neg: Tensor) -> Tensor:
+def _branchy(x: Tensor, w_pos: Tensor, w_neg: Tensor) -> Tensor:
     """Ordinary Python deciding what runs: positive inputs are scaled by ``w_pos``,
     the others by ``w_neg``; then tanh is applied once per whole unit of |x| (at
     least once)."""
@@ -188,14 +189,14 @@ def branchy(x: Tensor, w_pos: Tensor, w_neg: Tensor) -> Tensor:
     return y
 
 
-def define_by_run(xs: Sequence[float] = (2.5, -0.5)) -> list[DefineByRun]:
-    """Run ``branchy`` on each input with fresh weights, recording; return what was
+def _define_by_run(xs: Sequence[float] = (2.5, -0.5)) -> list[DefineByRun]:
+    """Run ``_branchy`` on each input with fresh weights, recording; return what was
     recorded and which weights got a gradient."""
     runs = []
     for value in xs:
         x = ag.tensor(float(value))
         w_pos, w_neg = ag.tensor(1.5, requires_grad=True), ag.tensor(-2.0, requires_grad=True)
-        y = branchy(x, w_pos, w_neg)
+        y = _branchy(x, w_pos, w_neg)
         ops = tuple(op.op for op in capture(y).ops)
         y.backward()
         runs.append(DefineByRun(float(value), ops,
@@ -205,9 +206,10 @@ def define_by_run(xs: Sequence[float] = (2.5, -0.5)) -> list[DefineByRun]:
 
 
 @gate.answers("W6")
+@gate.answers("L3")  # its table shows the ops each input records: L3's answer too
 def branches() -> Report:
     """Two inputs through Python control flow: two recorded graphs, two sets of gradients."""
-    runs = define_by_run()
+    runs = _define_by_run()
     rows = [(r.x, " → ".join(r.ops), r.grad_w_pos, r.grad_w_neg) for r in runs]
     return Report("y = w_pos·x if x > 0 else w_neg·x, then tanh once per unit of |x|",
                   "Define-by-run: only the branch that ran is recorded, so the other weight is "

@@ -2,9 +2,12 @@
 
 * ``nested`` / ``recorded_graph_sizes``: a nested function of depth d and the size of
   the graph the engine records for it (the symbolic side is in :mod:`.symbolic`);
-* ``finite_difference_errors``: error of a finite-difference slope against the exact
+* ``_finite_difference_errors``: error of a finite-difference slope against the exact
   gradient as h shrinks, in float32 and float64: the V-shaped curve;
-* ``jacobian_costs`` / ``mode_costs``: work of forward-mode vs reverse-mode Jacobians.
+* ``_jacobian_costs`` / ``_mode_costs``: work of forward-mode vs reverse-mode Jacobians.
+
+The last three measure what T5's and T2's experiments ask a learner to measure, so they
+are private (the tests read them): the lesson has the learner build them.
 """
 
 from __future__ import annotations
@@ -19,8 +22,7 @@ from autograd_core.recording.tensor import Tensor
 from autograd_core.tools import graph
 from autograd_core.tools.counting import count_ops
 
-__all__ = ["nested", "recorded_graph_sizes", "finite_difference_errors", "jacobian_costs",
-           "mode_costs"]
+__all__ = ["nested", "recorded_graph_sizes"]
 
 
 # -- symbolic vs recorded graph (T4, S3) ---------------------------------------------------
@@ -69,7 +71,7 @@ def _default_fd_function(t: Tensor) -> Tensor:
     return ag.tanh(t) * t.exp()
 
 
-def finite_difference_errors(f: Callable[[Tensor], Tensor] = _default_fd_function,
+def _finite_difference_errors(f: Callable[[Tensor], Tensor] = _default_fd_function,
                              x0: float = 0.7, hs: Sequence[float] | None = None,
                              dtypes: Sequence = (np.float32, np.float64),
                              scheme: str = "central") -> dict[str, np.ndarray]:
@@ -108,7 +110,7 @@ def finite_difference_errors(f: Callable[[Tensor], Tensor] = _default_fd_functio
 
 
 # -- forward vs reverse mode cost (T2, W2) --------------------------------------------------
-def jacobian_costs(func: Callable, x: Tensor) -> dict:
+def _jacobian_costs(func: Callable, x: Tensor) -> dict:
     """Build the Jacobian of ``func`` at ``x`` both ways and count the work:
     ``{"forward": {...}, "reverse": {...}, "max_difference": float}`` where each
     mode has ``passes`` (JVP passes = input elements; VJP passes = output elements),
@@ -126,7 +128,7 @@ def jacobian_costs(func: Callable, x: Tensor) -> dict:
     }
 
 
-def mode_costs(sizes: Sequence[int] = (1, 4, 16, 64), hidden: int = 32,
+def _mode_costs(sizes: Sequence[int] = (1, 4, 16, 64), hidden: int = 32,
                seed: int = 0) -> list[dict]:
     """The two textbook cases, at several sizes n:
 
@@ -149,7 +151,7 @@ def mode_costs(sizes: Sequence[int] = (1, 4, 16, 64), hidden: int = 32,
                                           ag.randn(1, generator=gen)),
         }
         for case, (fn, x) in cases.items():
-            cost = jacobian_costs(fn, x)
+            cost = _jacobian_costs(fn, x)
             fwd, rev = cost["forward"]["macs"], cost["reverse"]["macs"]
             rows.append({"case": case, "n": n, "forward macs": fwd, "reverse macs": rev,
                          "forward passes": cost["forward"]["passes"],

@@ -16,6 +16,7 @@ import numpy as np
 import autograd_core as ag
 from autograd_core.nn import functional as F
 
+from ... import gate
 from ...feedback.check import check_gradient
 from ...feedback.context import Mistake
 from ...feedback.result import Result
@@ -31,7 +32,7 @@ def _arrays(seed: int, t: int, d: int) -> tuple[np.ndarray, ...]:
     return tuple(g.standard_normal((t, d)) for _ in range(4))
 
 
-def engine_gradients(q, k, v, d_out) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _engine_gradients(q, k, v, d_out) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The engine's dq, dk, dv of causal attention at (q, k, v), upstream ``d_out``."""
     leaves = [ag.tensor(np.array(a, dtype=np.float64), requires_grad=True) for a in (q, k, v)]
     out = F.scaled_dot_product_attention(*leaves, is_causal=True)
@@ -66,7 +67,7 @@ def _backward(q, k, v, d_out, *, elementwise=False, scaled=True, masked=True,
     return ds @ k * c, dk * c, dv
 
 
-def attention_mistakes(q, k, v, d_out) -> dict[str, list[Mistake]]:
+def _attention_mistakes(q, k, v, d_out) -> dict[str, list[Mistake]]:
     """For each of dq, dk, dv: the answers of the usual slips, each named."""
     slips = {
         "elementwise": ("treats the softmax as elementwise (each weight's gradient times "
@@ -91,10 +92,12 @@ def attention_mistakes(q, k, v, d_out) -> dict[str, list[Mistake]]:
     return out
 
 
+@gate.answers("A1")  # A1's answer but for one slip: seen, unless run after solving
 def with_slip(code: str) -> Callable:
-    """An ``attention_backward`` that makes one of :func:`attention_mistakes`' slips
+    """An ``attention_backward`` that makes one of :func:`_attention_mistakes`' slips
     (``"elementwise"``, ``"unscaled"``, ``"transposed"``, ``"unmasked"``): what a
-    lesson's demonstration passes, without showing the rest of the answer."""
+    lesson's demonstration passes, behind ``after_solving("A1", ...)``. Undo the slip and
+    it is A1's answer, so a call before A1 is solved records its solution as seen."""
     options = SLIPS[code]
 
     def attention_backward(q, k, v, d_out):
@@ -105,8 +108,8 @@ def with_slip(code: str) -> Callable:
 
 def _case(seed: int, t: int, d: int):
     q, k, v, d_out = _arrays(seed, t, d)
-    return (q, k, v, d_out), engine_gradients(q, k, v, d_out), {
-        "mistakes": attention_mistakes(q, k, v, d_out)}
+    return (q, k, v, d_out), _engine_gradients(q, k, v, d_out), {
+        "mistakes": _attention_mistakes(q, k, v, d_out)}
 
 
 def _compare(out, expected, ctx) -> Result:

@@ -36,7 +36,7 @@ def _measured_bytes(b: int, s: int, h: int, a: int) -> int:
         return block_saves(b, s, h, a).total
 
 
-def byte_mistakes(b: int, s: int, h: int, a: int) -> list[Mistake]:
+def _byte_mistakes(b: int, s: int, h: int, a: int) -> list[Mistake]:
     """Answers with one thing wrong, each named (built from the pieces of the count, not
     from the engine's measurement)."""
     per_token = 64 * s * b * h          # the float32 arrays of b·s rows of h (or 4h) values
@@ -76,7 +76,7 @@ def _weights(h: int) -> int:
 
 def _case(b: int, s: int, h: int, a: int):
     return (b, s, h, a), np.array(_measured_bytes(b, s, h, a)), {
-        "mistakes": byte_mistakes(b, s, h, a)}
+        "mistakes": _byte_mistakes(b, s, h, a)}
 
 
 def _compare(out, expected, ctx) -> Result:

@@ -36,11 +36,9 @@ from .network import (
     TRAIN_STEPS,
     Reference,
     Step,
-    forward,
     problem,
     reference,
     reference_for,
-    run_steps,
 )
 from .table import ANSWERS, local_step
 from .training import (
@@ -52,8 +50,8 @@ from .training import (
 )
 
 __all__ = [
-    "STEPS", "ROWS", "PARAMS", "INTERMEDIATES", "ANSWERS", "H4_PARTS", "Step", "forward",
-    "run_steps", "problem", "reference", "reference_for", "Reference", "train",
+    "STEPS", "ROWS", "PARAMS", "INTERMEDIATES", "ANSWERS", "H4_PARTS", "Step",
+    "problem", "reference", "reference_for", "Reference", "train",
     "TrainingRun", "check_one", "local_step",
     "BATCH", "FEATURES", "HIDDEN", "CLASSES", "EPS", "TRAIN_STEPS", "LEARNING_RATE", "CLOSE",
     "CURVE_TOLERANCE", "DESCRIPTION",

@@ -15,7 +15,7 @@ from ..exercise import Exercise, register
 from ..function_cases import Derivation, deriving
 from ..problems import rng
 from .grading import check_one
-from .network import _learner_reference, run_steps
+from .network import _learner_reference, _run_steps
 
 # -- H2: batch norm's backward in one expression ----------------------------------------------
 
@@ -52,7 +52,7 @@ def _bn_case(n: int, c: int, seed: int) -> tuple[tuple, np.ndarray, dict]:
          "gamma": ag.tensor(1 + 0.3 * g.standard_normal(c)),
          "beta": ag.tensor(0.3 * g.standard_normal(c))}
     upstream = g.standard_normal((n, c))
-    run_steps(t, "bn_mean", "bn_out")
+    _run_steps(t, "bn_mean", "bn_out")
     (t["bn_out"] * ag.tensor(upstream)).sum().backward()
     args = (upstream, t["x_hat"].numpy(), t["gamma"].numpy(), t["inv_std"].numpy())
     ctx = {"naive": upstream * args[2] * args[3], "mistakes": _bn_mistakes(*args),
@@ -114,7 +114,7 @@ def _ce_mistakes(logits, y) -> list[Mistake]:
 
 def _ce_case(logits: np.ndarray, y: np.ndarray) -> tuple[tuple, np.ndarray, dict]:
     t = {"logits": ag.tensor(np.array(logits), requires_grad=True), "y": np.asarray(y)}
-    run_steps(t, "logit_max", "loss")
+    _run_steps(t, "logit_max", "loss")
     t["loss"].backward()
     return ((logits, y), t["logits"].grad.numpy(),
             {"mistakes": _ce_mistakes(logits, y), "batch_size": len(y)})

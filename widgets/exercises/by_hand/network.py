@@ -100,7 +100,7 @@ DESCRIPTION = (
 
 
 
-def run_steps(t: dict, first: str = "h_pre", last: str = "loss", *, keep: bool = True) -> dict:
+def _run_steps(t: dict, first: str = "h_pre", last: str = "loss", *, keep: bool = True) -> dict:
     """Run ``STEPS`` from ``first`` to ``last`` on the tensors in ``t`` (by name), adding
     each output, named; with ``keep`` every intermediate keeps its ``.grad`` after backward."""
     names = [s.name for s in STEPS]
@@ -112,11 +112,11 @@ def run_steps(t: dict, first: str = "h_pre", last: str = "loss", *, keep: bool =
     return t
 
 
-def forward(values: Mapping, *, keep: bool = True) -> dict:
+def _forward(values: Mapping, *, keep: bool = True) -> dict:
     """The network on ``values`` (``x``, ``y`` and the parameters, arrays or tensors): every
     tensor by name. Parameters given as arrays become fresh leaves that require grad.
 
-    >>> t = forward(problem())                      # doctest: +SKIP
+    >>> t = _forward(problem())                      # doctest: +SKIP
     >>> t["loss"].backward(); t["h_pre"].grad.shape  # doctest: +SKIP
     (32, 64)
     """
@@ -125,7 +125,7 @@ def forward(values: Mapping, *, keep: bool = True) -> dict:
         v = values[name]
         t[name] = v if isinstance(v, Tensor) else ag.tensor(np.array(v), requires_grad=True)
         t[name].named(name)
-    return run_steps(t, keep=keep)
+    return _run_steps(t, keep=keep)
 
 
 @functools.cache
@@ -183,7 +183,7 @@ def reference_for(values: Mapping) -> Reference:
 
 
 def _through_engine(values: Mapping) -> Reference:
-    t = forward(values)
+    t = _forward(values)
     t["loss"].backward()
     out = {k: _frozen(v.numpy() if isinstance(v, Tensor) else v) for k, v in t.items()}
     grads = {r: _frozen(t[r].grad.numpy()) for r in ROWS}

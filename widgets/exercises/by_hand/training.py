@@ -31,11 +31,11 @@ from .network import (
     ROWS,
     TRAIN_STEPS,
     _digits,
+    _forward,
     _frozen,
     _key,
     _learner_reference,
     _setup,
-    forward,
 )
 from .table import _contexts, _row_message, _summary, _with_dependencies
 
@@ -165,7 +165,7 @@ def _engine_curve(key: int, steps: int, lr: float) -> np.ndarray:
     opt = optim.SGD(list(params.values()), lr=lr)
     losses = []
     for rows in batches[:steps]:
-        loss = forward({"x": x[rows], "y": y[rows], **params}, keep=False)["loss"]
+        loss = _forward({"x": x[rows], "y": y[rows], **params}, keep=False)["loss"]
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -193,7 +193,7 @@ def train(my_gradients: Callable | None = None, steps: int = TRAIN_STEPS,
     losses = []
     for step, rows in enumerate(batches[:steps]):
         with ag.no_grad():
-            t = forward({"x": x[rows], "y": y[rows], **params}, keep=False)
+            t = _forward({"x": x[rows], "y": y[rows], **params}, keep=False)
         losses.append(t["loss"].item())
         try:
             grads = _read_gradients(learner.by_hand(my_gradients, _values_of(t),
@@ -250,7 +250,7 @@ def _check_h4(my_gradients: Callable) -> Result:
             return learner.failed(exc)
     ref = _learner_reference()
     with ag.no_grad():
-        t = forward({k: ref.values[k] for k in ("x", "y", *PARAMS)}, keep=False)
+        t = _forward({k: ref.values[k] for k in ("x", "y", *PARAMS)}, keep=False)
     try:
         out = learner.by_hand(my_gradients, _values_of(t), what="my_gradients")
     except learner.LearnerCodeFailed as exc:

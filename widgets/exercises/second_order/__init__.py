@@ -17,14 +17,12 @@ Every expected value is the engine's (``autograd.grad`` twice, ``func.hessian``,
 >>> second_order.cost_table()                        # doctest: +SKIP
 """
 
-from .curvature import network_mistakes, tanh_mistakes
-from .newton import NewtonRun, newton_mistakes, newton_run
-from .problems import Logistic, Network, engine_tanh_second, logistic, network, tanh_points
-from .products import MAX_GRADIENTS, CostRow, cost_table, gradient_macs, hvp_mistakes
+from . import curvature  # noqa: F401 - registers D1 and D2
+from .newton import NewtonRun, newton_run
+from .problems import Logistic, Network, logistic, network, tanh_points
+from .products import MAX_GRADIENTS, CostRow, cost_table, gradient_macs
 
 __all__ = [
-    "tanh_mistakes", "network_mistakes", "hvp_mistakes",
-    "newton_mistakes", "newton_run", "NewtonRun", "cost_table", "CostRow", "gradient_macs",
+    "newton_run", "NewtonRun", "cost_table", "CostRow", "gradient_macs",
     "MAX_GRADIENTS", "Network", "network", "Logistic", "logistic", "tanh_points",
-    "engine_tanh_second",
 ]

@@ -21,7 +21,7 @@ from ..function_cases import Derivation, deriving
 from ..problems import Problem
 from .problems import (
     Network,
-    engine_tanh_second,
+    _engine_tanh_second,
     network,
     network_problem,
     tanh_points,
@@ -30,7 +30,7 @@ from .problems import (
 # -- D1: tanh'' --------------------------------------------------------------------------------
 
 
-def tanh_mistakes(x: np.ndarray) -> list[Mistake]:
+def _tanh_mistakes(x: np.ndarray) -> list[Mistake]:
     """tanh'' with one thing wrong, each named."""
     t = np.tanh(x)
     return [
@@ -50,7 +50,7 @@ def tanh_mistakes(x: np.ndarray) -> list[Mistake]:
 
 
 def _tanh_case(x: np.ndarray) -> tuple[tuple, np.ndarray, dict]:
-    return (x,), engine_tanh_second(x), {"mistakes": tanh_mistakes(x)}
+    return (x,), _engine_tanh_second(x), {"mistakes": _tanh_mistakes(x)}
 
 
 def _compare(label: str) -> Callable[[object, object, dict], Result]:
@@ -94,7 +94,7 @@ def _curvature_term(net: Network, second: np.ndarray, r: np.ndarray,
     return np.repeat(c[..., None], k, axis=3)
 
 
-def network_mistakes(net: Network) -> list[Mistake]:
+def _network_mistakes(net: Network) -> list[Mistake]:
     """The network's Hessian with one thing wrong, each named."""
     p = _pieces(net)
     outer = _outer_term(net, p["t1"])
@@ -124,7 +124,7 @@ def network_mistakes(net: Network) -> list[Mistake]:
 
 def _network_case(net: Network) -> tuple[tuple, np.ndarray, dict]:
     return ((net.X, net.W, net.u, net.y), net.hessian(),
-            {"mistakes": network_mistakes(net), "shape": net.W.shape})
+            {"mistakes": _network_mistakes(net), "shape": net.W.shape})
 
 
 def _compare_hessian(out, expected, ctx) -> Result:

@@ -23,7 +23,7 @@ STEPS = 6  # Newton steps in the lesson's race
 LEARNING_RATE = 1.0  # gradient descent's step size in the race (stable on this problem)
 
 
-def newton_mistakes(w: np.ndarray, g: np.ndarray, H: np.ndarray) -> list[Mistake]:
+def _newton_mistakes(w: np.ndarray, g: np.ndarray, H: np.ndarray) -> list[Mistake]:
     """Newton steps with one thing wrong, each named."""
     return [
         Mistake(w + np.linalg.solve(H, g), "Your step goes uphill: it moves the weights "
@@ -44,7 +44,7 @@ def _case(seed: int, n: int, d: int) -> tuple[tuple, np.ndarray, dict]:
     problem, w0 = logistic(seed=seed, n=n, d=d)
     g, H = problem.gradient_and_hessian(w0)
     expected = w0 - np.linalg.solve(H, g)  # the definition of the step
-    return (w0, g, H), expected, {"mistakes": newton_mistakes(w0, g, H)}
+    return (w0, g, H), expected, {"mistakes": _newton_mistakes(w0, g, H)}
 
 
 def _compare(out, expected, ctx) -> Result:

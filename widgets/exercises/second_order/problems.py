@@ -31,7 +31,7 @@ def tanh_points(seed: int = 141, size: int = 7) -> np.ndarray:
     return np.sort(rng(seed).uniform(-2.5, 2.5, size))
 
 
-def engine_tanh_second(x: np.ndarray) -> np.ndarray:
+def _engine_tanh_second(x: np.ndarray) -> np.ndarray:
     """tanh'' at ``x`` by the engine: the gradient recorded (``create_graph=True``), then
     differentiated again."""
     t = ag.tensor(np.array(x, dtype=np.float64), requires_grad=True)

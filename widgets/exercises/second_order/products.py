@@ -42,7 +42,7 @@ def gradient_macs(net: Network) -> int:
     return counts.total_macs
 
 
-def hvp_mistakes(net: Network, v: np.ndarray) -> list[Mistake]:
+def _hvp_mistakes(net: Network, v: np.ndarray) -> list[Mistake]:
     """What a Hessian-vector product with one step wrong gives, each named."""
     g = net.gradient()
     return [
@@ -61,7 +61,7 @@ def _case(net: Network, seed: int) -> tuple[tuple, np.ndarray, dict]:
     v = _direction(net, seed)
     W = ag.tensor(net.W, requires_grad=True)
     return ((net.loss, W, ag.tensor(v)), net.hvp(v),
-            {"mistakes": hvp_mistakes(net, v), "net": net})
+            {"mistakes": _hvp_mistakes(net, v), "net": net})
 
 
 def _counted(fn: Callable) -> Callable:
