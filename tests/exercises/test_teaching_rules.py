@@ -482,13 +482,16 @@ def test_every_gated_helper_names_an_item_and_every_experiment_is_gated():
             assert getattr(exercise._experiment, "gate_item", None) == exercise_id
 
 
-def _cnn_step(**plan):
+def _cnn_step(wrapped: bool = False, **plan):
     """``measure_step`` of the capstone's CNN (C1's model) on a batch of 64 images, with
-    ``plan`` (``segments=`` or ``forward=``); float32 or not, C1's answer scales from it."""
+    ``plan`` (``segments=`` or ``forward=``); float32 or not, C1's answer scales from it.
+    ``wrapped`` puts it inside a Sequential of one, its layers one level down."""
+    from autograd_core import nn
     from widgets.lessons import checkpointing, digits
 
     x = ag.tensor(np.random.default_rng(5).random((64, 1, 8, 8)))
-    return checkpointing.measure_step(digits.make_cnn(), x, **plan)
+    model = nn.Sequential(digits.make_cnn()) if wrapped else digits.make_cnn()
+    return checkpointing.measure_step(model, x, **plan)
 
 
 def _measure(helper: str):
@@ -503,7 +506,16 @@ def _measure(helper: str):
             "reference": by_hand.reference,
             "reference_for": lambda: by_hand.reference_for(dict(ex.H1.problem())),
             "G12.snippet": lambda: ex.G12.snippet,
-            "block_saves": lambda: transformer.block_saves(2, 48, 32, 4)}[helper]()
+            "block_saves": lambda: transformer.block_saves(2, 48, 32, 4),
+            # the same models wrapped, or measured directly (issue #39's re-audit)
+            "measure_step(wrapped make_cnn)": lambda: _cnn_step(
+                wrapped=True, forward=lambda m, x: checkpointing.plan_forward([[4, 5]])(m[0], x)),
+            "measure_step(a GPT with a plan)": lambda: checkpointing.measure_step(
+                transformer.TinyGPT(32, 4, 2, context=16, generator=ag.Generator(7)).plan(
+                    [["mlp"], []]), ag.tensor(np.zeros((2, 16), dtype=np.int64)),
+                loss=lambda out: out.sum()),
+            "measure_step(swish_stack)": lambda: checkpointing.measure_step(
+                checkpointing.swish_stack(16), ag.randn(4, 64), 4)}[helper]()
 
 
 # (helper, the item it answers, what it records): the measuring helpers of lesson support
@@ -512,7 +524,10 @@ MEASURING = [("recompute_step", "A3", "try"), ("measure_step(make_cnn, forward)"
              ("measure_step(make_cnn, segments)", "C1", "try"),
              ("checkpointed_step", "L8", "solution"),
              ("reference", "H1", "solution"), ("reference_for", "H1", "solution"),
-             ("G12.snippet", "G5", "solution"), ("block_saves", "A2", "solution")]
+             ("G12.snippet", "G5", "solution"), ("block_saves", "A2", "solution"),
+             ("measure_step(wrapped make_cnn)", "C1", "try"),
+             ("measure_step(a GPT with a plan)", "A3", "try"),
+             ("measure_step(swish_stack)", "L8", "solution")]
 
 
 @pytest.mark.parametrize("helper, exercise_id, gives", MEASURING, ids=[m[0] for m in MEASURING])

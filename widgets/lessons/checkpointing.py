@@ -191,14 +191,16 @@ def measure_step(model: nn.Sequential, x: Tensor, segments: int = 1,
     model's own modules (``model.named_children()``) that ran again during backward:
     the ones a checkpoint rebuilt.
 
-    A plan measured on the capstone's CNN (``make_cnn()``) is what C1 asks for: it counts
-    as one of C1's tries, but the plain step and the plans lesson 12 shows.
+    A plan measured on the capstone's CNN (``make_cnn()``, wrapped or not) is what C1
+    asks for: it counts as one of C1's tries, but the plain step and the plans lesson 12
+    shows. Each item's rule is in :data:`MEASURES` (A3's, on the memory lesson's GPT,
+    joins it from :mod:`.transformer`).
 
     >>> measure_step(swish_stack(4), ag.randn(2, 64), segments=1).recompute_macs
     0
     """
-    if _plans_the_capstone(model, segments, forward):
-        gate.measured("C1", "try")
+    for item, gives in measured_items(model, segments, forward):
+        gate.measured(item, gives)
     params = list(model.parameters())
     for p in params:
         p.grad = None
@@ -243,15 +245,34 @@ C1_EXAMPLE_PLAN = [[7, 8]]
 C1_SHOWN_SEGMENTS = (1, 3)
 
 
-def _plans_the_capstone(model, segments: int, forward) -> bool:
-    """Whether a :func:`measure_step` measures a plan C1 asks for, not one lesson 12 shows."""
+def _plans_the_capstone(model, segments: int, forward) -> tuple[str, str] | None:
+    """C1's try: a plan measured on the capstone's CNN (anywhere in ``model``), but the
+    ones lesson 12 shows."""
     from .digits import is_capstone_cnn
 
     if forward is None and segments in C1_SHOWN_SEGMENTS:
-        return False
+        return None
     if forward is not None and getattr(forward, "plan", None) == C1_EXAMPLE_PLAN:
-        return False
-    return is_capstone_cnn(model)
+        return None
+    return ("C1", "try") if any(is_capstone_cnn(m) for m in model.modules()) else None
+
+
+def _measures_the_swish_stack(model, segments: int, forward) -> tuple[str, str] | None:
+    """L8's answer shown: a step of lesson 10's swish stack measured (as
+    :func:`checkpointed_step` measures it)."""
+    return ("L8", "solution") if any(isinstance(m, SwishBlock) for m in model.modules()) \
+        else None
+
+
+# What a measure_step of a model measures for an item: (model, segments, forward) ->
+# (item, "try" | "solution") or None, one rule per item.
+MEASURES: list[Callable[..., tuple[str, str] | None]] = [_plans_the_capstone,
+                                                         _measures_the_swish_stack]
+
+
+def measured_items(model, segments: int, forward) -> list[tuple[str, str]]:
+    """The items (and what each is given) a :func:`measure_step` of ``model`` answers."""
+    return [found for rule in MEASURES if (found := rule(model, segments, forward))]
 
 
 def _swish_batch(batch: int, width: int, seed: int) -> Tensor:
@@ -269,9 +290,8 @@ def checkpointed_step(depth: int, segments: int, *, width: int = 64, batch: int 
     It measures what L8 asks the learner to work out: before L8 is solved, a measurement
     counts as seeing L8's solution.
     """
-    gate.measured("L8", "solution")
     return measure_step(swish_stack(depth, width, seed), _swish_batch(batch, width, seed),
-                        segments)
+                        segments)  # L8's answer shown: recorded by measure_step
 
 
 @dataclass(frozen=True)
