@@ -20,6 +20,7 @@ from autograd_core.tools.instrument import instrument
 from autograd_core.utils.checkpoint import checkpoint
 from widgets import exercises as ex
 from widgets.exercises import capstone_tasks as tasks
+from widgets.exercises import store
 from widgets.exercises.capstone_tasks import planted_bug
 from widgets.exercises.tracking import status
 from widgets.feedback.result import MAX_MESSAGE
@@ -226,9 +227,9 @@ def test_gradient_checks_module_by_module_point_at_the_buggy_module():
         if not passes(modules[name], inputs[name]):
             failing.append(name)
             frontier += [f"{name}.{c}" for c, _ in modules[name].named_children()]
-    assert failing == ["5", tasks.BUGGY_MODULE]
+    assert failing == ["5", "5.shortcut"]
     innermost = [n for n in failing if not any(o.startswith(n + ".") for o in failing)]
-    assert innermost == [tasks.BUGGY_MODULE] == ["5.shortcut"]
+    assert innermost == ["5.shortcut"] == ["5.shortcut"]
     assert passes(modules["5.body.act"], inputs["5.body.act"])   # the hand-written op is right
 
 
@@ -369,3 +370,16 @@ def test_asking_c2_about_every_module_counts_as_seeing_the_solution():
         ex.C2(module=path, forward=lambda module, x: x)
     assert status("C2") in ("solved after seeing the solution", "in progress")
     assert status("C2") != "solved"
+
+
+def test_probing_modules_without_a_fix_spends_tries():
+    """Issue #39's re-audit: C2(module=...) alone graded the module part and counted no
+    try, so asking about each of the 24 paths found the bug for free. A part answered
+    wrong is a try, beside a placeholder too."""
+    from widgets.exercises.tracking import TRIES, status
+
+    for path in ["0", "1", "2", "3", "4", "5", "6"]:
+        assert not ex.C2(module=path).ok
+    assert store.read_item("C2")["misses"].get(TRIES) == 7
+    assert ex.C2(module="5.shortcut", forward=lambda module, x: x).ok
+    assert status("C2") == "solved after seeing the solution"

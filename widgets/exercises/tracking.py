@@ -111,7 +111,7 @@ def record(exercise, check: str, result: Result, variant: str = "") -> str:
             part = entry["parts"].setdefault(key, {"ok": False, "ever": False})
             part["ok"] = ok
             part["ever"] = part["ever"] or ok
-        if not result.ok and not placeholders and not _format_slip(result):
+        if _a_wrong_answer(result):
             entry["misses"][TRIES] = entry["misses"].get(TRIES, 0) + 1
         for key in mistakes_named(check, result):
             entry["misses"][key] = entry["misses"].get(key, 0) + 1
@@ -150,9 +150,13 @@ FORMAT_SLIPS = frozenset({"type", "text", "ragged", "bool", "complex", "unreadab
                           "reason_format", "call"})
 
 
-def _format_slip(result: Result) -> bool:
-    wrong = [p for p in result.parts if not p.ok] or [result]
-    return all(p.diagnosis in FORMAT_SLIPS for p in wrong)
+def _a_wrong_answer(result: Result) -> bool:
+    """Whether a check's result holds a wrong answer (a try): a part answered wrong, even
+    beside a part still a placeholder (C2's module probed without a fix), but not a
+    format slip, and not placeholders alone."""
+    wrong = [p for p in result.parts if not p.ok] or ([] if result.ok else [result])
+    answered = [p for p in wrong if p.diagnosis != "none"]
+    return bool(answered) and not all(p.diagnosis in FORMAT_SLIPS for p in answered)
 
 
 # The count, kept with the misses, of an item's wrong checks and measurements: an item

@@ -8,8 +8,6 @@
 
 from .checkpoint_plan import BATCH, BUDGET, MAX_EXTRA_WORK, N_MODULES, PlanRun, PlanTask
 from .planted_bug import (
-    AROUND_THE_BUG,
-    BUGGY_MODULE,
     SNIPPET,
     BugHunt,
     Identity,
@@ -23,5 +21,5 @@ from .planted_bug import (
 __all__ = [
     "PlanTask", "PlanRun", "BugHunt", "BUDGET", "MAX_EXTRA_WORK", "BATCH", "N_MODULES",
     "SwishOp", "Swish", "Identity", "Residual", "bug_hunt_model",
-    "bug_hunt", "SNIPPET", "BUGGY_MODULE", "AROUND_THE_BUG",
+    "bug_hunt", "SNIPPET",
 ]

@@ -105,8 +105,8 @@ SNIPPET = "\n\n".join(inspect.getsource(o) for o in (SwishOp, Swish, Identity, R
                                                       bug_hunt_model))
 
 # Where the bug is, and the modules around it (a gradient check of each fails too).
-BUGGY_MODULE = "5.shortcut"
-AROUND_THE_BUG = ("", "5")
+_BUGGY_MODULE = "5.shortcut"
+_AROUND_THE_BUG = ("", "5")
 
 
 class _PassOn(nn.Module):
@@ -195,7 +195,7 @@ def _module_part(module) -> Result:
                              "names model.named_modules() gives, such as '0' or "
                              "'4.body.conv1'.", name="module", diagnosis="unknown_module")
     kind = type(paths[path]).__name__
-    if path == BUGGY_MODULE:
+    if path == _BUGGY_MODULE:
         return Result(True, f"Module {path!r} ({kind}) is where the gradient goes wrong: a "
                             "gradient check on the input it receives fails, and it has no "
                             "smaller module inside.", name="module")
@@ -203,7 +203,7 @@ def _module_part(module) -> Result:
         return Result(False, "'' is the whole model: that its gradients are wrong is the "
                              "symptom. Find the innermost module whose own gradient check "
                              "fails.", name="module", diagnosis="whole_model")
-    if path in AROUND_THE_BUG:
+    if path in _AROUND_THE_BUG:
         return Result(False, f"Module {path!r} ({kind}) does fail a gradient check, but so does "
                              "a smaller module inside it, on its own input: go one level "
                              "down.", name="module", diagnosis="too_coarse")
