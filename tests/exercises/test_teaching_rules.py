@@ -755,7 +755,7 @@ def test_a_gated_cells_function_stays_gated_when_called_again():
     assert not shown and "L5" in str(namespace["first"])
     later = namespace["running_estimates"]()
     assert not shown and "L5" in str(later), "the cell's name ran the comparison unearned"
-    ex.L5.solution  # recorded: the comparison is earned now
+    _ = ex.L5.solution  # recorded: the comparison is earned now
     assert namespace["running_estimates"]() == "the answer" and shown == [1]
 
 
@@ -763,7 +763,6 @@ def test_quietly_from_a_learners_cell_records_as_usual():
     """The gate's ``quietly`` is for a check grading with the helper it records; from a
     learner's code (here, code compiled outside the package) it changes nothing."""
     from widgets import gate
-
     from widgets.exercises.graph_items import backward_order  # gated: G4's answer
 
     namespace = {"gate": gate, "backward_order": backward_order}
