@@ -53,7 +53,6 @@ class Fact:
         return isinstance(self.value, bool | np.bool_) or 0 < len(self.choices) <= 4
 
 
-_UNREADABLE = frozenset({"none", "text", "type", "ragged", "bool", "complex", "unreadable"})
 _MAX_SHOWN = 80  # characters of a value quoted back (a 10⁷-element answer is not echoed)
 
 
@@ -343,8 +342,8 @@ def _compare(name: str, given, fact: Fact) -> Result:
     if fact.kind == "number":
         context = {"reference": "what the engine measured", **dict(fact.context)}
         checked = check_gradient(given, fact.value, name=name, **context)
-        if checked.ok or checked.diagnosis in _UNREADABLE:
-            return checked  # an answer that is not a number is not a try
+        if checked.ok:  # (an answer that is no number was answered by _wrong_type)
+            return checked
         return _not_yet(name, checked.message, checked.diagnosis, checked._hint)
     if fact.kind == "shape":
         got = _as_shape(given)
