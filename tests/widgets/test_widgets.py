@@ -284,7 +284,7 @@ def test_predict_mode_hides_the_sent_gradient_until_it_is_predicted():
     (lambda g: 4 * g, "off by the same constant factor (too large)"),  # not "4 times"
     (lambda g: g / 2, "2 times too small"),
     (lambda g: g.T, "transpose"),
-    (lambda g: g[:2], "shape (2, 3), but the gradient must have shape (4, 3)"),
+    (lambda g: g[:2], "shape (2, 3), but the shape of the engine's gradient is (4, 3)"),
     (lambda g: g.sum(), "is a single number"),
     (lambda g: g + np.eye(4, 3), "differs from the engine's gradient in 3 of 12 entries"),
 ])

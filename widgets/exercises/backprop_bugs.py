@@ -50,7 +50,8 @@ def _g10_context(p: Problem, right: dict) -> dict:
     return {"dW": dict(of="W", mistakes=[Mistake(
                 _overwritten(p), "Your dW keeps only the last occurrence of each repeated id: "
                 "an overwrite (dW[ids] = G). Repeated ids must add up (scatter-add).",
-                "np.add.at(dW, ids, G) adds every occurrence.", "overwrite")]),
+                "Look at how your dW collects the rows of G for an id that appears more than "
+                "once: every occurrence's row must end up in it.", "overwrite")]),
             "row1": dict(paths=rows)}
 
 
@@ -71,7 +72,9 @@ def _check_g10_fix(fn=None) -> Result:
         return learner.failed(exc)
     return check_gradient(got, _g10_engine(p), name="dW", of="W", mistakes=[Mistake(
         _overwritten(p), "Still an overwrite: each repeated id keeps only its last row of G.",
-        "np.add.at(dW, ids, G).", "overwrite")])
+        "Look at the line that writes G's rows into dW: with a repeated id, does a later "
+        "row replace an earlier one, or join it? (NumPy's fancy-index assignment is "
+        "buffered.)", "overwrite")])
 
 
 register(Exercise(

@@ -362,8 +362,8 @@ def _saved_parts(node, reads: list, spec, recomputed: list[str]) -> list[Result]
                                        "which is not its output; σ' = σ(1 − σ) needs only the "
                                        "output, so no exp has to be recomputed.",
                                 name="saved", diagnosis="saves_input",
-                                hint="In forward: out = ...; ctx.save(out=out); in backward: "
-                                     "s = ctx.load('out')."))
+                                hint="Look at what your backward reads: which saved value "
+                                     "does σ(1 − σ) need?"))
     if recomputed and not any(p.diagnosis == "saves_input" for p in parts):
         parts.append(Result(False, f"Your backward computes {words.listing(recomputed)} from "
                                    "what it read: this op's derivative can be written with "

@@ -167,7 +167,10 @@ def _check_e3(**answers) -> Result:
                         "toward 0; the question asks how many times smaller it gets per unit "
                         "step away from 0.", "", "inverse")],
         }
-        return [check_gradient(given[k], want[k], name=k, reference="the engine's sigmoid",
+        what = {"peak_z": "the z where the engine's sigmoid is steepest",
+                "peak_slope": "the engine's slope of sigmoid there",
+                "falloff": "the engine's fall-off factor of sigmoid's slope"}
+        return [check_gradient(given[k], want[k], name=k, reference=what[k],
                                mistakes=mistakes[k])
                 for k in ("peak_z", "peak_slope", "falloff") if k in given]
 

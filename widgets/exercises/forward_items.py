@@ -95,11 +95,13 @@ def _l1_facts() -> dict[str, Fact]:
         "parameters_same": Fact(float(facts["parameters_same"]), "Two bias-free linears and "
                                 "two batch norms (a scale and a shift per feature); the "
                                 "identity shortcut and the + add nothing.", "number",
-                                {"mistakes": _parameter_mistakes(8, 8)}),
+                                {"mistakes": _parameter_mistakes(8, 8)},
+                                what="a number of parameters"),
         "parameters_wider": Fact(float(facts["parameters_wider"]), "F's layers at width 16, "
                                  "plus the bias-free projection 8 → 16 the shortcut needs; "
                                  "the + adds nothing.", "number",
-                                 {"mistakes": _parameter_mistakes(8, 16)}),
+                                 {"mistakes": _parameter_mistakes(8, 16)},
+                                 what="a number of parameters"),
     }
 
 
@@ -434,7 +436,8 @@ def _l6_facts() -> dict[str, Fact]:
                                            "the first call of a?", "", "same_seed_differs"),
                                    Mistake(1.0, "A seed does not fix one mask for every "
                                            "call: each call draws new numbers from the "
-                                           "stream.", "", "seed_fixes_one_mask")]}),
+                                           "stream.", "", "seed_fixes_one_mask")]},
+                               what="a number of masks"),
         "front_to_back": Fact(front, "Near 1e8 float32 numbers are 8 apart: 1e8 + 1 rounds "
                               "back to 1e8, eight times over.", "number", {
                                   "rtol": 0.0, "atol": 1e-9, "mistakes": [
@@ -470,8 +473,8 @@ def _l7_facts() -> dict[str, Fact]:
     saved by 10 and by 20 tanh on 100 float64."""
     why = "Each tanh keeps its output: 100 float64 values = 800 bytes per op."
     return {
-        "saved_10": Fact(_chain_saved_bytes(10), why, "number"),
-        "saved_20": Fact(_chain_saved_bytes(20), why, "number")}
+        "saved_10": Fact(_chain_saved_bytes(10), why, "number", what="a whole number of bytes"),
+        "saved_20": Fact(_chain_saved_bytes(20), why, "number", what="a whole number of bytes")}
 
 
 register(Exercise("L7", "prediction", {"bytes": predicting(_l7_facts)},
@@ -528,7 +531,8 @@ def _l8_facts() -> dict[str, Fact]:
                                       Mistake(float(2 * b + L), "One layer at a time is "
                                               "not what is rebuilt: a whole segment is "
                                               "recorded again before its sweep.", "",
-                                              "one_layer")]}),
+                                              "one_layer")]},
+                                  what="a number of bytes"),
         "recompute_macs": Fact(float(sqrt.recompute_macs), "Each of the three checkpointed "
                                "segments (12 layers) runs its forward pass once more during "
                                "backward; the last segment is not rebuilt.", "number",
@@ -545,7 +549,8 @@ def _l8_facts() -> dict[str, Fact]:
                                    Mistake(0.0, "Nothing recomputed would mean nothing was "
                                            "dropped: where do a checkpointed segment's "
                                            "activations come from during backward?", "",
-                                           "no_recompute")]}),
+                                           "no_recompute")]},
+                               what="a number of multiply-adds"),
     }
     return facts
 

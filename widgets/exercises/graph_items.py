@@ -116,7 +116,9 @@ def _g1_facts() -> dict[str, Fact]:
     facts = dict(_g1_measured(learner_name()))
     facts.pop("saved_bytes_recording")  # shown by the experiment; the question asks the rest
     kinds = {"saved_bytes_recording": "number", "saved_bytes_no_grad": "number"}
-    return {k: Fact(v, _G1_EXPLAIN[k], kinds.get(k, "exact")) for k, v in facts.items()}
+    return {k: Fact(v, _G1_EXPLAIN[k], kinds.get(k, "exact"),
+                    what="a whole number of bytes" if k in kinds else "")
+            for k, v in facts.items()}
 
 
 @lru_cache(maxsize=8)

@@ -188,15 +188,19 @@ def _batch_norm_dx_mistakes(p: Problem) -> list[Mistake]:
     return [
         Mistake(inv * (dxhat - dxhat.mean(0)), "Your dx has the path through the mean but not "
                 "the one through the variance: the variance also depends on every input.",
-                "Add the term - x̂ · mean(dx̂ · x̂) inside the bracket.", "batchnorm_no_variance"),
+                "Follow the path from the variance back to x: which term does it add?",
+                "batchnorm_no_variance"),
         Mistake(inv * (dxhat - xhat * (dxhat * xhat).mean(0)), "Your dx has the path through "
-                "the variance but not the one through the mean.", "Subtract mean(dx̂) inside "
-                "the bracket.", "batchnorm_no_mean"),
+                "the variance but not the one through the mean.", "Follow the path from the "
+                "mean back to x: which term does it add?", "batchnorm_no_mean"),
         Mistake(inv * (p.G - p.G.mean(0) - xhat * (p.G * xhat).mean(0)), "Your dx forgets γ: "
-                "the gradient reaching x̂ is G * gamma.", "dx̂ = G * gamma.", "missing_gamma"),
+                "the gradient reaching x̂ passes through the scale γ first.",
+                "Look at the first step back, from the output to x̂: what multiplies x̂ in the "
+                "forward pass?", "missing_gamma"),
         Mistake(_bn_dx(p, unbiased=True), "Your dx normalises with the unbiased variance "
                 "(divided by N - 1); batch norm uses the biased one (divided by N).",
-                "Use x.var(axis=0) (NumPy's default ddof=0).", "unbiased_variance"),
+                "Compare the divisor of your variance with the forward pass's.",
+                "unbiased_variance"),
         Mistake(inv * (dxhat - dxhat.sum(0) - xhat * (dxhat * xhat).sum(0)), "Your dx uses sums "
                 "over the batch where batch norm's mean and variance take means: the terms of "
                 "the mean and variance paths are N times too large.", "μ and σ² are means "
@@ -211,7 +215,8 @@ def _batch_norm_dx_mistakes(p: Problem) -> list[Mistake]:
                 "batchnorm_wrong_axis"),
         Mistake(_bn_dx_no_eps(p), "Your dx leaves out ε: batch norm divides by √(σ² + ε), "
                 "and the check compares to rounding error, so even this small term shows.",
-                "Normalise with np.sqrt(var + eps), as the forward pass does.", "missing_eps"),
+                "Compare the denominator of your x̂ with the forward pass's, term by term.",
+                "missing_eps"),
     ]
 
 

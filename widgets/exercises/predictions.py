@@ -28,6 +28,7 @@ import numpy as np
 
 from ..feedback import words
 from ..feedback.check import check_gradient
+from ..feedback.inputs import AnswerProblem, as_answer
 from ..feedback.result import Result
 from . import store
 
@@ -44,6 +45,7 @@ class Fact:
     context: Mapping = field(default_factory=dict)  # for kind="number": check_gradient context
     accept: tuple = ()  # other answers that count as right (e.g. "none" for an empty set)
     choices: tuple = ()  # every possible answer, when there are only a few (a yes/no has 2)
+    what: str = ""  # the quantity asked, for a malformed answer: "a number of bytes"
 
     @property
     def few_choices(self) -> bool:
@@ -51,7 +53,6 @@ class Fact:
         return isinstance(self.value, bool | np.bool_) or 0 < len(self.choices) <= 4
 
 
-_UNREADABLE = frozenset({"none", "text", "type", "ragged", "bool", "complex", "unreadable"})
 _MAX_SHOWN = 80  # characters of a value quoted back (a 10⁷-element answer is not echoed)
 
 
@@ -79,7 +80,7 @@ def _kind_of(value) -> str:
         return f"an array of shape {words.shape(value.shape)}"
     if callable(value):
         return f"a function ({words.short(value, 40)})"
-    return f"a {type(value).__name__} ({words.short(value, 40)})"
+    return f"{words.a_type(value)} ({words.short(value, 40)})"
 
 
 def _as_shape(value):
@@ -182,15 +183,53 @@ def _same(given, value) -> bool:
         return False
 
 
+def _is_real(value) -> bool:
+    return isinstance(value, int | float | np.integer | np.floating) and not isinstance(
+        value, bool | np.bool_)
+
+
+def _number_asked(fact: Fact) -> str:
+    """What a number fact asks for, in words: its ``what``, else its shape."""
+    if fact.what:
+        return fact.what
+    shape = np.shape(fact.value)
+    return "a number" if shape == () else f"an array of shape {words.shape(shape)}"
+
+
+def _not_a_number(given, shape: tuple) -> str:
+    """Why ``given`` cannot be a number answer of ``shape`` ('' if it can)."""
+    try:
+        read = as_answer(given, shape)
+    except AnswerProblem:
+        return _kind_of(given)
+    if read.array.shape != tuple(shape):
+        got = read.array.shape
+        return f"{_kind_of(given)}, which has shape {words.shape(got)}"
+    return ""
+
+
 def _wrong_type(name: str, given, fact: Fact) -> Result | None:
-    """A sentence for a prediction that cannot be the kind of answer asked for."""
+    """A sentence for a prediction that cannot be the kind of answer asked for (not a
+    try: diagnosis "type")."""
     value = fact.value
     if isinstance(value, bool | np.bool_) and as_bool(given) is None:
         return Result(False, f"{name} should be True or False; you gave {_kind_of(given)}.",
                       name=name, diagnosis="type")
     if fact.kind == "number" and _is_count(value) and _as_count(given) is None:
-        return Result(False, f"{name} should be a whole number (a count); you gave "
-                             f"{_kind_of(given)}.", name=name, diagnosis="type")
+        asked = fact.what or "a whole number (a count)"
+        return Result(False, f"{name} should be {asked}; you gave {_kind_of(given)}.",
+                      name=name, diagnosis="type")
+    if fact.kind == "number" and not _is_count(value):
+        wrong = _not_a_number(given, np.shape(value))
+        if wrong:
+            return Result(False, f"{name} should be {_number_asked(fact)}; you gave {wrong}.",
+                          name=name, diagnosis="type")
+    numbers_or_none = fact.kind == "exact" and all(
+        v is None or _is_real(v) for v in (value, *fact.choices, *fact.accept))
+    if numbers_or_none and not (given is None or _is_real(given)):
+        asked = fact.what or "a number"
+        return Result(False, f"{name} should be {asked}; you gave {_kind_of(given)}.",
+                      name=name, diagnosis="type")
     if fact.kind == "sequence" and not (isinstance(given, list | tuple) and len(given) <= 64
                                         and all(isinstance(v, str) for v in given)):
         return Result(False, f"{name} should be a list of op names, e.g. ['mul', 'add']; you "
@@ -303,8 +342,8 @@ def _compare(name: str, given, fact: Fact) -> Result:
     if fact.kind == "number":
         context = {"reference": "what the engine measured", **dict(fact.context)}
         checked = check_gradient(given, fact.value, name=name, **context)
-        if checked.ok or checked.diagnosis in _UNREADABLE:
-            return checked  # an answer that is not a number is not a try
+        if checked.ok:  # (an answer that is no number was answered by _wrong_type)
+            return checked
         return _not_yet(name, checked.message, checked.diagnosis, checked._hint)
     if fact.kind == "shape":
         got = _as_shape(given)

@@ -140,7 +140,8 @@ def _check_s2(fn=None) -> Result:
         summed = Mistake(sum(fresh[: k + 1]), f"Batch {k + 1}'s gradient still contains the "
                          f"gradients of the {k} batch(es) before it: .grad accumulates "
                          "(+=) across backward calls until you reset it.",
-                         "Set w.grad = None (or w.grad.zero_()) before each backward.",
+                         "Look at what w.grad holds when each batch's backward starts: is "
+                         "anything left from the batch before?",
                          "not_reset")
         results.append(check_gradient(given, right, name=f"batch {k + 1}", of="w",
                                       mistakes=[summed] if k else []))
@@ -388,7 +389,8 @@ def _check_s6(fn=None) -> Result:
         parts.append(Result(False, f"Your function ran {passes} backward passes through the "
                                    "parameters; one pass already fills every leaf's .grad.",
                             name="passes", diagnosis="extra_passes",
-                            hint="Call backward once, then read w1.grad and w2.grad."))
+                            hint="Count the backward calls in your function: what does "
+                                 "one sweep already fill in for every leaf it reaches?"))
     return Result.combine(parts)
 
 

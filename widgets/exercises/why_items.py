@@ -405,7 +405,8 @@ def _w6_facts() -> dict[str, Fact]:
                            {"mistakes": _w6_mistakes(2.5, W6_WEIGHTS["w_pos"])}),
         "w_neg_grad": Fact(positive.grad_w_neg, "For x = 2.5 the branch with w_neg never ran, "
                            "so w_neg is not in the recorded graph: its .grad stays None.",
-                           choices=(None, 0.0)),
+                           choices=(None, 0.0), what="a number, or the Python value .grad "
+                           "holds when no gradient was computed (a value, not text)"),
         "w_neg_grad_negative": Fact(negative.grad_w_neg, "For x = -0.5 the other branch ran, "
                                     "then tanh once: another graph, with w_neg in it.",
                                     "number",

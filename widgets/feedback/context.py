@@ -53,6 +53,12 @@ class Context:
     mistakes: Sequence[Mistake] = ()
     answer_is_integer: bool = False  # set by check_gradient, not by callers
 
+    @property
+    def is_gradient(self) -> bool:
+        """Whether the expected value is a gradient (named ``of`` a tensor, or called one by
+        ``reference``): only then do shape messages speak of the tensor it belongs to."""
+        return self.of is not None or "gradient" in self.reference
+
 
 KNOWN_KEYS = frozenset(Context.__dataclass_fields__) - {"tol", "answer_is_integer"}
 

@@ -24,25 +24,35 @@ _SAME_SHAPE_HINT = ("A gradient always has exactly the shape of the tensor it is
 
 
 def diagnose_shape(answer: np.ndarray, expected: np.ndarray, ctx: Context) -> Diagnosis:
-    """Why ``answer`` has the wrong shape, and what would fix it (shapes differ)."""
+    """Why ``answer`` has the wrong shape, and what would fix it (shapes differ). The
+    expected value is named as the caller names it (``reference=``, ``of=``): only a
+    gradient's message speaks of a gradient and the tensor it belongs to."""
     name, tol = ctx.name, ctx.tol
     want = words.shape(expected.shape)
     got = words.shape(answer.shape)
-    whose = f"the shape of {ctx.of}" if ctx.of else "the shape of the tensor it belongs to"
-    if answer.size == 1 and expected.size > 1:
-        return Diagnosis("scalar", f"{name} is a single number, but the gradient has shape "
-                                   f"{want} ({whose}): one entry per entry of that tensor.",
-                         _SAME_SHAPE_HINT)
+    gradient = ctx.is_gradient
+    hint = _SAME_SHAPE_HINT if gradient else ""
+    whose = ""
+    if gradient:
+        whose = f" (the shape of {ctx.of or 'the tensor it belongs to'})"
+    if answer.ndim == 0 and expected.size > 1:
+        return Diagnosis("scalar", f"{name} is a single number, but the shape of "
+                                   f"{ctx.reference} is {want}{whose}: one entry per entry"
+                                   f"{' of that tensor' if gradient else ''}.", hint)
     if expected.ndim == 0:
-        if close(np.sum(answer), expected, tol):
+        if answer.size == 1:
+            return Diagnosis("shape", f"{name} has shape {got}, an array holding one number, "
+                                      "where a single number is asked for: pass the number "
+                                      "itself.", hint)
+        if gradient and close(np.sum(answer), expected, tol):
             return Diagnosis("missing_reduction",
-                             f"{name} has shape {got}, but the gradient is a single number: "
+                             f"{name} has shape {got}, but {ctx.reference} is a single number: "
                              "your entries look like the per-entry terms before the "
                              "reduction.", "The output was reduced to one number.")
-        return Diagnosis("shape", f"{name} has shape {got}, but the gradient is a single "
-                                  "number.", _SAME_SHAPE_HINT)
+        return Diagnosis("shape", f"{name} has shape {got}, but a single number is asked for "
+                                  f"({ctx.reference}).", hint)
     found = (_permuted(answer, expected, ctx) or _reshaped(answer, expected, ctx)
-             or _reduced(answer, expected, ctx))
+             or (_reduced(answer, expected, ctx) if gradient else None))
     if found:
         return found
     extra = ""
@@ -52,11 +62,11 @@ def diagnose_shape(answer: np.ndarray, expected: np.ndarray, ctx: Context) -> Di
                  "parameter is shared by every example, so that axis must be summed away.")
     elif answer.size == expected.size:
         extra = " It has the right number of entries, but rearranging them does not match."
-    elif _broadcasts_to(expected.shape, answer.shape):
+    elif gradient and _broadcasts_to(expected.shape, answer.shape):
         extra = (" Your answer has the broadcast shape: the engine sums the gradient back to "
                  "the input's shape (un-broadcast).")
-    return Diagnosis("shape", f"{name} has shape {got}, but the gradient must have shape "
-                              f"{want} ({whose}).{extra}", _SAME_SHAPE_HINT)
+    return Diagnosis("shape", f"{name} has shape {got}, but the shape of {ctx.reference} is "
+                              f"{want}{whose}.{extra}", hint)
 
 
 def _permuted(answer, expected, ctx: Context) -> Diagnosis | None:
@@ -65,14 +75,15 @@ def _permuted(answer, expected, ctx: Context) -> Diagnosis | None:
     for perm in itertools.permutations(range(answer.ndim)):
         moved = np.transpose(answer, perm)
         if moved.shape == expected.shape and close(moved, expected, ctx.tol):
-            of = ctx.of or "the tensor it belongs to"
+            compare = (f" Compare its shape with {ctx.of or 'the tensor it belongs to'}'s."
+                       if ctx.is_gradient else "")
             return Diagnosis(
                 "transpose",
-                f"{ctx.name} has shape {words.shape(answer.shape)} but the gradient has shape "
-                f"{words.shape(expected.shape)}: it looks transposed (its axes are in another "
-                f"order). Compare its shape with {of}'s.",
+                f"{ctx.name} has shape {words.shape(answer.shape)}, but the shape of "
+                f"{ctx.reference} is {words.shape(expected.shape)}: it looks transposed (its "
+                f"axes are in another order).{compare}",
                 "Write the shapes under each factor of your formula: the order of the factors "
-                "that gives the tensor's own shape is the right one.")
+                "that gives the right shape is the right one.")
     return None
 
 

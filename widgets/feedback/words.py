@@ -49,6 +49,16 @@ def listing(items) -> str:
     return ", ".join(items[:-1]) + " and " + items[-1]
 
 
+def a(noun: str) -> str:
+    """``noun`` with its indefinite article: ``a('str') == 'a str'``, ``a('int') == 'an int'``."""
+    return f"{'an' if noun[:1].lower() in tuple('aeio') else 'a'} {noun}"
+
+
+def a_type(value) -> str:
+    """What ``value`` is, with its article: ``a_type(5) == 'an int'``."""
+    return a(type(value).__name__)
+
+
 def short(value, limit: int = 60) -> str:
     """``repr(value)`` cut to ``limit`` characters, and without a memory address (a
     function is named by its qualified name), so stored outputs stay stable."""
@@ -57,5 +67,5 @@ def short(value, limit: int = 60) -> str:
     else:
         text = repr(value)
         if " at 0x" in text or " object at " in text:
-            text = f"a {type(value).__name__} object"
+            text = f"{a_type(value)} object"
     return text if len(text) <= limit else text[:limit - 3] + "..."

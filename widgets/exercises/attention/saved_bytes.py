@@ -17,6 +17,7 @@ from functools import lru_cache
 import numpy as np
 
 from ... import gate
+from ...feedback import words
 from ...feedback.check import check_gradient
 from ...feedback.context import Mistake
 from ...feedback.result import Result
@@ -82,7 +83,7 @@ def _case(b: int, s: int, h: int, a: int):
 def _compare(out, expected, ctx) -> Result:
     if isinstance(out, bool) or not isinstance(out, int | float | np.integer | np.floating
                                                | np.ndarray):
-        return Result(False, f"Your block_bytes returns a {type(out).__name__}; it should "
+        return Result(False, f"Your block_bytes returns {words.a_type(out)}; it should "
                              "return a number of bytes.", name="bytes", diagnosis="type")
     return check_gradient(np.asarray(out, dtype=np.float64), expected.astype(np.float64),
                           name="bytes", reference="the engine's measured bytes", atol=0.0,

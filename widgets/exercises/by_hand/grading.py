@@ -82,7 +82,8 @@ def _not_broadcast(label: str, name: str, answer, expected: np.ndarray) -> Resul
                          "gradient: copy yours along the missing axis (the backward of a sum or "
                          "mean sends the gradient to every entry it added).",
                   name=label, diagnosis="missing_broadcast",
-                  hint="Broadcast it: d * np.ones(shape), or np.broadcast_to(d, shape).copy().")
+                  hint="Each entry of the input gets its own copy of your value: the answer has "
+                       "the input's shape.")
 
 
 def _usable(answer, shape) -> np.ndarray | None:

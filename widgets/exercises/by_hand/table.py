@@ -50,7 +50,8 @@ def _contexts(ref: Reference) -> dict[str, dict]:
                                "the path through log_probs": d["log_probs"]}
     ctx["W2"]["mistakes"] = [Mistake(
         v["bn_out"].T @ d["logits"], "Your answer uses bn_out, but the input of the second "
-        "linear layer is h = tanh(bn_out).", "d_W2 = (the layer's input).T @ d_logits.",
+        "linear layer is h = tanh(bn_out).", "Which array goes into the second linear layer "
+        "in the forward pass?",
         "wrong_input")]
     ctx["bn_out"].update(activation_derivative=1 - v["h"] ** 2, before_activation=d["h"],
                          wrong_derivatives={tanh_fix: 1 - v["bn_out"] ** 2})

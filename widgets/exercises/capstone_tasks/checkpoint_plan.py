@@ -259,7 +259,7 @@ def _nothing_checkpointed(step: CheckpointedStep) -> Result:
 def _scores_problem(out, scores: np.ndarray) -> Result | None:
     """A sentence if the forward's output is not the model's scores."""
     if not isinstance(out, ag.Tensor):
-        return Result(False, f"Your forward returned a {type(out).__name__}, not a tensor: it "
+        return Result(False, f"Your forward returned {words.a_type(out)}, not a tensor: it "
                              f"must return the model's output, the ({BATCH}, 10) class scores.",
                       diagnosis="type")
     if out.shape != scores.shape:

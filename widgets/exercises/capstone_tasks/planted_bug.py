@@ -157,7 +157,7 @@ def _run(model: nn.Module) -> _Run:
     xt = ag.tensor(x, requires_grad=True)
     out = model(xt)
     if not isinstance(out, ag.Tensor):
-        raise TypeError(f"the model returned a {type(out).__name__}, not a tensor")
+        raise TypeError(f"the model returned {words.a_type(out)}, not a tensor")
     F.cross_entropy(out, ag.tensor(y)).backward()
     grads = {name: None if p.grad is None else p.grad.numpy().copy()
              for name, p in model.named_parameters()}
@@ -185,7 +185,7 @@ def _module_part(module) -> Result:
         module = str(int(module))
     if not isinstance(module, str):
         return Result(False, f"module should be a path such as '4.body.conv1', a string; you "
-                             f"gave a {type(module).__name__} ({words.short(module, 40)}).",
+                             f"gave {words.a_type(module)} ({words.short(module, 40)}).",
                       name="module", diagnosis="type")
     paths = dict(bug_hunt_model().named_modules())
     path = module.strip()
@@ -244,7 +244,7 @@ def _fix_part(module, forward) -> Result:
                       name="fix", diagnosis="none")
     if not callable(forward) or isinstance(forward, type):
         return Result(False, f"forward should be a function fixed_forward(module, x) that returns "
-                             f"the module's output; you gave a {type(forward).__name__} "
+                             f"the module's output; you gave {words.a_type(forward)} "
                              f"({words.short(forward, 40)}).", name="fix", diagnosis="type")
     path = str(int(module)) if isinstance(module, int | np.integer) and not isinstance(
         module, bool) else module
