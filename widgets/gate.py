@@ -43,6 +43,11 @@ def measured(item: str, gives: str = "solution") -> None:
     tracking.helper_measured(item, gives)
 
 
+def is_quiet() -> bool:
+    """Whether the code running now is inside :func:`quietly` (a check's own use)."""
+    return _QUIET.get()
+
+
 def answers(item: str, gives: str = "solution") -> Callable[[Callable], Callable]:
     """Decorate a helper whose every call computes what ``item`` asks: each call outside
     :func:`quietly` is recorded by :func:`measured` first."""

@@ -915,3 +915,43 @@ def test_b1s_f_shows_the_learner_no_engine_function():
 
     ex.B1(my_gradcheck)
     assert not exposed, exposed
+
+
+# -- 7, continued: the engine's own backward on the learner's problem --------------------------
+
+GRADIENT_ITEMS = [i for i in IDS if any(getattr(fn, "gradients", None) is not None
+                                        for fn in ex.registry()[i]._checks.values())]
+
+
+@pytest.fixture()
+def _fresh_watch():
+    from widgets.exercises import engine_watch
+
+    engine_watch.forget()
+    yield
+    engine_watch.forget()
+
+
+@pytest.mark.parametrize("exercise_id", GRADIENT_ITEMS)
+def test_the_engines_backward_on_your_own_problem_is_seeing_the_answer(exercise_id,
+                                                                       _fresh_watch, capsys):
+    """Issue #39's re-audit: ``(A @ B).backward(p.G)`` on ``G6.problem()`` hands back the
+    engine's gradients; it is a route to the answer like ``.solution``, and recorded as one.
+    Generated over every item of the Gradients kind: a backward that reaches a leaf holding
+    one of the problem's arrays."""
+    assert GRADIENT_ITEMS
+    p = ex.registry()[exercise_id].problem()
+    leaves = [ag.tensor(a, requires_grad=True) for a in p.values()
+              if isinstance(a, np.ndarray) and a.dtype.kind == "f" and a.size > 1]
+    sum(leaf.sum() for leaf in leaves).backward()
+    assert seen(exercise_id)
+    assert f"{exercise_id}'s own problem" in capsys.readouterr().err
+
+
+def test_a_backward_on_another_problem_or_in_a_check_is_not_seeing_it(_fresh_watch):
+    p, other = ex.G6.problem(), ex.G6.problem(square=True)
+    a, b = ag.tensor(other.A, requires_grad=True), ag.tensor(other.B, requires_grad=True)
+    (a @ b).backward(ag.tensor(other.G))  # another problem: not the learner's answer
+    assert not seen("G6")
+    ex.G6(dA=p.G @ p.B.T, dB=p.A.T @ p.G)  # the check runs the engine on p itself
+    assert status("G6") == "solved"

@@ -119,7 +119,8 @@ _G7_VARIANTS = ((1, 0), (1, 1), (2, 0), (2, 1))
 
 def g7_problem(stride: int = 1, padding: int = 0) -> Problem:
     """x (2, 2, 5, 5), kernel w (3, 2, 3, 3) and the upstream gradient of the output."""
-    g = rng(7)
+    # each problem its own data: the engine run on another problem shows nothing of yours
+    g = rng(7) if (stride, padding) == (1, 0) else rng(700 + 10 * stride + padding)
     x, w = g.standard_normal((2, 2, 5, 5)), g.standard_normal((3, 2, 3, 3))
     size = (5 + 2 * padding - 3) // stride + 1
     return Problem(f"y = conv2d(x, w, stride={stride}, padding={padding}) (cross-correlation, "

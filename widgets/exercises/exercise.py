@@ -33,7 +33,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..feedback.result import Result, Text
-from . import demos, learner, store
+from . import demos, engine_watch, learner, store
 from .ids import COURSE_IDS, EXERCISE_IDS, _item_words
 
 KINDS = ("derivation", "true_false", "spot_error", "prediction", "write_backward")
@@ -236,7 +236,24 @@ class Exercise:
         """The data this exercise works on (the same every run)."""
         if self._problem is None:
             raise AttributeError(f"{self.id} has no problem data; read its question instead.")
-        return self._problem(*args, **kwargs)
+        problem = self._problem(*args, **kwargs)
+        if self._own_problem(args, kwargs):  # the engine's backward on it gives the answer
+            engine_watch.hand_out(self.id, problem)
+        return problem
+
+    def _own_problem(self, args: tuple, kwargs: dict) -> bool:
+        """Whether ``problem(*args, **kwargs)`` is one the learner answers: their own, or
+        one whose parts the item requires (G7's strided problem); not a demonstration's."""
+        from .tracking import required_parts
+
+        try:
+            options = inspect.signature(self._problem).bind_partial(*args, **kwargs).arguments
+        except TypeError:
+            return False
+        checks = [name for name in self._checks if demos.problem_options(self, name)]
+        variants = {demos.variant(self, name, dict(options)) for name in checks} or {""}
+        return any(v == "" or any(f"({v})" in part for part in required_parts(self))
+                   for v in variants)
 
     def experiment(self, *args, **kwargs):
         """Run the engine experiment that shows the answer (returns a result object).

@@ -17,8 +17,9 @@ from autograd_core.tools.counting import count_ops
 
 from ..feedback.result import Result
 
+# the engine's frames and these lessons' own (widgets/): never the learner's line
 _OURS = (str(Path(__file__).resolve().parent.parent.parent / "autograd_core"),
-         str(Path(__file__).resolve().parent))
+         str(Path(__file__).resolve().parent.parent))
 _ENGINE = str(Path(__file__).resolve().parent.parent.parent / "autograd_core")
 _NODE = str(Path(_ENGINE) / "recording" / "node.py")  # ctx.save / ctx.load: the op's API
 # frames that are not the learner's: the engine's own, these lessons' (widgets), Python's
