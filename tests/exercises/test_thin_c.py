@@ -6,25 +6,15 @@ each slip the items name is named. Expected values are worked out here by hand."
 import numpy as np
 import pytest
 
+# each test records into a file of its own (autouse), and what "seen" means: as the rules'
+from test_teaching_rules import _own_progress, seen  # noqa: F401, E402
+
 import autograd_core as ag
 from autograd_core.func import jacfwd, jacrev, jvp, vjp
 from autograd_core.tools.counting import count_ops
 from widgets import exercises as ex
-from widgets.exercises import reset_progress, store
 from widgets.exercises.tracking import status
 from widgets.lessons import modes, symbolic
-
-
-@pytest.fixture(autouse=True)
-def _own_progress(tmp_path, monkeypatch):
-    monkeypatch.setenv("AUTOGRAD_LESSONS_PROGRESS", str(tmp_path / "progress.json"))
-    reset_progress()
-    ex.forget_results()
-
-
-def seen(exercise_id: str) -> bool:
-    return store.read_item(exercise_id)["solution_seen"] is not None
-
 
 # -- T1: both Jacobians built pass by pass, and their gap measured -----------------------------
 
