@@ -1,8 +1,7 @@
 """Grades the student's kernel cannot fake: the autograder grades the *answers* again.
 
-A small lesson (G6: arrays; G12: a function that runs the engine; D1: a function that
-must be NumPy only) is exported for otter, and graded with ``otter run`` as an
-instructor grades it:
+A small lesson (G6: arrays; G12 and D1: functions that must be NumPy only, D1's a closed
+form) is exported for otter, and graded with ``otter run`` as an instructor grades it:
 
 * honestly right: full marks; honestly wrong: zero, with each check's own named
   mistake in the feedback (computed here by running the same checks in this process);

@@ -104,7 +104,7 @@ def serve() -> None:  # pragma: no cover - runs in the sandbox process (tests dr
     from IPython.core.interactiveshell import InteractiveShell
 
     from autograd_core.tools.counting import count_ops
-    from widgets.exercises.learner import describe, where_it_failed
+    from widgets.exercises.learner import describe, engine_calls, where_it_failed
 
     class Shell(InteractiveShell):
         def enable_gui(self, gui=None):
@@ -138,9 +138,10 @@ def serve() -> None:  # pragma: no cover - runs in the sandbox process (tests dr
             try:
                 args = decode(request["args"])
                 kwargs = decode(request["kwargs"])
-                with count_ops() as counts:
+                with count_ops() as counts, engine_calls() as called:
                     value = fn(*args, **kwargs)
-                reply = {"value": encode(value), "engine_ops": counts.total_ops}
+                # engine ops, and direct calls into the engine's code (which run no op)
+                reply = {"value": encode(value), "engine_ops": counts.total_ops + len(called)}
             except Unencodable as why:
                 reply = {"unencodable": str(why)}
             except CPULimitReached:
