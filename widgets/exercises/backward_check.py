@@ -30,7 +30,6 @@ import autograd_core as ag
 from autograd_core.autograd import numeric_jacobian
 from autograd_core.recording.node import Function
 from autograd_core.sweep.engine import backward_steps
-from autograd_core.tools.counting import count_ops
 
 from ..feedback import words
 from ..feedback.check import check_gradient
@@ -70,13 +69,8 @@ class _UsesEngine(Exception):
 def _by_hand(where: str, run: Callable[[], Any]) -> tuple[Any, _UsesEngine | None]:
     """``run()``, the learner's forward or backward, and a :class:`_UsesEngine` to raise
     if it ran an engine op or called the engine's code (a node's ctx API aside)."""
-    with count_ops() as counts, learner.engine_calls() as called:
-        out = run()
-    if counts.total_ops:
-        return out, _UsesEngine(where, f"runs engine ops ({counts.total_ops} of them)")
-    if called:
-        return out, _UsesEngine(where, f"calls the engine's own code ({called[0]})")
-    return out, None
+    out, used = learner.watch_engine_use(run)
+    return out, None if used is None else _UsesEngine(where, used)
 
 
 class _Watched(np.ndarray):

@@ -38,13 +38,14 @@ class _ProblemWatch(Observer):
     """Notes a sweep that reaches a leaf holding a handed-out problem's array."""
 
     def on_backward(self, node, grad_output, grads) -> None:
-        if store.current.get() is not None:  # a check (or its demonstration) running
-            return
+        # every recorded op's backward comes here: only a leaf of a handed-out shape is read
         for edge, grad in zip(node.edges, grads):
-            if edge is None or grad is None or isinstance(edge, Node):
+            if (edge is None or grad is None or isinstance(edge, Node)
+                    or edge.shape not in _HANDED):
                 continue
             item = _whose(edge.numpy())
-            if item is not None and _started_by_the_learner():
+            if (item is not None and store.current.get() is None  # not a check's own sweep
+                    and _started_by_the_learner()):
                 _shown(item)
 
 

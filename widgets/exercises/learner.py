@@ -7,11 +7,13 @@ learner's code it came from.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import traceback
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from autograd_core.tools.counting import count_ops
 
@@ -96,24 +98,42 @@ def by_hand(fn: Callable, *args, what: str = "", **kwargs):
     the code ``"uses_engine"``. The engine computing the derivative is the check's
     answer, not the learner's."""
     failed = None
+    try:
+        out, used = watch_engine_use(lambda: call(fn, *args, what=what, **kwargs),
+                               elsewhere=lambda: engine_ops_elsewhere(fn))
+    except LearnerCodeFailed as exc:  # engine use, if any, is said first
+        failed, used = exc, getattr(exc, "engine_use", None)
+    if failed is not None and (failed.code == "none" or used is None):
+        raise failed
+    if used is not None:
+        named = f"Your {what}" if what else "Your function"
+        raise LearnerCodeFailed(f"{named} {used}: write the derivation yourself, with NumPy "
+                                "on the arrays it gets.", RuntimeError("engine"), "uses_engine")
+    return out
+
+
+def watch_engine_use(run: Callable[[], Any], elsewhere: Callable[[], int] = lambda: 0
+               ) -> tuple[Any, str | None]:
+    """``run()`` (the learner's code) and how it used the engine, as the end of a sentence
+    ("runs engine ops (3 of them)", "calls the engine's own code (conv.input_grad)"), or
+    None. ``elsewhere()`` adds the ops it ran in another process. If ``run`` raises, the
+    exception carries the same sentence end as its ``engine_use`` attribute."""
     with count_ops() as counts, engine_calls() as called:
         try:
-            out = call(fn, *args, what=what, **kwargs)
-        except LearnerCodeFailed as exc:  # engine use, if any, is said first
-            failed = exc
-    ops = counts.total_ops + engine_ops_elsewhere(fn)
-    named = f"Your {what}" if what else "Your function"
-    if failed is not None and (failed.code == "none" or not (ops or called)):
-        raise failed
+            out = run()
+        except Exception as exc:
+            with contextlib.suppress(AttributeError):  # an exception without a __dict__
+                exc.engine_use = _how(counts.total_ops + elsewhere(), called)
+            raise
+    return out, _how(counts.total_ops + elsewhere(), called)
+
+
+def _how(ops: int, called: list[str]) -> str | None:
     if ops:
-        raise LearnerCodeFailed(f"{named} runs engine ops ({ops} of them): write the "
-                                "derivation yourself, with NumPy on the arrays it gets.",
-                                RuntimeError("engine ops"), "uses_engine")
+        return f"runs engine ops ({ops} of them)"
     if called:
-        raise LearnerCodeFailed(f"{named} calls the engine's own code ({called[0]}): write "
-                                "the derivation yourself, with NumPy on the arrays it gets.",
-                                RuntimeError("engine code"), "uses_engine")
-    return out
+        return f"calls the engine's own code ({called[0]})"
+    return None
 
 
 def without(fn: Callable, *args, forbidden: Collection[str], what: str = "", **kwargs):
