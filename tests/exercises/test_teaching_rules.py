@@ -948,6 +948,75 @@ def test_the_engines_backward_on_your_own_problem_is_seeing_the_answer(exercise_
     assert f"{exercise_id}'s own problem" in capsys.readouterr().err
 
 
+ASKED_PROGRAMS = sorted(__import__("widgets.exercises.engine_watch",
+                                    fromlist=["_"]).programs_asked_about())
+
+
+@pytest.mark.parametrize("exercise_id", ASKED_PROGRAMS)
+def test_a_sweep_of_the_program_an_item_asks_about_is_seeing_its_answer(exercise_id,
+                                                                        _fresh_watch, capsys):
+    """G4 asks in which order backward visits ``a = x * w; c = a + tanh(a)``: the engine's
+    sweep of that program, stepped by the learner, is the answer. Generated over every item
+    that names the program it asks about."""
+    from autograd_core.tools.graph import backward_steps
+    from widgets.exercises.engine_watch import programs_asked_about
+
+    assert ASKED_PROGRAMS
+    list(backward_steps(programs_asked_about()[exercise_id]()))
+    assert seen(exercise_id)
+    assert f"{exercise_id}'s own problem" in capsys.readouterr().err
+
+
+def _g4_shaped(x, w, *, commuted=False):
+    a = x * w
+    return (ag.tanh(a) + a if commuted else a + ag.tanh(a)).sum()
+
+
+@pytest.mark.parametrize("sweep", ["backward", "stepper view"])
+def test_g4s_program_with_other_values_and_operands_swapped_is_still_g4s(sweep, _fresh_watch):
+    """The program's shape is what the answer depends on: other numbers, other sizes and
+    ``tanh(a) + a`` for ``a + tanh(a)`` give the same order; so does the stepper view."""
+    from widgets import BackwardStepper
+
+    g = np.random.default_rng(4)
+    x, w = (ag.tensor(g.standard_normal(5), requires_grad=True) for _ in range(2))
+    loss = _g4_shaped(x, w, commuted=True)
+    loss.backward() if sweep == "backward" else BackwardStepper(loss)
+    assert seen("G4")
+
+
+def test_a_sweep_through_a_bigger_program_that_holds_g4s_shows_its_order_too(_fresh_watch):
+    """The sweep visits G4's four ops in the same order when more follows them."""
+    x, w = (ag.tensor([0.5, 1.5], requires_grad=True) for _ in range(2))
+    (_g4_shaped(x, w) * 3.0).backward()
+    assert seen("G4")
+
+
+def test_a_sweep_of_another_program_or_g4s_own_check_is_not_seeing_g4(_fresh_watch):
+    x = ag.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    w = ag.tensor([1.5, 0.5, -0.5], requires_grad=True)
+    (x * w + ag.tanh(x * w)).sum().backward()  # mul computed twice: no value read twice
+    a = x * w
+    (a + ag.tanh(a) * 2.0).sum().backward()    # one op more, inside
+    ag.tanh(x * w).sum().backward()
+    assert not seen("G4")
+    ex.G4(order=["sum", "add", "tanh", "mul"])  # the check sweeps the program itself
+    assert status("G4") == "solved"
+    ex.G4.experiment()                          # and, once solved, shows it
+    assert status("G4") == "solved"
+
+
+def test_a_view_sweeping_your_own_problem_is_seeing_the_answer(_fresh_watch):
+    """The views are the learner's tools: the stepper on G6's own problem shows dA and dB
+    as a backward does (the watch looks through the views to the learner's cell)."""
+    from widgets import BackwardStepper
+
+    p = ex.G6.problem()
+    a, b = ag.tensor(p.A, requires_grad=True), ag.tensor(p.B, requires_grad=True)
+    BackwardStepper(a @ b, ag.tensor(p.G))
+    assert seen("G6")
+
+
 def test_a_backward_on_another_problem_or_in_a_check_is_not_seeing_it(_fresh_watch):
     p, other = ex.G6.problem(), ex.G6.problem(square=True)
     a, b = ag.tensor(other.A, requires_grad=True), ag.tensor(other.B, requires_grad=True)

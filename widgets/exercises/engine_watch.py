@@ -8,10 +8,17 @@ gradient to a leaf holding one of that problem's arrays (bit for bit), outside a
 That records the item's solution as seen (an item solved after it is "solved after
 seeing the solution"), and a sentence says so, once per item.
 
-Nothing else is watched: a sweep on other data (a lesson's demonstration, another
-problem the learner made up) records nothing, and neither does a sweep these lessons' own
-code starts (a check's use of the engine on the problem, a lesson helper training from the
-same weights).
+A prediction item asks about a program instead ("in which order does backward visit the
+ops of ``a = x * w; c = a + tanh(a)``?"), and the engine's sweep of that very program is
+its answer too. Such an item names its program once (``asks_about``); a sweep the learner
+starts through a graph of the same shape (the same ops, wired the same way, whatever the
+values) records that item's solution as seen, in the same way.
+
+Nothing else is watched: a sweep on other data or another program (a lesson's
+demonstration, a problem the learner made up) records nothing, and neither does a sweep
+these lessons' own code starts (a check's use of the engine on the problem, a lesson helper
+training from the same weights). The views (``widgets.Stepper`` and the like) are the
+learner's tools: a sweep they run for the learner counts as the learner's.
 """
 
 from __future__ import annotations
@@ -29,16 +36,28 @@ from . import store
 
 _ENGINE = str(Path(autograd_core.__file__).resolve().parent)
 _LESSONS = str(Path(__file__).resolve().parent.parent)  # widgets/
+# this watch, and widgets' own views (the learner's tools): frames a sweep is seen through
+_WATCHING = {str(Path(__file__).resolve()), *(str(p) for p in Path(_LESSONS).glob("*.py"))}
 # The arrays of the problems handed out in this kernel, by shape: (item, array).
 _HANDED: dict[tuple, list[tuple[str, np.ndarray]]] = {}
 _SAID: set[str] = set()  # the items whose sentence was shown
+# The programs prediction items ask about, by the op each ends in: (item, its shape).
+_PROGRAMS: dict[str, list[tuple[str, tuple]]] = {}
+_ASKED: dict[str, object] = {}  # item -> the function that records its program
 
 
 class _ProblemWatch(Observer):
-    """Notes a sweep that reaches a leaf holding a handed-out problem's array."""
+    """Notes a sweep through an asked-about program, or one that reaches a leaf holding a
+    handed-out problem's array."""
 
     def on_backward(self, node, grad_output, grads) -> None:
-        # every recorded op's backward comes here: only a leaf of a handed-out shape is read
+        # every recorded op's backward comes here: only a node that ends an asked-about
+        # program, or a leaf of a handed-out shape, is read further
+        asked = _PROGRAMS.get(node.op.name)
+        if asked and store.current.get() is None:
+            _a_program_swept(node, asked)
+        if not _HANDED:
+            return
         for edge, grad in zip(node.edges, grads):
             if (edge is None or grad is None or isinstance(edge, Node)
                     or edge.shape not in _HANDED):
@@ -65,11 +84,54 @@ def hand_out(item: str, problem) -> None:
         observers.append(_WATCH)
 
 
+def asks_about(item: str, program) -> None:
+    """Note that ``item`` asks about the graph ``program()`` records (its output's), and
+    start the watch: the learner's sweep through a graph of that shape shows the answer."""
+    root = program().grad_fn
+    _ASKED[item] = program
+    known = _PROGRAMS.setdefault(root.op.name, [])
+    known[:] = [(i, shape) for i, shape in known if i != item] + [(item, _shape(root))]
+    if _WATCH not in observers:
+        observers.append(_WATCH)
+
+
+def programs_asked_about() -> dict:
+    """Each item that asks about a program, with the function that records it."""
+    return dict(_ASKED)
+
+
+def _shape(root: Node, most: int | None = None) -> tuple | None:
+    """A graph's shape, from its last node: each op with the shapes of the ops that feed it
+    (in any order: ``a + tanh(a)`` is ``tanh(a) + a``), and how many ops there are, so that a
+    value read twice is told from one computed twice. ``None`` past ``most`` ops."""
+    nodes: set = set()
+    tree = _fed_shape(root, nodes, most)
+    return None if tree is None else (tree, len(nodes))
+
+
+def _fed_shape(node: Node, nodes: set, most: int | None) -> tuple | None:
+    nodes.add(node)
+    if most is not None and len(nodes) > most:
+        return None
+    fed = [_fed_shape(edge, nodes, most) for edge in node.edges if edge.__class__ is Node]
+    return None if None in fed else (node.op.name, tuple(sorted(fed)))
+
+
+def _a_program_swept(node: Node, asked: list[tuple[str, tuple]]) -> None:
+    most = max(len_ for _, (_, len_) in asked)
+    shape = _shape(node, most)
+    for item, program in asked:
+        if shape == program and _started_by_the_learner():
+            _shown(item)
+
+
 def _started_by_the_learner() -> bool:
     """Whether the code that started this sweep is the learner's: the first frame outside
-    the engine is not these lessons' own (a lesson helper training on the same weights)."""
-    frame = sys._getframe(2)  # on_backward's caller: the engine's sweep
-    while frame is not None and frame.f_code.co_filename.startswith(_ENGINE):
+    the engine and the views is not these lessons' own (a lesson helper training on the
+    same weights, a check)."""
+    frame = sys._getframe(1)
+    while frame is not None and (frame.f_code.co_filename in _WATCHING
+                                 or frame.f_code.co_filename.startswith(_ENGINE)):
         frame = frame.f_back
     return frame is not None and not frame.f_code.co_filename.startswith(_LESSONS)
 
@@ -87,14 +149,15 @@ def _shown(item: str) -> None:
     gate.measured(item, "solution")
     if item not in _SAID and not gate.is_quiet():
         _SAID.add(item)
-        print(f"(A backward on {item}'s own problem shows {item}'s answer: {item} now counts "
+        print(f"(A backward through {item}'s own problem shows {item}'s answer: {item} now counts "
               "as seen, as its solution would. Work it out by hand, then check it with "
               f"{item}(...).)", file=sys.stderr)
 
 
 def forget() -> None:
-    """Stop watching and forget every problem handed out (tests, a fresh start)."""
+    """Stop watching and forget every problem handed out (tests, a fresh start); the
+    programs items ask about stay watched."""
     _HANDED.clear()
     _SAID.clear()
-    if _WATCH in observers:
+    if _WATCH in observers and not _PROGRAMS:
         observers.remove(_WATCH)

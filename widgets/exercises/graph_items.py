@@ -17,6 +17,7 @@ from ..feedback.context import Mistake
 from ..feedback.result import Result
 from ..feedback.tolerance import mismatches, tolerance_for
 from ..lessons.report import Report
+from . import engine_watch
 from .array_answers import Gradients, gradients
 from .exercise import Exercise, register
 from .parts import one_answer
@@ -347,6 +348,7 @@ def _check_g4(order) -> Result:
 
 
 register(Exercise("G4", "prediction", {"order": _check_g4}, level="M", experiment=backward_order))
+engine_watch.asks_about("G4", _g4_program)  # a sweep of this program shows G4's answer
 
 
 # -- G11: what each op saves ------------------------------------------------------------
