@@ -275,6 +275,26 @@ def test_a_backward_that_runs_the_engine_is_refused_on_every_item(spec_name):
     assert result.diagnosis == "uses_engine", (item, repr(result))
 
 
+@pytest.mark.parametrize("borrowing", ["subclass", "method"])
+@pytest.mark.parametrize("spec_name", sorted(backward_check.SPEC_ITEMS))
+def test_an_op_that_takes_the_engines_own_op_is_refused_on_every_item(spec_name, borrowing):
+    """Issue #39's third audit: ``class MySigmoid(Sigmoid)`` inherits the engine's
+    backward, which a check then runs from its own code, where no watch sees the learner.
+    An op whose base is one of the engine's ops, or that takes a method from one, is
+    refused (its only engine base may be Function)."""
+    from autograd_core.ops.elementwise import Sigmoid
+
+    if borrowing == "subclass":
+        op = type("MyOp", (Sigmoid,), {"name": "my_op"})
+    else:
+        op = type("MyOp", (Function,), {"name": "my_op", "forward": Sigmoid.forward,
+                                        "backward": Sigmoid.backward})
+    item = backward_check.SPEC_ITEMS[spec_name]
+    result = ex.registry()[item].check(op)
+    assert not result.ok and result.diagnosis == "uses_engine", (item, repr(result))
+    assert "Sigmoid" in result.message or "from the engine" in result.message
+
+
 class _ConvByEngineCode(Function):
     """B2's op with the engine's own array-level conv backward: it runs no engine op, so
     only the watch on calls into the engine's code can tell (issue #39's re-audit)."""
@@ -301,6 +321,26 @@ def test_a_backward_that_calls_the_engines_array_code_is_refused():
     result = ex.B2(_ConvByEngineCode)
     assert not result.ok and result.diagnosis == "uses_engine", repr(result)
     assert "conv.input_grad" in result.message
+
+
+def test_the_engines_array_code_behind_a_library_function_is_still_the_engines():
+    """The audit's route: ``functools.singledispatch(conv.input_grad)`` put a frame of
+    Python's own library between the learner's backward and the engine."""
+    import functools
+
+    from autograd_core.ops import conv
+
+    class Dispatched(_ConvByEngineCode):
+        @staticmethod
+        def backward(ctx, g):
+            x, w, p = ctx.load("x"), ctx.load("w"), ctx.params["padding"]
+            return (functools.singledispatch(conv.input_grad)(g, w, x.shape, (1, 1), (p, p),
+                                                              (1, 1), 1),
+                    functools.singledispatch(conv.weight_grad)(g, x, w.shape, (1, 1), (p, p),
+                                                               (1, 1), 1))
+
+    result = ex.B2(Dispatched)
+    assert not result.ok and result.diagnosis == "uses_engine", repr(result)
 
 
 def test_a_forward_that_runs_engine_ops_is_refused_but_a_tensor_returned_is_named_first():

@@ -34,11 +34,14 @@ item cannot break them.
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import inspect
 import io
 import pkgutil
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -389,6 +392,8 @@ def test_a_check_reached_through_checks_is_recorded_like_any_check(exercise_id, 
     routed = exercise.checks[check]  # no attribute of it leads past the recording
     assert not hasattr(routed, "__wrapped__")
     assert not hasattr(routed, "facts")  # a prediction's facts are its answers
+    # nor a kind's data (a derivation's cases hold the engine's answer for each input)
+    assert set(vars(routed)) <= {"parts", "__signature__"}
     assert all(cell.cell_contents is not exercise._checks[check] for cell in routed.__closure__)
     assert str(inspect.signature(routed)) == str(inspect.signature(exercise._checks[check]))
 
@@ -703,10 +708,12 @@ def _same(a, b) -> bool:
     return a == b
 
 
-def _oracle(kind, *, noise: float = 0.0, engine: bool = False, first_only: bool = False):
+def _oracle(kind, *, noise: float = 0.0, engine: bool | str = False, first_only: bool = False):
     """A learner's function that knows the engine's answer of every case of ``kind``
     (looked up by its arguments); ``noise`` makes it agree only to that relative size,
-    ``engine`` runs one engine op first, ``first_only`` always answers the lesson's case."""
+    ``engine`` runs one engine op first ("hidden": calls the engine's array code, which
+    runs no op, through ``functools.singledispatch``; "process": in a child process),
+    ``first_only`` always answers the lesson's case."""
     cases = [make() for _, make in kind.cases]
     gen = np.random.default_rng(0)
 
@@ -717,7 +724,13 @@ def _oracle(kind, *, noise: float = 0.0, engine: bool = False, first_only: bool 
         return x * (1 + noise * gen.choice([-1.0, 1.0], size=x.shape))
 
     def learners_function(*args):
-        if engine:
+        if engine == "hidden":
+            from autograd_core.sweep.engine import sum_to
+
+            functools.singledispatch(sum_to)(np.ones((2, 3)), (3,))
+        elif engine == "process":
+            subprocess.run([sys.executable, "-c", "import autograd_core"], check=True)
+        elif engine:
             ag.tensor(1.0) * 2.0
         for case_args, expected, _ in cases[:1] if first_only else cases:
             if first_only or all(_same(a, b) for a, b in zip(args, case_args)):
@@ -737,6 +750,21 @@ def test_a_derivation_that_is_the_engines_on_every_case_is_right(exercise_id, ch
 def test_the_engine_may_not_run_inside_a_derivation(exercise_id, check, kind):
     result = ex.registry()[exercise_id].run(check, _oracle(kind, engine=True))
     assert not result.ok and result.diagnosis == "uses_engine", repr(result)
+    assert status(exercise_id) != "solved"
+
+
+@pytest.mark.parametrize("route", ["hidden", "process"])
+@pytest.mark.parametrize("exercise_id, check, kind", BY_HAND, ids=[d[0] for d in BY_HAND])
+def test_the_engine_may_not_run_inside_a_derivation_by_a_side_route(exercise_id, check, kind,
+                                                                    route):
+    """Issue #39's third audit: the engine's code called through a library function
+    (``functools.singledispatch``), or run in a child process the watch cannot see."""
+    result = ex.registry()[exercise_id].run(check, _oracle(kind, engine=route))
+    assert not result.ok, repr(result)
+    if route == "hidden":
+        assert result.diagnosis == "uses_engine", repr(result)
+    else:
+        assert "another process" in result.message, repr(result)
     assert status(exercise_id) != "solved"
 
 

@@ -41,7 +41,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from widgets.exercises.learner import RaisedElsewhere
+from widgets.exercises.learner import PROCESS_EVENTS, PROCESS_FUNCTIONS, RaisedElsewhere
 
 from .answers import ANSWERS_ENV, Unencodable, decode, encode, python_running
 
@@ -64,12 +64,6 @@ class Limits:
 
 
 LIMITS = Limits()
-# the events that start a process (Python's audit events, see sys.addaudithook), and the
-# C functions that do it, as ctypes would look them up
-PROCESS_EVENTS = frozenset({"os.fork", "os.forkpty", "os.exec", "os.spawn", "os.posix_spawn",
-                            "os.system", "subprocess.Popen", "pty.spawn"})
-PROCESS_FUNCTIONS = frozenset({"fork", "vfork", "clone", "clone3", "execve", "execv",
-                               "execvp", "system", "popen", "posix_spawn", "posix_spawnp"})
 
 
 class CPULimitReached(BaseException):

@@ -229,6 +229,11 @@ def _check_backward(op, spec: str | BackwardSpec | None = "softplus", *,
         return Result(False, f"Pass the op class itself (a subclass of Function), not "
                              f"{type(op).__name__}: check_backward(MyOp, ...).",
                       diagnosis="type")
+    borrowed = _borrowed_from_the_engine(op)
+    if borrowed:
+        return Result(False, f"Your op takes {borrowed}: write its forward "
+                             "and backward yourself, in a class whose only engine base is "
+                             "Function.", diagnosis="uses_engine")
     if isinstance(spec, str):
         if spec not in SPECS:
             raise KeyError(f"no backward exercise {spec!r}; known: {', '.join(SPECS)}")
@@ -266,6 +271,23 @@ def _check_backward(op, spec: str | BackwardSpec | None = "softplus", *,
     parts += _gradient_parts(op, spec, arrays, returned[0], g, fresh)
     parts += _saved_parts(out.grad_fn, steps[0].reads, spec, recomputed)
     return Result.combine(parts)
+
+
+def _borrowed_from_the_engine(op: type) -> str:
+    """What of ``op`` is the engine's own code, in words ("its backward, from Softplus";
+    "the class Sigmoid as a base"), or "": an op that subclasses one of the engine's ops, or
+    takes a method from one, runs the engine's backward as its own."""
+    for base in op.__mro__[1:]:
+        if base not in (Function, object) and base.__module__.startswith("autograd_core"):
+            return f"the engine's {base.__name__} as a base class"
+    for klass in op.__mro__:
+        if klass in (Function, object):
+            continue
+        for name, value in vars(klass).items():
+            code = getattr(getattr(value, "__func__", value), "__code__", None)
+            if code is not None and code.co_filename.startswith(learner.ENGINE):
+                return f"its {name} from the engine's code"
+    return ""
 
 
 def _upstream(shape: tuple | None) -> np.ndarray | None:

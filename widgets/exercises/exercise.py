@@ -183,10 +183,11 @@ class Exercise:
         routed.__name__, routed.__qualname__ = fn.__name__, fn.__qualname__
         routed.__doc__ = fn.__doc__
         routed.__signature__ = inspect.signature(fn)
-        # the check's parts, but no way back to it, nor a prediction's facts (its answers:
-        # the raw check in ._checks keeps them, for progress and the tests)
-        routed.__dict__.update({k: v for k, v in vars(fn).items()
-                                if k not in ("__wrapped__", "facts")})
+        # the check's parts, and nothing else of it: no way back to it, nor the kind behind
+        # it (a prediction's facts, a derivation's cases and their answers; the raw check in
+        # ._checks keeps them, for progress and the tests)
+        if hasattr(fn, "parts"):
+            routed.parts = fn.parts
         return routed
 
     @property

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import sysconfig
+import threading
 import traceback
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
@@ -23,10 +25,22 @@ from ..feedback.result import Result
 _OURS = (str(Path(__file__).resolve().parent.parent.parent / "autograd_core"),
          str(Path(__file__).resolve().parent.parent))
 _ENGINE = str(Path(__file__).resolve().parent.parent.parent / "autograd_core")
+ENGINE = _ENGINE  # the engine's folder: code from there is the engine's, not the learner's
 _NODE = str(Path(_ENGINE) / "recording" / "node.py")  # ctx.save / ctx.load: the op's API
-# frames that are not the learner's: the engine's own, these lessons' (widgets), Python's
-_NOT_THE_LEARNER = (_ENGINE, str(Path(__file__).resolve().parent.parent),
-                    str(Path(contextmanager.__code__.co_filename).parent))
+_LESSONS = str(Path(__file__).resolve().parent.parent)  # widgets/
+# frames a call is looked through to find who made it: Python's own library and installed
+# packages (functools.singledispatch, a NumPy protocol, ...), never the learner's own code
+_LIBRARIES = tuple(sorted({sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib",
+                                                               "purelib", "platlib")}
+                          | {str(Path(contextmanager.__code__.co_filename).parent)}))
+# the events that start a process (Python's audit events, see sys.addaudithook), and the
+# C functions that do it, as ctypes would look them up
+PROCESS_EVENTS = frozenset({"os.fork", "os.forkpty", "os.exec", "os.spawn", "os.posix_spawn",
+                            "os.system", "subprocess.Popen", "pty.spawn"})
+PROCESS_FUNCTIONS = frozenset({"fork", "vfork", "clone", "clone3", "execve", "execv",
+                               "execvp", "system", "popen", "posix_spawn", "posix_spawnp"})
+_WATCHED = [0]  # how many watched calls of a learner's function are running (any thread)
+_HOOKED: list[bool] = []  # the audit hook is added once per process (it cannot be removed)
 
 
 class RaisedElsewhere(Exception):
@@ -49,8 +63,8 @@ class LearnerCodeFailed(Exception):
 def where_it_failed(error: BaseException) -> str:
     """'line 3 of your code: `return g * s`' for the innermost frame outside the engine."""
     frames = traceback.extract_tb(error.__traceback__)
-    theirs = [f for f in frames if not f.filename.startswith(_OURS) and "numpy" not in
-              f.filename]
+    theirs = [f for f in frames if not f.filename.startswith((*_OURS, *_LIBRARIES))
+              and "numpy" not in f.filename]
     if not theirs:
         return ""
     f = theirs[-1]
@@ -151,31 +165,67 @@ def without(fn: Callable, *args, forbidden: Collection[str], what: str = "", **k
 
 @contextmanager
 def engine_calls(only: Collection[str] = ()) -> Iterator[list[str]]:
-    """The engine functions the learner's own code calls directly while the block runs
-    (a call from a frame outside the engine and outside these lessons' package into
-    ``autograd_core``), as ``"module.function"`` names; ``only`` keeps just the functions
-    of those names. A node's ``ctx`` API (save, load, params) is not counted: it is how an
-    op written by the learner talks to the engine."""
+    """The engine functions the learner's own code calls while the block runs (a call into
+    ``autograd_core`` made by a frame outside the engine and outside these lessons' package,
+    looked for through Python's library and installed packages, so that
+    ``functools.singledispatch(engine_function)`` is the learner's call too, and in threads
+    the block starts), as ``"module.function"`` names; ``only`` keeps just the functions of
+    those names. A node's ``ctx`` API (save, load, params) is not counted: it is how an op
+    written by the learner talks to the engine. Starting another process in the block is
+    refused (``PermissionError``): a check runs the learner's code here, where it is seen."""
     found: list[str] = []
     previous = sys.getprofile()
 
     def watch(frame, event, arg):
         if event == "call":
             code = frame.f_code
-            caller = frame.f_back
-            if (code.co_filename.startswith(_ENGINE) and caller is not None
-                    and not caller.f_code.co_filename.startswith(_NOT_THE_LEARNER)
-                    and code.co_filename != _NODE and (not only or code.co_name in only)):
+            if (code.co_filename.startswith(_ENGINE) and code.co_filename != _NODE
+                    and (not only or code.co_name in only) and _called_by_the_learner(frame)):
                 module = Path(code.co_filename).stem
                 found.append(f"{module}.{getattr(code, 'co_qualname', code.co_name)}")
         if previous is not None:
             previous(frame, event, arg)
 
+    _refuse_processes_while_watched()
+    _WATCHED[0] += 1
+    previous_in_threads = threading.getprofile()
     sys.setprofile(watch)
+    threading.setprofile(watch)
     try:
         yield found
     finally:
         sys.setprofile(previous)
+        threading.setprofile(previous_in_threads)
+        _WATCHED[0] -= 1
+
+
+def _called_by_the_learner(frame) -> bool:
+    """Whether the engine function running in ``frame`` was called by the learner's code:
+    the first caller that is not Python's library or an installed package is neither the
+    engine (calling itself) nor these lessons' code (a check calling it)."""
+    caller = frame.f_back
+    while caller is not None and (caller.f_code.co_filename.startswith(_LIBRARIES)
+                                  or caller.f_code.co_filename.startswith("<frozen")):
+        caller = caller.f_back
+    return caller is not None and not caller.f_code.co_filename.startswith((_ENGINE, _LESSONS))
+
+
+def _refuse_processes_while_watched() -> None:
+    """Add (once) the audit hook that refuses a new process while a learner's function is
+    watched: the engine run in a child process would not be seen."""
+    if _HOOKED:
+        return
+    _HOOKED.append(True)
+
+    def refuse(event: str, args) -> None:
+        if not _WATCHED[0]:
+            return
+        if event in PROCESS_EVENTS or (event == "ctypes.dlsym"
+                                       and str(args[-1]).strip("_") in PROCESS_FUNCTIONS):
+            raise PermissionError("a check runs your function in this process, where it can "
+                                  "see what it does: it may not start another process")
+
+    sys.addaudithook(refuse)
 
 
 def engine_ops_elsewhere(fn) -> int:
