@@ -11,7 +11,7 @@ from autograd_core.func import jacfwd, jacrev, jvp
 from autograd_core.recording.node import observing
 from widgets import exercises as ex
 from widgets.exercises.true_false import Flaw, Watch, count, numbers, raised, reason_problem
-from widgets.exercises.true_false_experiments import CLAIMS
+from widgets.exercises.true_false_experiments import _CLAIMS
 
 
 @pytest.fixture(autouse=True)
@@ -131,7 +131,7 @@ def test_an_error_must_have_been_raised():
 # -- the one-line reason -----------------------------------------------------------------------
 
 
-T8 = next(c for c in CLAIMS if c.id == "T8")
+T8 = next(c for c in _CLAIMS if c.id == "T8")
 
 
 @pytest.mark.parametrize("because, code", [

@@ -613,6 +613,25 @@ def test_no_public_name_of_an_exercise_module_checks_an_answer_unrecorded(module
     assert not leaks, leaks
 
 
+@pytest.mark.parametrize("module_name", _exercise_modules())
+def test_no_public_name_of_an_exercise_module_holds_a_claims_verdict(module_name):
+    """Issue #39's third audit: ``true_false.truth(CLAIMS[i])`` gave every T item's
+    verdict, unrecorded. No public name holds a claim (its reference experiment and its
+    settled words), a list of them, or a function that measures a verdict."""
+    from widgets.exercises.true_false import Claim
+
+    module = importlib.import_module(module_name)
+    leaks = []
+    for name in sorted(_public_names(module)):
+        value = getattr(module, name, None)
+        held = value if isinstance(value, list | tuple) else (
+            value.values() if isinstance(value, dict) else [value])
+        if any(isinstance(v, Claim) for v in held) or (callable(value) and "truth" in name):
+            leaks.append(f"{module_name}.{name}")
+    assert not leaks, leaks
+    assert not [n for n in dir(Claim) if not n.startswith("_") and n in ("word", "truth")]
+
+
 def _layer_op_that_fails():
     """An op of the wrong kind for any spec: a try (its backward ignores the upstream)."""
     from autograd_core.recording.node import Function

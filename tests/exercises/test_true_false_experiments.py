@@ -783,14 +783,14 @@ def test_the_question_names_every_key_and_gives_nothing_away(item):
 
 
 def _claims():
-    from widgets.exercises.true_false_experiments import CLAIMS
+    from widgets.exercises.true_false_experiments import _CLAIMS
     from widgets.exercises.why_items import measure_w1, measure_w2
 
     extra = [c for c in ex.registry().values() if c.id in ("W1", "W2")]
     assert extra and measure_w1 and measure_w2
     from widgets.exercises.true_false import Claim
 
-    return [*CLAIMS, Claim("W1", ("edges", "closing_edge", "result", "unplaced"), measure_w1,
+    return [*_CLAIMS, Claim("W1", ("edges", "closing_edge", "result", "unplaced"), measure_w1,
                            w1_right),
             Claim("W2", ("forward_passes", "reverse_passes", "forward_grad", "reverse_grad"),
                   measure_w2, w2_right)]

@@ -232,7 +232,7 @@ class Claim:
     measure: Callable[[dict, Watch], bool]
     reference: Callable[[], dict]
 
-    def word(self, key: str):
+    def _word(self, key: str):
         """This item's ``key`` from ``texts.toml``."""
         return _all_words()[self.id][key]
 
@@ -316,7 +316,7 @@ def _your_reason(because: object) -> str:
 _TRUTH: dict[str, bool] = {}
 
 
-def truth(c: Claim) -> bool:
+def _truth(c: Claim) -> bool:
     """The verdict the claim's reference experiment measures (its settled answer)."""
     if c.id not in _TRUTH:
         with gate.quietly():  # the check's own use of the reference: nothing is shown
@@ -358,24 +358,24 @@ def make_check(c: Claim) -> Callable[..., Result]:
         if v is None:
             return Result(False, f"verdict should be True or False; {words.short(verdict, 40)} "
                                  "is neither.", diagnosis="call")
-        if shows != truth(c):
+        if shows != _truth(c):
             # A measurement that supports the misconception measured something else (a loss
             # that averages instead of adding, say): it never certifies a verdict.
             return Result(False, "Your experiment measures something other than the claim "
-                                 f"speaks of, so it cannot settle it: {c.word('reread')} "
+                                 f"speaks of, so it cannot settle it: {c._word('reread')} "
                                  "Check that it runs the situation the claim describes.",
                           diagnosis="experiment")
         if v != shows:
             guard_few_choices("verdict", right=False, choices=2)
             return Result(False, "Your verdict does not follow from your own measurement: "
-                                 f"{c.word('reread')} Read it again.", diagnosis="wrong_verdict")
+                                 f"{c._word('reread')} Read it again.", diagnosis="wrong_verdict")
         problem = reason_problem(c, because)  # (a Result is falsy when not ok: no `or`)
         if problem is not None:
             return problem
         flipped = guard_few_choices("verdict", right=True, choices=2)
         if flipped is not None:  # a verdict flipped after a wrong one may be a guess
             return flipped
-        return Result(True, f"Right, and your own experiment settles it: {c.word('settled')}"
+        return Result(True, f"Right, and your own experiment settles it: {c._word('settled')}"
                             f"{_your_reason(because)}", diagnosis="correct")
 
     check.__doc__ = (f"``{c.id}(verdict, because, experiment)``: your verdict, a one-line "

@@ -12,7 +12,7 @@ never show it before the learner answers.
 
 The items live by theme: :mod:`.modes` (T1, T2, T4, T5: forward and reverse mode, and what
 a derivative costs), :mod:`.graph` (T3, T7: what the engine records and keeps) and
-:mod:`.sweep` (T6, T8, T9, T10: the reverse sweep and its gradients). ``CLAIMS`` below
+:mod:`.sweep` (T6, T8, T9, T10: the reverse sweep and its gradients). ``_CLAIMS`` below
 registers all ten.
 """
 
@@ -41,7 +41,7 @@ from .sweep import (
     reference_t10,
 )
 
-CLAIMS = [
+_CLAIMS = [
     Claim("T1", ("function", "at", "forward", "reverse", "largest_difference"), measure_t1,
           reference_t1),
     Claim("T2", ("wide", "tall"), measure_t2, reference_t2),
@@ -58,5 +58,5 @@ CLAIMS = [
           measure_t10, reference_t10),
 ]
 
-for _claim in CLAIMS:
+for _claim in _CLAIMS:
     register_claim(_claim)
