@@ -396,6 +396,8 @@ def _positive(arrays, out):
     return arrays[0] > 0
 
 
+# Each op's BackwardSpec gives the engine op, the gradients' names and the slips; its
+# inputs come from the Keeping's shapes, one draw per case (hence ``tuple`` for inputs).
 _RELU_FLOAT = ("Your relu keeps {word}, an array of float64 numbers (8 bytes an entry), for a "
                "backward that asks of each entry only whether the input was positive: an "
                "array of booleans answers that in 1 byte an entry.")
