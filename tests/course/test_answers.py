@@ -127,6 +127,44 @@ def test_regrade_grades_each_question_from_its_graded_record(tmp_path, monkeypat
     assert verdicts["op_class"] == {"status": "kernel_only", "why": "the answer holds a type"}
 
 
+
+G11_CELLS = [{"cell": 1, "source": "import numpy as np\nimport autograd_core as ag\n"
+                                   "def lin(g, kept):\n"
+                                   "    return g @ kept['weight'], g.T @ kept['input'], "
+                                   "g.sum(axis=0)\n"
+                                   "def tanh_b(g, kept):\n"
+                                   "    return (g * (1 - kept['output'] ** 2),)\n"
+                                   "def tanh_engine(g, kept):\n"
+                                   "    x = ag.tensor(np.arctanh(kept['output']), "
+                                   "requires_grad=True)\n"
+                                   "    ag.tanh(x).backward(g)\n"
+                                   "    return (x.grad.numpy(),)\n"}]
+
+
+def g11_record(number: int, **pairs) -> dict:
+    kwargs = {op: {"$": "tuple", "items": [encode(keeps), {"$": "function", "name": fn}]}
+              for op, (keeps, fn) in pairs.items()}
+    return {"record": number, "exercise": "G11", "check": "keeps", "learner": None,
+            "cell": 1, "args": [], "kwargs": kwargs}
+
+
+def test_g11s_backwards_are_regraded_in_the_sandbox(tmp_path, monkeypatch):
+    """G11's answers are words and functions: the sandbox runs the learner's backward on
+    the kept arrays it is handed, and one that asks the engine there is refused too."""
+    monkeypatch.setenv("AUTOGRAD_LESSONS_PROGRESS", str(tmp_path / "progress"))
+    folder = write_records(tmp_path / "answers", [
+        g11_record(1, linear=(["input", "weight"], "lin"), tanh=(["output"], "tanh_b")),
+        g11_record(2, tanh=(["output"], "tanh_engine")),
+        g11_record(3, tanh=(["input"], "tanh_b")),
+    ], [{"question": "right", "record": 1}, {"question": "engine", "record": 2},
+        {"question": "unkept", "record": 3}], G11_CELLS)
+    verdicts = regrade(folder, {"right": "G11", "engine": "G11", "unkept": "G11"})
+    assert verdicts["right"]["status"] == "graded" and verdicts["right"]["ok"], verdicts
+    assert verdicts["engine"]["status"] == "graded" and not verdicts["engine"]["ok"]
+    assert "engine" in verdicts["engine"]["feedback"], verdicts["engine"]
+    assert verdicts["unkept"]["status"] == "graded" and not verdicts["unkept"]["ok"]
+
+
 # -- the sandbox ---------------------------------------------------------------------------
 
 CELLS_RUN = [

@@ -37,7 +37,6 @@ RIGHT = {
                frozen_layer_passes_gradient=True, holding_tensor_keeps_saved=True,
                holding_number_keeps_saved=False),
     "G4": dict(order=["sum", "add", "tanh", "mul"]),
-    "G11": dict(linear={"input", "weight"}, tanh={"output"}, relu={"mask"}, add=set()),
     "W6": dict(w_pos_grad=_tanh_chain_grad(2.5, 1.5), w_neg_grad=None,
                w_neg_grad_negative=_tanh_chain_grad(-0.5, -2.0)),
     "E1": dict(grad_none={"b", "e"}, grad_zero="c, d"),  # by hand: see test_e1_* below
@@ -61,7 +60,6 @@ RIGHT = {
 WRONG = {
     "G1": (dict(frozen_layer_passes_gradient=False), "prediction"),
     "G4": (dict(order=["mul", "tanh", "add", "sum"]), "reversed"),
-    "G11": (dict(tanh={"input"}), "set"),
     "W6": (dict(w_neg_grad=0.0), "prediction"),
     "E1": (dict(grad_zero={"b", "c", "d", "e"}), "set"),
     "L1": (dict(parameters_wider=_residual_parameters(8, 16) - 8 * 16), "missing_projection"),
@@ -107,11 +105,6 @@ def test_l5_dropout_and_batch_norm_in_evaluation():
     with_batch_stats = (p.z - p.x.mean(0)) / np.sqrt(p.x.var(0) + 1e-5)
     result = ex.L5(kept_value=0.75, dropout_eval=0.75 * p.z, batchnorm_eval=with_batch_stats)
     assert [r.diagnosis for r in result.parts] == ["values", "eval_scaled", "momentum"]
-
-
-def test_g11_accepts_the_words_for_nothing():
-    for nothing in (set(), None, "nothing", ["none"]):
-        assert ex.G11(add=nothing).ok
 
 
 def test_g14_batch_dependence():

@@ -687,8 +687,16 @@ def w1() -> list[Forbidden]:
 
 def g11() -> list[Forbidden]:
     # each op keeps what its backward reads: linear gᵀ @ input and g @ W; tanh 1 - out²;
-    # relu where its input > 0; add nothing
-    return ([re.compile(r"\blinear\s*\|\s*(input|weight)\b"), re.compile(r"\btanh\s*\|\s*out\b"),
+    # relu where its input > 0; add nothing. The learner writes those backwards too.
+    backward = [re.compile(r"\bg\s*@\s*(kept\[|weight\b|W\b)"),
+                re.compile(r"\bg\.T\s*@\s*(kept\[|input\b|x\b)"),
+                re.compile(r"kept\[\s*['\"](output|mask)['\"]\s*\]"),
+                re.compile(r"\b1\s*-\s*(out|kept\[[^]]*\])\s*\*\*\s*2"),
+                re.compile(r"where\(\s*mask\s*,\s*g\s*,\s*0\s*\)"),
+                re.compile(r"\b(tanh|relu|linear|add)=\(\s*\[\s*['\"]"),
+                re.compile(r"\badd=\(\s*(\[\s*\]|set\(\))"), "return g, g"]
+    return backward + ([re.compile(r"\blinear\s*\|\s*(input|weight)\b"),
+                        re.compile(r"\btanh\s*\|\s*out\b"),
              re.compile(r"\brelu\s*\|\s*mask\b"), re.compile(r"\badd\s*\|\s*nothing\b"),
              re.compile(r"\badd\*?\*?\b[^.\n]{0,40}\bkept\b[^.\n]{0,12}nothing"),
              "tanh: out", "relu: mask", "('tanh', ['out'])", "('linear', ['weight', 'input'])",

@@ -1,5 +1,6 @@
 """The graph and what backward reads: G1 (recording vs inference), G2 (max/ReLU routing),
-G3 (pooling backward), G4 (the order of the reverse sweep), G11 (what each op saves)."""
+G3 (pooling backward), G4 (the order of the reverse sweep), G11 (what each op keeps, and
+the backward that reads only that)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,9 @@ from ..feedback.tolerance import mismatches, tolerance_for
 from ..lessons.report import Report
 from . import engine_watch
 from .array_answers import Gradients, gradients
+from .backward_specs import BackwardSpec
 from .exercise import Exercise, register
+from .keeping import Keeping, keeping
 from .parts import one_answer
 from .predictions import Fact, check_predictions, predicting
 from .problems import Problem, distinct, learner_name, rng
@@ -351,46 +354,84 @@ register(Exercise("G4", "prediction", {"order": _check_g4}, level="M", experimen
 engine_watch.asks_about("G4", _g4_program)  # a sweep of this program shows G4's answer
 
 
-# -- G11: what each op saves ------------------------------------------------------------
+# -- G11: what each op keeps, and the backward that reads only that ---------------------------
 
 
-_ROLES = {"linear": ("input", "weight", "bias")}
+def _linear_slips(arrays, g, params):
+    x, _, _ = arrays
+    rows = "is used by every row of the batch, so what each row sends back adds up (no 1/N)."
+    return {"dweight": [Mistake(g.T @ x / len(x), f"Your dweight averages over the batch; the "
+                                f"weight {rows}", "", "batch_mean")],
+            "dbias": [Mistake(g.mean(axis=0), f"Your dbias averages g over the batch; the "
+                              f"bias {rows}", "", "batch_mean")]}
 
 
-def _saved_roles() -> dict[str, frozenset]:
-    """For linear, tanh, relu and add: which values each op saved for backward (G11's
-    answer)."""
-    F = _functional()
-    g = rng(11)
-    x = ag.tensor(g.standard_normal((4, 3)), requires_grad=True)
-    w = ag.tensor(g.standard_normal((5, 3)), requires_grad=True)
-    b = ag.tensor(g.standard_normal(5), requires_grad=True)
-    h = ag.tanh(F.linear(x, w, b))
-    out = ag.relu(h) + h
-    roles: dict[str, set] = {}
-    for op in capture(out).ops:
-        found = roles.setdefault(op.op, set())
-        for s in op.saved:
-            if s.tensor == op.output:
-                found.add("output")
-            elif s.tensor in op.inputs:
-                found.add(_ROLES.get(op.op, ("input",) * 3)[op.inputs.index(s.tensor)])
-            else:
-                found.add("mask" if s.dtype == "bool" else "own array")
-    return {k: frozenset(v) for k, v in roles.items()}
+def _tanh_slips(arrays, g, params):
+    (x,), out = arrays, params["out"]
+    return {"dinput": [
+        Mistake(g * (1 - np.tanh(out) ** 2), "Your dinput takes tanh of the output again: "
+                "what tanh keeps as its output is tanh(input) already.", "", "tanh_twice"),
+        Mistake(g * (1 - x ** 2), "Your dinput treats the input as if it were tanh's "
+                "output.", "", "input_for_output"),
+        Mistake(g, "Your dinput hands g on unchanged: going back through tanh multiplies it "
+                "by tanh's slope at each entry.", "", "missing_activation_derivative")]}
 
 
-def _g11_facts() -> dict[str, Fact]:
-    """What the engine shows, one fact per prediction of ``G11(linear={...}, tanh={...},
-    relu={...}, add={...})`` with words from input, weight, output, mask (an empty set or
-    "nothing" for none)."""
-    roles = _saved_roles()
-    why = {"linear": "dW needs the input and dx needs the weight.",
-           "tanh": "tanh' = 1 - tanh², so the output is enough.",
-           "relu": "Only the sign matters: a 0/1 mask.",
-           "add": "The gradient of a sum is copied as is: nothing to remember."}
-    facts = {op: Fact(set(roles[op]), why[op], "set") for op in ("linear", "tanh", "relu", "add")}
-    return facts
+def _relu_slips(arrays, g, params):
+    (x,) = arrays
+    return {"dinput": [
+        Mistake(g * (x < 0), "Your dinput passes g where the input was negative and blocks it "
+                "where it was positive: the other way round.", "", "mask_flipped"),
+        Mistake(g * np.maximum(x, 0), "Your dinput multiplies g by relu's output; where relu "
+                "passes, its output moves one for one with its input, so g passes as it is.",
+                "", "times_output"),
+        Mistake(g, "Your dinput hands g on everywhere, but where the input was negative "
+                "relu's output did not depend on it.", "", "missing_mask")]}
 
 
-register(Exercise("G11", "prediction", {"saved": predicting(_g11_facts)}, level="S"))
+def _add_slips(arrays, g, params):
+    return {d: [Mistake(g / 2, f"Your {d} shares g between a and b; add hands each of its "
+                        "inputs all of g.", "", "shared")] for d in ("da", "db")}
+
+
+def _positive(arrays, out):
+    return arrays[0] > 0
+
+
+# Each op's BackwardSpec gives the engine op, the gradients' names and the slips; its
+# inputs come from the Keeping's shapes, one draw per case (hence ``tuple`` for inputs).
+_RELU_FLOAT = ("Your relu keeps {word}, an array of float64 numbers (8 bytes an entry), for a "
+               "backward that asks of each entry only whether the input was positive: an "
+               "array of booleans answers that in 1 byte an entry.")
+_G11 = (
+    Keeping(BackwardSpec("linear", "out = input @ weightᵀ + bias",
+                         lambda x, w, b: _functional().linear(x, w, b), tuple,
+                         _mistakes=_linear_slips, grads=("dinput", "dweight", "dbias")),
+            ("input", "weight", "bias"),
+            (((4, 3), (5, 3), (5,)), ((2, 6), (3, 6), (3,)), ((7, 2), (4, 2), (4,))),
+            seed=110),
+    Keeping(BackwardSpec("tanh", "out = tanh(input)", ag.tanh, tuple, _mistakes=_tanh_slips,
+                         grads=("dinput",)),
+            ("input",), (((3, 4),), ((5,),), ((2, 3, 2),)), {"mask": _positive},
+            {"input": "Your tanh keeps its input, and its backward reads it: tanh' can be "
+                      "written from what you kept with less, from an array the forward pass "
+                      "has computed anyway, with no tanh (or cosh, or exp) to work out "
+                      "again."}, seed=111),
+    Keeping(BackwardSpec("relu", "out = max(input, 0)", ag.relu, tuple, _mistakes=_relu_slips,
+                         grads=("dinput",)),
+            ("input",), (((4, 3),), ((6,),), ((2, 2, 3),)), {"mask": _positive},
+            {"input": _RELU_FLOAT, "output": _RELU_FLOAT}, seed=112),
+    Keeping(BackwardSpec("add", "out = a + b", lambda a, b: a + b, tuple, _mistakes=_add_slips,
+                         grads=("da", "db")),
+            ("a", "b"), (((3, 4), (3, 4)), ((5,), (5,)), ((2, 3, 2), (2, 3, 2))),
+            wasteful={w: f"Your add_backward reads {w!r}, but add's gradients need nothing from "
+                         "the forward pass: g alone gives both (and has their shape)."
+                      for w in ("a", "b", "output")}, seed=113),
+)
+
+_check_g11 = keeping(_G11, """``G11(linear=(keeps, linear_backward), tanh=..., relu=...,
+add=...)``: for each op, the words for what it keeps (from its inputs' names, "output",
+and for tanh and relu "mask", the input > 0 as booleans) and a function
+``backward(g, kept)`` returning one gradient per input, that reads only ``kept``.""")
+
+register(Exercise("G11", "derivation", {"keeps": _check_g11}, level="S"))

@@ -52,6 +52,19 @@ class RaisedElsewhere(Exception):
         self.description, self.where, self.not_implemented = description, where, not_implemented
 
 
+class Refused(KeyError):
+    """Raised by what a check hands the learner's code (the arrays an op kept) when that
+    code asks for something it was not given: ``sentence`` ends "Your function ..." in
+    the learner's terms, ``code`` is the diagnosis, ``hint`` the way out."""
+
+    def __init__(self, sentence: str, code: str, hint: str = ""):
+        super().__init__(sentence)
+        self.sentence, self.code, self.hint = sentence, code, hint
+
+    def __str__(self) -> str:
+        return self.sentence
+
+
 class LearnerCodeFailed(Exception):
     """The learner's code raised; ``sentence`` says what and where, ``error`` is the original."""
 
@@ -94,6 +107,9 @@ def call(fn: Callable, *args, what: str = "", **kwargs):
     except NotImplementedError as error:
         raise LearnerCodeFailed(f"{what} raised NotImplementedError: it is not written yet"
                                 f"{where_it_failed(error)}.", error, "none") from None
+    except Refused as error:  # the check's stand-in says itself what was asked of it
+        raise LearnerCodeFailed(f"{what} {error.sentence}{where_it_failed(error)}.", error,
+                                error.code) from None
     except RaisedElsewhere as error:
         if error.not_implemented:
             raise LearnerCodeFailed(f"{what} raised NotImplementedError: it is not written "
@@ -237,6 +253,8 @@ def engine_ops_elsewhere(fn) -> int:
 
 def failed(exc: LearnerCodeFailed, name: str = "", hint: str = "") -> Result:
     """The Result for code that raised."""
+    if not hint and isinstance(exc.error, Refused):
+        hint = exc.error.hint
     if not hint:
         hint = ("Derive it on paper first; then write each line with NumPy."
                 if exc.code == "uses_engine" else
