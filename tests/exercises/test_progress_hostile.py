@@ -162,3 +162,30 @@ def test_an_event_whose_fields_have_the_wrong_type_is_skipped_and_said(home):
     (folder / "other.jsonl").write_text("".join(json.dumps(e) + "\n" for e in [*bad, good]))
     assert store.read_item(KEPT)["misses"] == {"tries:": 3}
     assert sum("is not a progress event" in s for s in store.notices()) == len(bad)
+
+
+def test_a_kernel_keeps_the_progress_location_it_first_used(tmp_path, monkeypatch):
+    """Issue #39's third audit: in a kernel, pointing $AUTOGRAD_LESSONS_PROGRESS at memory,
+    reading a solution there and pointing it back left the learner's progress clean. A
+    kernel (here a plain Python process, as a notebook's is) keeps its first location."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "progress.json"
+    script = (
+        "import os\n"
+        "from widgets import exercises as ex\n"
+        "from widgets.exercises import store\n"
+        "store.read_all()\n"                                  # progress used: the location is set
+        "os.environ['AUTOGRAD_LESSONS_PROGRESS'] = ':memory:'\n"
+        "str(ex.S6.solution)\n"                               # read in a store made for it
+        f"os.environ['AUTOGRAD_LESSONS_PROGRESS'] = {str(path)!r}\n"
+        "print(store.notices())\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
+    env["AUTOGRAD_LESSONS_PROGRESS"] = str(path)
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "changed after this kernel first used its progress" in done.stdout
+    monkeypatch.setenv("AUTOGRAD_LESSONS_PROGRESS", str(path))
+    assert store.read_item("S6")["solution_seen"], "the solution read elsewhere was lost"

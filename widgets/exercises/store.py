@@ -61,17 +61,34 @@ current: ContextVar[Attempt | None] = ContextVar("current_attempt", default=None
 _NOTICES: list[str] = []  # sentences about the files, shown once by the progress summary
 
 
+_FIRST: list[Path | None] = []  # the location this kernel first used (a learner's kernel)
+
+
 def location() -> Path | None:
     """The store's path (its events live in the folder beside it, see
-    :func:`journal_folder`), or None when progress is kept in memory only."""
+    :func:`journal_folder`), or None when progress is kept in memory only.
+
+    A kernel keeps the location it first used: set ``$AUTOGRAD_LESSONS_PROGRESS`` before
+    the kernel starts. Changing it later is said once and changes nothing until the kernel
+    restarts; otherwise a solution read, or a try spent, in a store set up for the
+    purpose would not be in the learner's progress. (Tests change it freely.)"""
+    in_tests = "PYTEST_CURRENT_TEST" in os.environ or "_pytest" in sys.modules
     explicit = os.environ.get(ENV, "").strip()
     if explicit.lower() in MEMORY_ONLY:
-        return None
-    if explicit:
-        return Path(explicit).expanduser()
-    if "PYTEST_CURRENT_TEST" in os.environ or "_pytest" in sys.modules:  # a test process
-        return None
-    return DEFAULT.expanduser()
+        found = None
+    elif explicit:
+        found = Path(explicit).expanduser()
+    else:
+        found = None if in_tests else DEFAULT.expanduser()
+    if in_tests:
+        return found
+    if not _FIRST:
+        _FIRST.append(found)
+    elif found != _FIRST[0]:
+        where = "memory only" if _FIRST[0] is None else str(_FIRST[0])
+        _notice(f"{ENV} changed after this kernel first used its progress ({where}): "
+                "progress stays there until the kernel restarts.")
+    return _FIRST[0]
 
 
 def journal_folder(path: Path) -> Path:
