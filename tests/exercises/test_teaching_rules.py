@@ -632,6 +632,18 @@ def test_no_public_name_of_an_exercise_module_holds_a_claims_verdict(module_name
     assert not [n for n in dir(Claim) if not n.startswith("_") and n in ("word", "truth")]
 
 
+GIVING = [(i, other) for i in IDS for other in ex.registry()[i].solution_gives]
+
+
+@pytest.mark.parametrize("exercise_id, other", GIVING, ids=[f"{i}->{o}" for i, o in GIVING])
+def test_a_solution_that_holds_another_items_answer_shows_it(exercise_id, other):
+    """Issue #39's third audit: ``G7.solution``'s loops pasted into B2's backward solved B2,
+    with only G7 recorded. Reading a solution records what it gives away as seen too."""
+    assert other in IDS and other != exercise_id
+    str(ex.registry()[exercise_id].solution)
+    assert seen(other)
+
+
 def _layer_op_that_fails():
     """An op of the wrong kind for any spec: a try (its backward ignores the upstream)."""
     from autograd_core.recording.node import Function
@@ -949,6 +961,24 @@ def test_a_backward_specs_near_misses_are_read_by_its_check_only(spec_name):
     spec = ex.BACKWARD_SPECS[spec_name]
     public = {n for n in dir(spec) if not n.startswith("_")}
     assert "mistakes" not in public, f"BACKWARD_SPECS[{spec_name!r}].mistakes is public"
+
+
+@pytest.mark.parametrize("spec_name", sorted(ex.BACKWARD_SPECS))
+def test_a_backward_specs_hints_nudge_and_never_state_the_rule(spec_name):
+    """Issue #39's third audit: B4's, B5's and B6's hints printed ``dβ = Σ g``,
+    ``dx = g · mask / (1 − p)`` and softmax cross-entropy's whole rule, so the next try
+    solved. A hint after a named slip asks a question; no hint states a gradient."""
+    spec = ex.BACKWARD_SPECS[spec_name]
+    if spec._mistakes is None:
+        return
+    arrays = spec.inputs()
+    params = {**spec.params, **(spec.data() if spec.data is not None else {})}
+    out = spec.reference(*[ag.tensor(a) for a in arrays], **params).numpy()
+    g = np.random.default_rng(0).standard_normal(out.shape)
+    found = spec._mistakes(arrays, g, params)
+    mistakes = [m for ms in found.values() for m in ms] if isinstance(found, dict) else found
+    stated = [m.hint for m in mistakes if re.search(r"\bd\w*\s*=|=\s*g\b", m.hint)]
+    assert not stated, stated
 
 
 def test_b1s_f_shows_the_learner_no_engine_function():

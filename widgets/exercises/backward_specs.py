@@ -215,17 +215,19 @@ def _bn_mistakes(arrays, g, params):
                            "γ is used by every example, so its gradient is the sum.", one,
                            "batch_mean"),
                    Mistake(g.sum(axis=0), "Your dgamma is dbeta's formula. γ multiplies x̂, "
-                           "so each example's term carries its x̂.", "dγ = Σ g · x̂.",
+                           "so each example's term carries its x̂.", "What does γ multiply "
+                           "in the forward pass? Its gradient carries that factor.",
                            "missing_xhat"),
                    Mistake((g * x).sum(axis=0), "Your dgamma multiplies g by x. γ multiplies "
-                           "the normalised x̂, not the raw input.", "dγ = Σ g · x̂.",
+                           "the normalised x̂, not the raw input.", "Which array does forward "
+                           "scale by γ: the input, or what the normalisation made of it?",
                            "raw_input"),
                    *each_example(g * xhat, "dgamma", "γ")],
         "dbeta": [Mistake(g.mean(axis=0), "Your dbeta averages over the batch; β is added to "
                           "every example, so its gradient is the sum.", one, "batch_mean"),
                   Mistake((g * xhat).sum(axis=0), "Your dbeta is dgamma's formula. β is "
-                          "added as it is, so its gradient is g alone, summed.", "dβ = Σ g.",
-                          "has_xhat"),
+                          "added as it is, so its gradient is g alone, summed.", "What does "
+                          "an add hand back to each of its inputs?", "has_xhat"),
                   *each_example(g, "dbeta", "β")],
     }
 
@@ -261,12 +263,14 @@ def _dropout_mistakes(arrays, g, params):
     return [
         Mistake(g * keep, "Your dx keeps the right entries but forgets the 1/(1 − p): forward "
                 "scaled every kept entry by it, so its gradient carries the same factor.",
-                "dx = g · mask / (1 − p).", "missing_keep_scale"),
+                "Backward does to g what forward did to x: list everything forward multiplied "
+                "a kept entry by.", "missing_keep_scale"),
         Mistake(g * again / (1 - p), fresh, save, "fresh_mask"),
         Mistake(g * again, fresh + " (It also forgets the 1/(1 − p).)", save, "fresh_mask"),
         Mistake(g / (1 - p), "Your dx lets the gradient through every entry. A "
                 "dropped entry was multiplied by 0, so its gradient is 0.",
-                "dx = g · mask / (1 − p).", "missing_mask"),
+                "Which entries of x reached the output at all? g goes back through those only.",
+                "missing_mask"),
     ]
 
 
@@ -288,23 +292,26 @@ def _ce_mistakes(arrays, g, params):
 
     probs = softmax(logits, 1)
     one_hot = np.eye(logits.shape[1])[target]
-    rule = "dlogits = g · (softmax(logits) − one_hot(target)) / N."
+    mean = "How does a mean over the batch weigh each example's term?"
+    sign = "Does raising the target's logit raise the loss or lower it?"
     return [
         Mistake(g * (probs - one_hot), f"Your dlogits is N = {n} times too large: the loss is "
-                "the mean over the batch, so each example's share carries 1/N.", rule,
+                "the mean over the batch, so each example's share carries 1/N.", mean,
                 "batch_factor"),
         Mistake(g * probs / n, "Your dlogits is the softmax alone: the target's −log p has "
-                "a second term, −1 at the target class (subtract the one-hot target).", rule,
-                "missing_one_hot"),
+                "a second term, −1 at the target class (subtract the one-hot target).",
+                "Differentiate −log p_target logit by logit: the log-sum-exp gives one term; "
+                "what does the target's own logit add?", "missing_one_hot"),
         Mistake(g * (one_hot - probs) / n, "Your dlogits has the wrong sign: raising the "
                 "target's logit lowers the loss, so its gradient there must be negative.",
-                rule, "sign"),
+                sign, "sign"),
         Mistake(g * (one_hot - probs), "Your dlogits has two mistakes: the wrong sign "
                 f"(raising the target's logit lowers the loss), and it is N = {n} times too "
-                "large (the loss is a mean over the batch).", rule, "sign+batch_factor"),
+                "large (the loss is a mean over the batch).", f"{sign} {mean}",
+                "sign+batch_factor"),
         Mistake(g * (softmax(logits, 0) - one_hot) / n, "Your softmax runs over the batch "
                 "axis (axis 0); each example's probabilities are over its classes (axis 1).",
-                rule, "wrong_axis"),
+                "Over which axis does one example's softmax add up to 1?", "wrong_axis"),
     ]
 
 

@@ -100,6 +100,9 @@ class Exercise:
         self._snippet = Text(snippet) if snippet else None
         # The items whose answer the snippet gives away (G12's holds most of G5's).
         self.snippet_gives = tuple(snippet_gives)
+        # The items whose answer the worked solution holds most of (G7's conv backward is
+        # B2's): reading it before those are solved counts as seeing their solution too.
+        self.solution_gives = tuple(words.get("solution_gives", ()))
         self._skeleton = Text(skeleton) if skeleton else None
         self.options = MappingProxyType(dict(options)) if options else None
         self._problem = problem
@@ -201,8 +204,13 @@ class Exercise:
         return self.solution
 
     def _reveal(self) -> Text:
-        """The worked solution, recorded as seen: every route to it comes through here."""
+        """The worked solution, recorded as seen: every route to it comes through here
+        (with the items it gives away, ``solution_gives``)."""
+        from .tracking import helper_measured
+
         self._record_seen()
+        for other in self.solution_gives:
+            helper_measured(other, "solution")
         return _WORKED[self.id]
 
     def _record_seen(self) -> None:
