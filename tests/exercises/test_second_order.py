@@ -61,9 +61,9 @@ def test_the_engines_expected_values_match_closed_forms():
     t = np.tanh(x)
     np.testing.assert_allclose(_engine_tanh_second(x), -2 * t * (1 - t ** 2), atol=1e-14)
     for net in (network(), network(seed=143, n=5, d=2, k=4)):
-        np.testing.assert_allclose(net.hessian(), closed_form_hessian(net), atol=1e-12)
+        np.testing.assert_allclose(net._hessian(), closed_form_hessian(net), atol=1e-12)
         v = np.arange(net.size, dtype=float).reshape(net.W.shape)
-        np.testing.assert_allclose(net.hvp(v), (closed_form_hessian(net).reshape(
+        np.testing.assert_allclose(net._hvp(v), (closed_form_hessian(net).reshape(
             net.size, net.size) @ v.ravel()).reshape(net.W.shape), atol=1e-12)
 
 
@@ -151,7 +151,7 @@ def test_a_function_that_asks_the_engine_is_told_to_derive_it():
     def engine_hessian(X, W, u, y):
         from widgets.exercises.second_order.problems import Network
 
-        return Network(X, W, u, y).hessian()
+        return Network(X, W, u, y)._hessian()
 
     assert ex.D2.check(engine_hessian).diagnosis == "uses_engine"
     assert ex.D3.check(solution("D3", "my_hvp")).ok  # D3 is written with the engine

@@ -981,6 +981,20 @@ def test_a_backward_specs_hints_nudge_and_never_state_the_rule(spec_name):
     assert not stated, stated
 
 
+def test_b1_refuses_the_engines_own_finite_differences():
+    """Issue #39's third audit: B1's my_gradcheck handed to the engine's numeric_jacobian
+    (which nudges one entry at a time, both ways, as the check asks) solved B1."""
+    from autograd_core.tools.gradcheck import numeric_jacobian
+
+    def my_gradcheck(f, x):
+        return numeric_jacobian(lambda u: ag.tensor(f(u.numpy())),
+                                [ag.tensor(x)])[0][0].reshape(x.shape)
+
+    result = ex.B1(my_gradcheck)
+    assert not result.ok and "numeric_jacobian" in result.message
+    assert status("B1") != "solved"
+
+
 def test_b1s_f_shows_the_learner_no_engine_function():
     """``my_gradcheck(f, x)`` gets ``f`` to evaluate; a public callable on it (``f.fn``, the
     engine function) would let it return the engine's gradient instead of measuring."""

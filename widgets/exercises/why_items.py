@@ -286,7 +286,7 @@ W5_UPSTREAM = 1000.0
 W5_FLOOR = 1e-6
 
 
-def saturated_chain_gradient(depth: int, z: float = W5_SATURATED,
+def _saturated_chain_gradient(depth: int, z: float = W5_SATURATED,
                              upstream: float = W5_UPSTREAM) -> float:
     """The gradient that reaches the bottom of ``depth`` sigmoid layers in a chain, each
     layer's pre-activation ``z`` (a bias sets it), when ``upstream`` arrives at the top:
@@ -301,7 +301,7 @@ def saturated_chain_gradient(depth: int, z: float = W5_SATURATED,
 
 def _w5_layers() -> int:
     """How many saturated sigmoid layers bring the huge upstream gradient below the floor."""
-    return next(d for d in range(1, 100) if abs(saturated_chain_gradient(d)) < W5_FLOOR)
+    return next(d for d in range(1, 100) if abs(_saturated_chain_gradient(d)) < W5_FLOOR)
 
 
 @answers("dz", "layers")

@@ -40,7 +40,7 @@ from .network import (
     reference,
     reference_for,
 )
-from .table import ANSWERS, local_step
+from .table import ANSWERS
 from .training import (
     CURVE_TOLERANCE,
     H4_PARTS,
@@ -52,7 +52,7 @@ from .training import (
 __all__ = [
     "STEPS", "ROWS", "PARAMS", "INTERMEDIATES", "ANSWERS", "H4_PARTS", "Step",
     "problem", "reference", "reference_for", "Reference", "train",
-    "TrainingRun", "check_one", "local_step",
+    "TrainingRun", "check_one",
     "BATCH", "FEATURES", "HIDDEN", "CLASSES", "EPS", "TRAIN_STEPS", "LEARNING_RATE", "CLOSE",
     "CURVE_TOLERANCE", "DESCRIPTION",
 ]

@@ -83,7 +83,7 @@ def _const(value):
     return value if np.asarray(value).dtype.kind in "iu" else ag.tensor(value)
 
 
-def local_step(row: str, upstream: Mapping[str, np.ndarray], values: Mapping) -> np.ndarray | None:
+def _local_step(row: str, upstream: Mapping[str, np.ndarray], values: Mapping) -> np.ndarray | None:
     """dL/d``row`` from the gradients of the ops that use it (``upstream``, by their names),
     through the engine's own rule for each op (its vector-Jacobian product). None if an
     upstream gradient is missing."""
@@ -124,7 +124,7 @@ def _with_dependencies(rows: list[str], given: dict, found: dict, ref: Reference
             if bad and status in ("wrong", "close"):
                 names = words.listing(f"d_{u}" for u in bad)
                 verb = "is" if len(bad) == 1 else "are"
-                mine = local_step(r, {u: usable[u] for u in ups}, ref.values)
+                mine = _local_step(r, {u: usable[u] for u in ups}, ref.values)
                 if mine is not None and usable[r] is not None and close(
                         usable[r], mine, tolerance_for(np.float64)):
                     sentences = [f"Off only because {names} {verb}: your step back from "

@@ -123,7 +123,7 @@ def _network_mistakes(net: Network) -> list[Mistake]:
 
 
 def _network_case(net: Network) -> tuple[tuple, np.ndarray, dict]:
-    return ((net.X, net.W, net.u, net.y), net.hessian(),
+    return ((net.X, net.W, net.u, net.y), net._hessian(),
             {"mistakes": _network_mistakes(net), "shape": net.W.shape})
 
 

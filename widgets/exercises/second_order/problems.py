@@ -57,12 +57,13 @@ class Network:
         pred = ag.tanh(ag.tensor(self.X) @ W) @ ag.tensor(self.u)
         return ((pred - ag.tensor(self.y)) ** 2).mean()
 
-    def hessian(self) -> np.ndarray:
-        """d²loss/dW², shape (d, k, d, k): the engine's ``func.hessian``."""
+    def _hessian(self) -> np.ndarray:
+        """d²loss/dW², shape (d, k, d, k): the engine's ``func.hessian`` (private: D2's
+        answer on the lesson's network, read by its check only)."""
         return hessian(self.loss, ag.tensor(self.W)).numpy()
 
-    def hvp(self, v: np.ndarray) -> np.ndarray:
-        """H·v by the engine's ``func.hvp``."""
+    def _hvp(self, v: np.ndarray) -> np.ndarray:
+        """H·v by the engine's ``func.hvp`` (private: D3's answer, for its check only)."""
         return hvp(self.loss, ag.tensor(self.W), ag.tensor(v))[1].numpy()
 
     def gradient(self) -> np.ndarray:

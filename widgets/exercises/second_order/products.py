@@ -60,7 +60,7 @@ def _hvp_mistakes(net: Network, v: np.ndarray) -> list[Mistake]:
 def _case(net: Network, seed: int) -> tuple[tuple, np.ndarray, dict]:
     v = _direction(net, seed)
     W = ag.tensor(net.W, requires_grad=True)
-    return ((net.loss, W, ag.tensor(v)), net.hvp(v),
+    return ((net.loss, W, ag.tensor(v)), net._hvp(v),
             {"mistakes": _hvp_mistakes(net, v), "net": net})
 
 
