@@ -1039,8 +1039,9 @@ def test_the_engines_backward_on_your_own_problem_is_seeing_the_answer(exercise_
     assert f"{exercise_id}'s own problem" in capsys.readouterr().err
 
 
-ASKED_PROGRAMS = sorted(__import__("widgets.exercises.engine_watch",
-                                    fromlist=["_"]).programs_asked_about())
+ASKED_PROGRAMS = sorted(i for i, (_, shown_by) in __import__(
+    "widgets.exercises.engine_watch", fromlist=["_"]).programs_asked_about().items()
+    if shown_by == "sweep")
 
 
 @pytest.mark.parametrize("exercise_id", ASKED_PROGRAMS)
@@ -1053,7 +1054,7 @@ def test_a_sweep_of_the_program_an_item_asks_about_is_seeing_its_answer(exercise
     from widgets.exercises.engine_watch import programs_asked_about
 
     assert ASKED_PROGRAMS
-    list(backward_steps(programs_asked_about()[exercise_id]()))
+    list(backward_steps(programs_asked_about()[exercise_id][0]()))
     assert seen(exercise_id)
     assert f"{exercise_id}'s own problem" in capsys.readouterr().err
 
@@ -1095,6 +1096,23 @@ def test_a_sweep_of_another_program_or_g4s_own_check_is_not_seeing_g4(_fresh_wat
     assert status("G4") == "solved"
     ex.G4.experiment()                          # and, once solved, shows it
     assert status("G4") == "solved"
+
+
+def test_recording_the_program_l3_asks_about_is_seeing_its_answer(_fresh_watch, capsys):
+    """L3 asks how many ops ``y = w_pos·x if x > 0 else w_neg·x, then tanh per unit of |x|``
+    records for x = 2.5: recording it (no sweep needed) and counting is the answer. The
+    other run, one mul and one tanh, is not watched: too many graphs have that shape."""
+    from autograd_core.tools.graph import capture
+
+    w_pos = ag.tensor(1.5, requires_grad=True)
+    y = w_pos * ag.tensor(2.5)
+    ag.tanh(w_pos * 0.5).sum()  # a shorter program: nothing
+    assert not seen("L3")
+    for _ in range(2):
+        y = ag.tanh(y)
+    len(capture(y).ops)
+    assert seen("L3")
+    assert "L3's own problem" in capsys.readouterr().err
 
 
 def test_a_view_sweeping_your_own_problem_is_seeing_the_answer(_fresh_watch):

@@ -12,6 +12,7 @@ from ..feedback import words
 from ..feedback.check import check_gradient
 from ..feedback.context import Mistake
 from ..feedback.result import Result
+from . import engine_watch
 from .exercise import Exercise, register
 from .parts import answers, check_named, one_answer
 from .predictions import Fact, check_fact, predicting
@@ -22,19 +23,21 @@ from .problems import Problem, problem_for, rng
 E1_LEAVES = ("a", "b", "c", "d", "e")
 
 
+def _e1_program(leaves: dict | None = None) -> ag.Tensor:
+    """E1's loss, from its five leaves (fresh ones if none are given)."""
+    a, b, c, d, e = (leaves or {k: ag.tensor([1.0, -1.0], requires_grad=True)
+                              for k in E1_LEAVES}).values()
+    ag.tanh(b) * e  # computed, never used by the loss
+    return (a * 2).sum() + (c * 0.0).sum() + ag.relu(d).sum()
+
+
 def _e1_facts() -> dict[str, Fact]:
     """What the engine shows, one fact per prediction of ``E1(grad_none=..., grad_zero=...)``:
     which of the five leaves of the question keep ``.grad`` None after backward, and which
     hold an array of zeros."""
-    a = ag.tensor([1.0, 2.0], requires_grad=True)
-    b = ag.tensor([3.0, -1.0], requires_grad=True)
-    c = ag.tensor([0.5, 0.5], requires_grad=True)
-    d = ag.tensor([-1.0, -2.0], requires_grad=True)
-    e = ag.tensor([2.0, 1.0], requires_grad=True)
-    ag.tanh(b) * e  # computed, never used by the loss
-    loss = (a * 2).sum() + (c * 0.0).sum() + ag.relu(d).sum()
-    loss.backward()
-    leaves = dict(zip(E1_LEAVES, (a, b, c, d, e)))
+    leaves = {k: ag.tensor(v, requires_grad=True) for k, v in zip(E1_LEAVES, (
+        [1.0, 2.0], [3.0, -1.0], [0.5, 0.5], [-1.0, -2.0], [2.0, 1.0]))}
+    _e1_program(leaves).backward()
     none = {k for k, t in leaves.items() if t.grad is None}
     zeros = {k for k, t in leaves.items() if t.grad is not None and not np.any(t.grad.numpy())}
     return {
@@ -58,6 +61,7 @@ def _e1_facts() -> dict[str, Fact]:
 
 
 register(Exercise("E1", "prediction", {"predict": predicting(_e1_facts)}))
+engine_watch.asks_about("E1", _e1_program)  # its sweep fills the leaves' .grad: the answer
 
 
 # -- E2: a hard-coded literal ------------------------------------------------------------------

@@ -41,21 +41,30 @@ _WATCHING = {str(Path(__file__).resolve()), *(str(p) for p in Path(_LESSONS).glo
 # The arrays of the problems handed out in this kernel, by shape: (item, array).
 _HANDED: dict[tuple, list[tuple[str, np.ndarray]]] = {}
 _SAID: set[str] = set()  # the items whose sentence was shown
-# The programs prediction items ask about, by the op each ends in: (item, its shape).
-_PROGRAMS: dict[str, list[tuple[str, tuple]]] = {}
-_ASKED: dict[str, object] = {}  # item -> the function that records its program
+# The programs prediction items ask about, by the op each ends in: (item, its shape); one
+# table for the programs whose sweep shows the answer, one for those whose record does.
+_SWEPT: dict[str, list[tuple[str, tuple]]] = {}
+_RECORDED: dict[str, list[tuple[str, tuple]]] = {}
+_ASKED: dict[str, tuple] = {}  # item -> (the function that records its program, shown_by)
 
 
 class _ProblemWatch(Observer):
     """Notes a sweep through an asked-about program, or one that reaches a leaf holding a
     handed-out problem's array."""
 
+    def on_forward(self, op, node, arrays, out, params) -> None:
+        # every op's forward comes here: only a recorded node that ends an asked-about
+        # program is read further
+        asked = _RECORDED.get(op.name) if node is not None else None
+        if asked and store.current.get() is None:
+            _a_program_ran(node, asked)
+
     def on_backward(self, node, grad_output, grads) -> None:
         # every recorded op's backward comes here: only a node that ends an asked-about
         # program, or a leaf of a handed-out shape, is read further
-        asked = _PROGRAMS.get(node.op.name)
+        asked = _SWEPT.get(node.op.name)
         if asked and store.current.get() is None:
-            _a_program_swept(node, asked)
+            _a_program_ran(node, asked)
         if not _HANDED:
             return
         for edge, grad in zip(node.edges, grads):
@@ -84,19 +93,23 @@ def hand_out(item: str, problem) -> None:
         observers.append(_WATCH)
 
 
-def asks_about(item: str, program) -> None:
+def asks_about(item: str, program, shown_by: str = "sweep") -> None:
     """Note that ``item`` asks about the graph ``program()`` records (its output's), and
-    start the watch: the learner's sweep through a graph of that shape shows the answer."""
+    start the watch: the learner's sweep through a graph of that shape (``shown_by="sweep"``:
+    the order, the gradients), or recording one (``"record"``: the ops it records), shows
+    the answer."""
     root = program().grad_fn
-    _ASKED[item] = program
-    known = _PROGRAMS.setdefault(root.op.name, [])
+    _ASKED[item] = (program, shown_by)
+    table = {"sweep": _SWEPT, "record": _RECORDED}[shown_by]
+    known = table.setdefault(root.op.name, [])
     known[:] = [(i, shape) for i, shape in known if i != item] + [(item, _shape(root))]
     if _WATCH not in observers:
         observers.append(_WATCH)
 
 
 def programs_asked_about() -> dict:
-    """Each item that asks about a program, with the function that records it."""
+    """Each item that asks about a program: the function that records it, and what shows
+    the answer ("sweep" or "record")."""
     return dict(_ASKED)
 
 
@@ -117,7 +130,7 @@ def _fed_shape(node: Node, nodes: set, most: int | None) -> tuple | None:
     return None if None in fed else (node.op.name, tuple(sorted(fed)))
 
 
-def _a_program_swept(node: Node, asked: list[tuple[str, tuple]]) -> None:
+def _a_program_ran(node: Node, asked: list[tuple[str, tuple]]) -> None:
     most = max(len_ for _, (_, len_) in asked)
     shape = _shape(node, most)
     for item, program in asked:
@@ -149,9 +162,9 @@ def _shown(item: str) -> None:
     gate.measured(item, "solution")
     if item not in _SAID and not gate.is_quiet():
         _SAID.add(item)
-        print(f"(A backward through {item}'s own problem shows {item}'s answer: {item} now counts "
-              "as seen, as its solution would. Work it out by hand, then check it with "
-              f"{item}(...).)", file=sys.stderr)
+        print(f"(The engine run on {item}'s own problem shows {item}'s answer: {item} now "
+              "counts as seen, as its solution would. Work it out by hand, then check it "
+              f"with {item}(...).)", file=sys.stderr)
 
 
 def forget() -> None:
@@ -159,5 +172,5 @@ def forget() -> None:
     programs items ask about stay watched."""
     _HANDED.clear()
     _SAID.clear()
-    if _WATCH in observers and not _PROGRAMS:
+    if _WATCH in observers and not _ASKED:
         observers.remove(_WATCH)

@@ -21,10 +21,10 @@ from ..feedback.check import check_gradient
 from ..feedback.context import Mistake
 from ..feedback.result import Result
 from ..lessons.checkpointing import checkpointed_step, checkpointing, sqrt_segments
-from ..lessons.graphs import _define_by_run
+from ..lessons.graphs import _define_by_run, branchy_program
 from ..lessons.memory import memory_breakdown
 from ..lessons.report import Report
-from . import learner
+from . import engine_watch, learner
 from .exercise import Exercise, register
 from .parts import answers, check_named
 from .predictions import Fact, check_fact, predicting
@@ -259,6 +259,9 @@ def _l3_facts() -> dict[str, Fact]:
 
 
 register(Exercise("L3", "prediction", {"ops": predicting(_l3_facts)}))
+# recording the program for x = 2.5 shows its ops (x = -0.5's, one mul and one tanh, is the
+# shape of too many other graphs to watch)
+engine_watch.asks_about("L3", branchy_program, shown_by="record")
 
 
 # -- L4: the program is not the values -------------------------------------------------------

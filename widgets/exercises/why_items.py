@@ -15,9 +15,9 @@ from ..feedback import words
 from ..feedback.check import check_gradient
 from ..feedback.context import Mistake
 from ..feedback.result import Result
-from ..lessons.graphs import branches
+from ..lessons.graphs import branches, branchy_program
 from ..lessons.report import Report
-from . import learner
+from . import engine_watch, learner
 from .backward_check import SPEC_ITEMS, _check_backward
 from .exercise import Exercise, register
 from .parts import answers, check_named
@@ -415,3 +415,4 @@ def _w6_facts() -> dict[str, Fact]:
 
 
 register(Exercise("W6", "prediction", {"predict": predicting(_w6_facts)}, experiment=branches))
+engine_watch.asks_about("W6", branchy_program)  # its sweep for x = 2.5 shows the gradients

@@ -189,6 +189,13 @@ def _branchy(x: Tensor, w_pos: Tensor, w_neg: Tensor) -> Tensor:
     return y
 
 
+def branchy_program(x: float = 2.5) -> Tensor:
+    """The program W6 and L3 ask about, run on ``x`` with the weights they name (the graph
+    an item's watch compares a learner's run with)."""
+    return _branchy(ag.tensor(float(x)), ag.tensor(1.5, requires_grad=True),
+                    ag.tensor(-2.0, requires_grad=True))
+
+
 def _define_by_run(xs: Sequence[float] = (2.5, -0.5)) -> list[DefineByRun]:
     """Run ``_branchy`` on each input with fresh weights, recording; return what was
     recorded and which weights got a gradient."""
