@@ -1039,13 +1039,13 @@ def test_the_engines_backward_on_your_own_problem_is_seeing_the_answer(exercise_
     assert f"{exercise_id}'s own problem" in capsys.readouterr().err
 
 
-ASKED_PROGRAMS = sorted(i for i, (_, shown_by) in __import__(
+ASKED_PROGRAMS = sorted((i, k) for i, programs in __import__(
     "widgets.exercises.engine_watch", fromlist=["_"]).programs_asked_about().items()
-    if shown_by == "sweep")
+    for k, (_, shown_by) in enumerate(programs) if shown_by == "sweep")
 
 
-@pytest.mark.parametrize("exercise_id", ASKED_PROGRAMS)
-def test_a_sweep_of_the_program_an_item_asks_about_is_seeing_its_answer(exercise_id,
+@pytest.mark.parametrize("exercise_id, k", ASKED_PROGRAMS)
+def test_a_sweep_of_the_program_an_item_asks_about_is_seeing_its_answer(exercise_id, k,
                                                                         _fresh_watch, capsys):
     """G4 asks in which order backward visits ``a = x * w; c = a + tanh(a)``: the engine's
     sweep of that program, stepped by the learner, is the answer. Generated over every item
@@ -1054,7 +1054,7 @@ def test_a_sweep_of_the_program_an_item_asks_about_is_seeing_its_answer(exercise
     from widgets.exercises.engine_watch import programs_asked_about
 
     assert ASKED_PROGRAMS
-    list(backward_steps(programs_asked_about()[exercise_id][0]()))
+    list(backward_steps(programs_asked_about()[exercise_id][k][0]()))
     assert seen(exercise_id)
     assert f"{exercise_id}'s own problem" in capsys.readouterr().err
 
@@ -1113,6 +1113,23 @@ def test_recording_the_program_l3_asks_about_is_seeing_its_answer(_fresh_watch, 
     len(capture(y).ops)
     assert seen("L3")
     assert "L3's own problem" in capsys.readouterr().err
+
+
+def test_recording_l7s_chain_or_l1s_wider_block_is_seeing_their_answers(_fresh_watch):
+    """L7 asks the bytes ten and twenty tanh keep; L1 the ops the 8 -> 16 residual block
+    records. Recording those very programs (any values) is the answer; a chain of nine
+    tanh, or the 8 -> 8 block, is another program."""
+    from autograd_core import nn
+    from autograd_core.tools.graph import saved_bytes
+
+    h = ag.tensor(np.ones(7), requires_grad=True)
+    for _ in range(9):
+        h = ag.tanh(h)
+    nn.ResidualBlock(8, 8, linear=True)(ag.randn(3, 8))
+    assert not seen("L7") and not seen("L1")
+    saved_bytes(ag.tanh(h))
+    nn.ResidualBlock(8, 16, linear=True)(ag.randn(2, 8))
+    assert seen("L7") and seen("L1")
 
 
 def test_a_view_sweeping_your_own_problem_is_seeing_the_answer(_fresh_watch):

@@ -45,7 +45,7 @@ _SAID: set[str] = set()  # the items whose sentence was shown
 # table for the programs whose sweep shows the answer, one for those whose record does.
 _SWEPT: dict[str, list[tuple[str, tuple]]] = {}
 _RECORDED: dict[str, list[tuple[str, tuple]]] = {}
-_ASKED: dict[str, tuple] = {}  # item -> (the function that records its program, shown_by)
+_ASKED: dict[str, list] = {}  # item -> [(a function that records its program, shown_by)]
 
 
 class _ProblemWatch(Observer):
@@ -99,35 +99,39 @@ def asks_about(item: str, program, shown_by: str = "sweep") -> None:
     the order, the gradients), or recording one (``"record"``: the ops it records), shows
     the answer."""
     root = program().grad_fn
-    _ASKED[item] = (program, shown_by)
+    _ASKED.setdefault(item, []).append((program, shown_by))
     table = {"sweep": _SWEPT, "record": _RECORDED}[shown_by]
     known = table.setdefault(root.op.name, [])
-    known[:] = [(i, shape) for i, shape in known if i != item] + [(item, _shape(root))]
+    if (item, _shape(root)) not in known:
+        known.append((item, _shape(root)))
     if _WATCH not in observers:
         observers.append(_WATCH)
 
 
 def programs_asked_about() -> dict:
-    """Each item that asks about a program: the function that records it, and what shows
-    the answer ("sweep" or "record")."""
-    return dict(_ASKED)
+    """Each item that asks about programs: for each, the function that records it, and what
+    shows the answer ("sweep" or "record")."""
+    return {item: list(programs) for item, programs in _ASKED.items()}
 
 
 def _shape(root: Node, most: int | None = None) -> tuple | None:
     """A graph's shape, from its last node: each op with the shapes of the ops that feed it
     (in any order: ``a + tanh(a)`` is ``tanh(a) + a``), and how many ops there are, so that a
     value read twice is told from one computed twice. ``None`` past ``most`` ops."""
-    nodes: set = set()
-    tree = _fed_shape(root, nodes, most)
-    return None if tree is None else (tree, len(nodes))
+    shapes: dict = {}
+    tree = _fed_shape(root, shapes, most)
+    return None if tree is None else (tree, len(shapes))
 
 
-def _fed_shape(node: Node, nodes: set, most: int | None) -> tuple | None:
-    nodes.add(node)
-    if most is not None and len(nodes) > most:
+def _fed_shape(node: Node, shapes: dict, most: int | None) -> tuple | None:
+    if node in shapes:
+        return shapes[node]
+    if most is not None and len(shapes) >= most:
         return None
-    fed = [_fed_shape(edge, nodes, most) for edge in node.edges if edge.__class__ is Node]
-    return None if None in fed else (node.op.name, tuple(sorted(fed)))
+    shapes[node] = None  # counted now; its shape follows
+    fed = [_fed_shape(edge, shapes, most) for edge in node.edges if edge.__class__ is Node]
+    shapes[node] = None if None in fed else (node.op.name, tuple(sorted(fed)))
+    return shapes[node]
 
 
 def _a_program_ran(node: Node, asked: list[tuple[str, tuple]]) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-from functools import lru_cache
+from functools import lru_cache, partial
 
 import numpy as np
 
@@ -31,6 +31,12 @@ from .predictions import Fact, check_fact, predicting
 from .problems import Problem, problem_for, rng
 
 # -- L1: a residual block -------------------------------------------------------------------
+
+
+def _wider_block_run() -> ag.Tensor:
+    """The 8 -> 16 block L1 asks about, run on a batch."""
+    block = nn.ResidualBlock(8, 16, linear=True, dtype=np.float64, generator=ag.Generator(71))
+    return block(ag.tensor(rng(71).standard_normal((4, 8))))
 
 
 def _residual_facts() -> dict:
@@ -106,6 +112,7 @@ def _l1_facts() -> dict[str, Fact]:
 
 
 register(Exercise("L1", "prediction", {"trace": predicting(_l1_facts)}))
+engine_watch.asks_about("L1", _wider_block_run, shown_by="record")  # its ops: L1's first part
 
 
 # -- L2: merge by concatenation ------------------------------------------------------------
@@ -463,12 +470,17 @@ register(Exercise("L6", "prediction", {"predict": predicting(_l6_facts)}))
 # -- L7: forward values dominate memory ----------------------------------------------------------
 
 
-def _chain_saved_bytes(n: int, size: int = 100) -> int:
-    """Bytes saved by a chain of ``n`` tanh ops on a float64 vector of ``size``."""
+def _tanh_chain(n: int, size: int = 100) -> ag.Tensor:
+    """A chain of ``n`` tanh ops on a float64 vector of ``size`` (L7's question)."""
     h = ag.tensor(rng(77).standard_normal(size), requires_grad=True)
     for _ in range(n):
         h = ag.tanh(h)
-    return saved_bytes(h)
+    return h
+
+
+def _chain_saved_bytes(n: int, size: int = 100) -> int:
+    """Bytes saved by a chain of ``n`` tanh ops on a float64 vector of ``size``."""
+    return saved_bytes(_tanh_chain(n, size))
 
 
 def _l7_facts() -> dict[str, Fact]:
@@ -482,6 +494,8 @@ def _l7_facts() -> dict[str, Fact]:
 
 register(Exercise("L7", "prediction", {"bytes": predicting(_l7_facts)},
                   experiment=memory_breakdown))
+for _n in (10, 20):  # recording either chain, and reading what it holds, is the answer
+    engine_watch.asks_about("L7", partial(_tanh_chain, _n), shown_by="record")
 
 
 # -- L8: checkpointing -----------------------------------------------------------------------
