@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 import autograd_core as ag
+from autograd_core.recording.node import Observer, observing
 
 from .. import gate
 from ..feedback import words
@@ -24,6 +25,7 @@ from . import learner
 from .exercise import Exercise, register
 from .function_cases import not_closed_form
 from .problems import rng
+from .true_false import Watch
 
 
 def _named(fn, default: str) -> str:
@@ -101,57 +103,138 @@ def _check_s1(fn=None) -> Result:
 register(Exercise("S1", "spot_error", {"fixed": _check_s1}))
 
 
-# -- S2: gradients never reset ---------------------------------------------------------------
+# -- S2: gradients never reset, and micro-batches added as they come ------------------------
+#
+# Each training step's batch is too big to run at once, so it runs in micro-batches and
+# backward adds their gradients up in w.grad: accumulation is what the step wants, inside a
+# step, and what breaks it across steps. The snippet never resets .grad between steps and
+# adds the micro-batches' mean losses as they are. The check runs the learner's function with
+# micro-batches that do not divide the batch, and watches that it sweeps each micro-batch on
+# its own and never runs an op on more rows than a micro-batch holds.
+
+S2_STEPS, S2_ROWS, S2_MICRO = 3, 10, (4, 3)  # steps, rows per batch, micro-batch sizes tried
 
 
-def _s2_batches():
-    g = rng(22)
-    return [(g.standard_normal((4, 3)), g.standard_normal(4)) for _ in range(3)], \
-        g.standard_normal(3)
+def _s2_steps():
+    """Three steps' batches (x: 10 × 2, t: 10) and the starting weight w (2,)."""
+    g = rng(222)
+    return [(g.standard_normal((S2_ROWS, 2)), g.standard_normal(S2_ROWS))
+            for _ in range(S2_STEPS)], g.standard_normal(2)
 
 
 def _batch_grad(w0, x, t) -> np.ndarray:
+    """The gradient of the mean squared error of (x, t) at w0, by the engine."""
     w = ag.tensor(w0, requires_grad=True)
     ((ag.tensor(x) @ w - ag.tensor(t)) ** 2).mean().backward()
     return w.grad.numpy()
 
 
+def _micro_grads(w0, x, t, micro: int) -> list[tuple[int, np.ndarray]]:
+    """(rows, the gradient of that micro-batch's mean loss) for each micro-batch of a step,
+    by the engine."""
+    found = []
+    for start in range(0, len(x), micro):
+        xs, ts = x[start:start + micro], t[start:start + micro]
+        found.append((len(xs), _batch_grad(w0, xs, ts)))
+    return found
+
+
+def _s2_mistakes(steps, w0, micro: int) -> list[tuple[np.ndarray, list[Mistake]]]:
+    """Each step's right gradient, and the named wrong ones: worked out here from the
+    micro-batches' own gradients (the batch mean weighs each micro-batch by its rows)."""
+    ways = {"right": [], "sum_of_means": [], "mean_of_means": [], "last_only": []}
+    for x, t in steps:
+        parts = _micro_grads(w0, x, t, micro)
+        ways["right"].append(sum(n / len(x) * g for n, g in parts))
+        ways["sum_of_means"].append(sum(g for _, g in parts))
+        ways["mean_of_means"].append(sum(g for _, g in parts) / len(parts))
+        ways["last_only"].append(parts[-1][1] * parts[-1][0] / len(x))
+    says = {
+        "sum_of_means": "you added each micro-batch's mean loss as it is, but the whole "
+                        "batch's mean is not the sum of its parts' means: what share of the "
+                        "batch is each micro-batch?",
+        "mean_of_means": "you weighed every micro-batch the same, but the last one is "
+                         "smaller: what share of the whole batch's mean is each one's?",
+        "last_only": "only the last micro-batch's part is left: a reset inside the "
+                     "micro-batch loop throws away what the others added.",
+    }
+    found = []
+    for k in range(len(steps)):
+        where = f"Step {k + 1} (micro-batches of {micro})"
+        mistakes = [Mistake(ways[code][k], f"{where}: {said}", "", code)
+                    for code, said in says.items()]
+        if k:  # .grad kept from the steps before, with each way of adding a step up
+            for code in ("right", "sum_of_means", "mean_of_means"):
+                also = "" if code == "right" else f" Also, {says[code]}"
+                mistakes.append(Mistake(
+                    sum(ways[code][: k + 1]), f"{where} still holds the gradients of the steps "
+                    "before it: backward adds into .grad, so what does w.grad hold when a "
+                    f"step's first micro-batch starts?{also}", "",
+                    "not_reset" + ("" if code == "right" else f"+{code}")))
+        found.append((ways["right"][k], mistakes))
+    return found
+
+
+class _Rows(Observer):
+    """The most rows any op's output had while the learner's function ran."""
+
+    def __init__(self):
+        self.most = 0
+
+    def on_forward(self, op, node, arrays, out, params) -> None:
+        shape = np.shape(out)
+        if shape:
+            self.most = max(self.most, int(shape[0]))
+
+
 def _check_s2(fn=None) -> Result:
-    """``S2(gradient_per_batch)``: your fixed ``gradient_per_batch(w, batches) -> list``."""
-    batches, w0 = _s2_batches()
-    w = ag.tensor(w0, requires_grad=True)
-    tensors = [(ag.tensor(x), ag.tensor(t)) for x, t in batches]
-    try:
-        grads = learner.call(fn, w, tensors, what=_named(fn, "gradient_per_batch"))
-    except learner.LearnerCodeFailed as exc:
-        return learner.failed(exc)
-    if grads is None:
-        return Result(False, _nothing_yet(_named(fn, "gradient_per_batch"),
-                                          "a list with one gradient per batch"),
-                      diagnosis="none")
-    if not isinstance(grads, list | tuple) or len(grads) != len(batches):
-        return Result(False, f"gradient_per_batch should return a list of {len(batches)} "
-                             f"gradients, one per batch; it returned {type(grads).__name__}"
-                             f"{f' of length {len(grads)}' if hasattr(grads, '__len__') else ''}.",
-                      diagnosis="type")
-    fresh = [_batch_grad(w0, x, t) for x, t in batches]
+    """``S2(step_gradients)``: your fixed ``step_gradients(w, steps, micro) -> list``, one
+    gradient per step, each step's batch run in micro-batches of at most ``micro`` rows."""
+    steps, w0 = _s2_steps()
+    name = _named(fn, "step_gradients")
     results = []
-    for k, (given, right) in enumerate(zip(grads, fresh)):
-        summed = Mistake(sum(fresh[: k + 1]), f"Batch {k + 1}'s gradient still contains the "
-                         f"gradients of the {k} batch(es) before it: .grad accumulates "
-                         "(+=) across backward calls until you reset it.",
-                         "Look at what w.grad holds when each batch's backward starts: is "
-                         "anything left from the batch before?",
-                         "not_reset")
-        results.append(check_gradient(given, right, name=f"batch {k + 1}", of="w",
-                                      mistakes=[summed] if k else []))
+    for micro in S2_MICRO:
+        w = ag.tensor(w0, requires_grad=True)
+        tensors = [(ag.tensor(x), ag.tensor(t)) for x, t in steps]
+        with observing(Watch()) as watch, observing(_Rows()) as rows:
+            try:
+                grads = learner.call(fn, w, tensors, micro, what=name)
+            except learner.LearnerCodeFailed as exc:
+                return learner.failed(exc)
+        if grads is None:
+            return Result(False, _nothing_yet(name, "a list with one gradient per step"),
+                          diagnosis="none")
+        if not isinstance(grads, list | tuple) or len(grads) != len(steps):
+            size = f" of length {len(grads)}" if hasattr(grads, "__len__") else ""
+            return Result(False, f"{name} should return a list of {len(steps)} gradients, "
+                                 f"one per step; it returned {type(grads).__name__}{size}.",
+                          diagnosis="type")
+        if rows.most > micro:
+            return Result(False, f"With micro-batches of {micro}, your function ran an op on "
+                                 f"{rows.most} rows at once: memory holds one micro-batch "
+                                 "at a time, so every op of a step runs on one "
+                                 "micro-batch's rows.", diagnosis="whole_batch")
+        wanted = len(steps) * -(-S2_ROWS // micro)
+        if len(watch.sweeps) != wanted:
+            ran = f"{len(watch.sweeps)} backward sweep" + ("s" * (len(watch.sweeps) != 1))
+            return Result(False, f"With micro-batches of {micro}, your function ran "
+                                 f"{ran if watch.sweeps else 'no backward sweep'} for its "
+                                 f"{wanted} micro-batches: sweep each micro-batch's loss once, "
+                                 "as soon "
+                                 "as it is computed (its graph is then freed), so that only "
+                                 "one micro-batch's graph is ever kept.",
+                          diagnosis="sweeps_per_micro_batch")
+        for k, (given, (right, mistakes)) in enumerate(zip(grads, _s2_mistakes(steps, w0,
+                                                                               micro))):
+            results.append(check_gradient(given, right, of="w", mistakes=mistakes,
+                                          name=f"step {k + 1}, micro-batches of {micro}"))
     return Result.combine(results)
 
 
 @gate.answers("S2")
 def loss_curves(steps: int = 12, lr: float = 0.1) -> Report:
     """SGD on the same data with and without resetting .grad between steps."""
-    batches, w0 = _s2_batches()
+    batches, w0 = _s2_steps()
     x = np.concatenate([b[0] for b in batches])
     t = np.concatenate([b[1] for b in batches])
     curves = {}
@@ -175,9 +258,7 @@ def loss_curves(steps: int = 12, lr: float = 0.1) -> Report:
                   rows, data=curves)
 
 
-register(Exercise(
-    "S2", "spot_error", {"fixed": _check_s2}, experiment=loss_curves,
-))
+register(Exercise("S2", "spot_error", {"fixed": _check_s2}, experiment=loss_curves))
 
 
 # -- S3: "I expanded the whole nested function into one formula" -------------------------------
