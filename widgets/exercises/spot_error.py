@@ -24,6 +24,7 @@ from ..lessons.report import Report
 from . import learner
 from .exercise import Exercise, register
 from .function_cases import not_closed_form
+from .predictions import Fact, predicting
 from .problems import rng
 from .true_false import Watch
 
@@ -438,41 +439,100 @@ def _check_s5(fn=None) -> Result:
 register(Exercise("S5", "spot_error", {"fixed": _check_s5}))
 
 
-# -- S6: two backward passes -----------------------------------------------------------------
+# -- S6: two backward passes ------------------------------------------------------------------
+#
+# A shared layer and two heads, L = La + Lb. The snippet sweeps back from each head's loss in
+# turn (the first with retain_graph, so the second can go through the shared layer again):
+# its gradients are right, and the shared layer's rules run twice. The learner predicts what
+# each of its sweeps reaches and how much of the work both do, then writes one sweep.
+
+S6_LEAVES = ("w1", "wa", "wb", "x")  # the names a prediction of reached leaves is made of
 
 
 def _s6_data():
     g = rng(26)
-    return g.standard_normal((4, 3)), g.standard_normal((3, 2)), g.standard_normal((5, 4))
+    return (g.standard_normal((4, 3)), g.standard_normal((3, 2)), g.standard_normal((3, 2)),
+            g.standard_normal((5, 4)))
+
+
+def _s6_losses(w1, wa, wb, x):
+    """The two heads' losses on a shared layer h = tanh(x @ w1)."""
+    h = ag.tanh(x @ w1)
+    return ((h @ wa) ** 2).sum(), ag.tanh(h @ wb).sum()
+
+
+def _s6_leaves():
+    w1, wa, wb, x = _s6_data()
+    return {"w1": ag.tensor(w1, requires_grad=True), "wa": ag.tensor(wa, requires_grad=True),
+            "wb": ag.tensor(wb, requires_grad=True), "x": ag.tensor(x)}
+
+
+def _s6_facts() -> dict[str, Fact]:
+    """What the snippet's two sweeps do, measured on the engine: the leaves each one sends a
+    gradient to, and how many ops' backward rules both of them run."""
+    leaves = _s6_leaves()
+    la, lb = _s6_losses(*leaves.values())
+    with observing(Watch()) as watch:
+        la.backward(retain_graph=True)
+        lb.backward()
+    first, second = watch.sweeps
+    names = {id(t): name for name, t in leaves.items()}
+    reached = [frozenset(names[id(t)] for t in sweep.leaves()) for sweep in (first, second)]
+    say = {"names": S6_LEAVES, "extra": "{n} of your leaves {is} not reached by that sweep",
+             "missing": "{n} of the leaves it reaches {is} missing"}
+    return {
+        "pass_1_reaches": Fact(reached[0], "A sweep from La goes back through head a and the "
+                               "shared layer: it reaches wa and w1, never wb.", "set", say),
+        "pass_2_reaches": Fact(reached[1], "A sweep from Lb goes back through head b and the "
+                               "shared layer: it reaches wb and w1, never wa.", "set", say),
+        "rules_run_twice": Fact(len(set(first.visited) & set(second.visited)), "Both sweeps "
+                                "go back through the shared layer h = tanh(x @ w1): its tanh "
+                                "and its matmul run their rules once per sweep.", "number",
+                                what="a number of ops"),
+    }
 
 
 def _check_s6(fn=None) -> Result:
-    """``S6(gradients)``: your fixed ``gradients(w1, w2, x) -> (g1, g2)`` with one pass."""
-    w1_0, w2_0, x = _s6_data()
-    w1, w2 = ag.tensor(w1_0, requires_grad=True), ag.tensor(w2_0, requires_grad=True)
-    (ag.tanh(ag.tensor(x) @ w1) @ w2).sum().backward()
-    right = (w1.grad.numpy(), w2.grad.numpy())
-    calls = {"w1": 0, "w2": 0}
-    t1, t2 = ag.tensor(w1_0, requires_grad=True), ag.tensor(w2_0, requires_grad=True)
-    for name, t in (("w1", t1), ("w2", t2)):
-        t.register_hook(lambda g, name=name: calls.__setitem__(name, calls[name] + 1))
+    """``S6(gradients)``: your fixed ``gradients(w1, wa, wb, x) -> (dw1, dwa, dwb)``, for
+    L = La + Lb, with no backward rule run twice (each parameter sent its gradient once)."""
+    reference = _s6_leaves()
+    la, lb = _s6_losses(*reference.values())
+    (la + lb).backward()
+    right = [reference[k].grad.numpy() for k in ("w1", "wa", "wb")]
+    leaves = _s6_leaves()
     try:
         name = _named(fn, "gradients")
-        got = _pair(learner.call(fn, t1, t2, ag.tensor(x), what=name), name, ("g1", "g2"))
+        with observing(Watch()) as watch:
+            got = learner.call(fn, *leaves.values(), what=name)
+        if got is None:
+            raise learner.LearnerCodeFailed(_nothing_yet(name, "(dw1, dwa, dwb)"), TypeError(),
+                                            "none")
+        if not isinstance(got, tuple | list) or len(got) != 3:
+            raise learner.LearnerCodeFailed(f"Your function `{name}` should return three "
+                                            "values (dw1, dwa, dwb), but it returned "
+                                            f"{words.short(got, 40)}.", TypeError())
     except learner.LearnerCodeFailed as exc:
         return learner.failed(exc)
-    parts = [check_gradient(got[0], right[0], name="g1", of="w1"),
-             check_gradient(got[1], right[1], name="g2", of="w2")]
-    passes = max(calls.values())
-    if passes == 1:
-        parts.append(Result(True, "One backward pass filled both gradients.", name="passes"))
+    parts = [check_gradient(g, r, name=f"d{k}", of=k)
+             for g, r, k in zip(got, right, ("w1", "wa", "wb"))]
+    # each parameter is used once: in one sweep after one forward pass it is sent a gradient
+    # once; more means a sweep went back over the shared layer again, or it ran twice
+    sent = [sum(1 for sweep in watch.sweeps for t, _ in sweep.sent if t is leaves[k])
+            for k in ("w1", "wa", "wb")]
+    if not watch.sweeps:
+        parts.append(Result(False, "Your function ran no backward sweep: the gradients are "
+                                   "the engine's to fill in, in one sweep.", name="passes",
+                            diagnosis="no_sweep"))
+    elif max(sent) > 1:
+        parts.append(Result(False, "Your function went back through part of the graph more "
+                                   "than once (or ran part of it twice): some backward rules "
+                                   "ran again, work a single sweep does once.", name="passes",
+                            diagnosis="extra_passes",
+                            hint="From which tensor does one sweep start so that it reaches "
+                                 "every parameter, through both heads?"))
     else:
-        parts.append(Result(False, f"Your function ran {passes} backward passes through the "
-                                   "parameters; one pass already fills every leaf's .grad.",
-                            name="passes", diagnosis="extra_passes",
-                            hint="Count the backward calls in your function: what does "
-                                 "one sweep already fill in for every leaf it reaches?"))
+        parts.append(Result(True, "One sweep: every backward rule ran once.", name="passes"))
     return Result.combine(parts)
 
 
-register(Exercise("S6", "spot_error", {"fixed": _check_s6}))
+register(Exercise("S6", "spot_error", {"fixed": _check_s6, "predict": predicting(_s6_facts)}))
