@@ -159,10 +159,15 @@ def _s2_mistakes(steps, w0, micro: int) -> list[tuple[np.ndarray, list[Mistake]]
         "last_only": "only the last micro-batch's part is left: a reset inside the "
                      "micro-batch loop throws away what the others added.",
     }
+    shares = ("Work out the mean of ten numbers from the means of groups of 4, 4 and 2 "
+              "of them, in NumPy if you like.")
+    nudge = {"sum_of_means": shares, "mean_of_means": shares,
+             "last_only": "Look at where in the loops w.grad starts again from nothing.",
+             "not_reset": "Print w.grad just before each step's first backward."}
     found = []
     for k in range(len(steps)):
         where = f"Step {k + 1} (micro-batches of {micro})"
-        mistakes = [Mistake(ways[code][k], f"{where}: {said}", "", code)
+        mistakes = [Mistake(ways[code][k], f"{where}: {said}", nudge[code], code)
                     for code, said in says.items()]
         if k:  # .grad kept from the steps before, with each way of adding a step up
             for code in ("right", "sum_of_means", "mean_of_means"):
@@ -170,7 +175,7 @@ def _s2_mistakes(steps, w0, micro: int) -> list[tuple[np.ndarray, list[Mistake]]
                 mistakes.append(Mistake(
                     sum(ways[code][: k + 1]), f"{where} still holds the gradients of the steps "
                     "before it: backward adds into .grad, so what does w.grad hold when a "
-                    f"step's first micro-batch starts?{also}", "",
+                    f"step's first micro-batch starts?{also}", nudge["not_reset"],
                     "not_reset" + ("" if code == "right" else f"+{code}")))
         found.append((ways["right"][k], mistakes))
     return found
