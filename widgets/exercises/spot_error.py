@@ -226,9 +226,8 @@ def _check_s2(fn=None) -> Result:
             return Result(False, f"With micro-batches of {micro}, your function ran "
                                  f"{ran if watch.sweeps else 'no backward sweep'} for its "
                                  f"{wanted} micro-batches: sweep each micro-batch's loss once, "
-                                 "as soon "
-                                 "as it is computed (its graph is then freed), so that only "
-                                 "one micro-batch's graph is ever kept.",
+                                 "as soon as it is computed (its graph is then freed), so "
+                                 "that only one micro-batch's graph is ever kept.",
                           diagnosis="sweeps_per_micro_batch")
         for k, (given, (right, mistakes)) in enumerate(zip(grads, _s2_mistakes(steps, w0,
                                                                                micro))):

@@ -478,18 +478,18 @@ def make_check(c: Claim) -> Callable[..., Result]:
             guard_few_choices("verdict", right=False, choices=2)
             return Result(False, "Your verdict does not follow from your own measurement: "
                                  f"{c.word('reread')} Read it again.", diagnosis="wrong_verdict")
-        problem = None if c.rule else reason_problem(c, because)  # (a falsy Result: no `or`)
+        problem = None if c.rule is not None else reason_problem(c, because)  # (no `or`)
         if problem is not None:
             return problem
         flipped = guard_few_choices("verdict", right=True, choices=2)
         if flipped is not None:  # a verdict flipped after a wrong one may be a guess
             return flipped
-        said = (f" Your rule {c.rule.call} holds at every size the check drew." if c.rule
-                else _your_reason(because))
+        said = (_your_reason(because) if c.rule is None
+                else f" Your rule {c.rule.call} holds at every size the check drew.")
         return Result(True, f"Right, and your own experiment settles it: {c.word('settled')}"
                             f"{said}", diagnosis="correct")
 
-    reason = f"your rule {c.rule.call} as a function" if c.rule else "a one-line reason"
+    reason = "a one-line reason" if c.rule is None else f"your rule {c.rule.call} as a function"
     check.__doc__ = (f"``{c.id}(verdict, because, experiment)``: your verdict, {reason}, "
                      f"and an experiment returning {c.wants}.")
     return check
