@@ -53,7 +53,7 @@ RIGHT = {
     # 32x64; the 12 layers of the three checkpointed segments run again.
     "L8": dict(gradients_identical=True, peak_checkpointed=2 * 8192 + 4 * 3 * 8192,
                recompute_macs=12 * (32 * 64 * 64 + 32 * 64 + 2 * 32 * 64)),
-    "L9": dict(locate=None, first_nonfinite_op="log"),  # locate: set below
+    "L9": dict(locate=None, first_nonfinite_op="pow"),  # locate: set below
 }
 
 # One wrong prediction per item, and the diagnosis it gets.

@@ -44,11 +44,13 @@ def s1_aliased(x, y):
     return x_bar, y_bar
 
 
-def s2_fixed(w, batches):
+def s2_fixed(w, steps, micro):
     grads = []
-    for x, t in batches:
-        w.grad = None
-        ((x @ w - t) ** 2).mean().backward()
+    for x, t in steps:
+        w.grad = None                                  # once per step
+        for start in range(0, len(x), micro):
+            xs, ts = x[start:start + micro], t[start:start + micro]
+            (((xs @ w - ts) ** 2).mean() * (len(xs) / len(x))).backward()
         grads.append(w.grad.numpy().copy())
     return grads
 
@@ -107,9 +109,10 @@ def s5_fixed(w, x, b, t):
     return (w * x + b - t) * x
 
 
-def s6_fixed(w1, w2, x):
-    (ag.tanh(x @ w1) @ w2).sum().backward()
-    return w1.grad.numpy(), w2.grad.numpy()
+def s6_fixed(w1, wa, wb, x):
+    h = ag.tanh(x @ w1)
+    (((h @ wa) ** 2).sum() + ag.tanh(h @ wb).sum()).backward()
+    return w1.grad.numpy(), wa.grad.numpy(), wb.grad.numpy()
 
 
 def g10_fixed(ids, G, rows):
@@ -128,7 +131,7 @@ def g12_fixed(p):
 # (exercise, check name, the snippet's function name, a fixed function)
 FIXES = [
     ("S1", "fixed", "grads", s1_fixed),
-    ("S2", "fixed", "gradient_per_batch", s2_fixed),
+    ("S2", "fixed", "step_gradients", s2_fixed),
     ("S3", "fixed", "derivative", s3_fixed),
     ("S4", "fixed", "loss_for_backward", s4_checkpoint),
     ("S4", "fixed", "loss_for_backward", s4_by_hand),
@@ -141,13 +144,15 @@ FIXES = [
 # (exercise, check name, snippet function, {part name: diagnosis} of the snippet as shipped)
 BUGS = [
     ("S1", "fixed", "grads", {"x_bar": "overwrite", "y_bar": "correct"}),
-    ("S2", "fixed", "gradient_per_batch", {"batch 1": "correct", "batch 2": "not_reset",
-                                           "batch 3": "not_reset"}),
+    ("S2", "fixed", "step_gradients", {
+        f"step {k}, micro-batches of {m}": "sum_of_means" if k == 1 else
+        "not_reset+sum_of_means" for m in (4, 3) for k in (1, 2, 3)}),
     ("S3", "fixed", "derivative", {"n = 1": "values", "n = 2": "values", "n = 3": "values",
                                    "n = 6": "values", "n = 10": "values"}),
     ("S4", "fixed", "loss_for_backward", {"": "freed"}),
     ("S5", "fixed", "grad_w", {"dL/dw": "missing_upstream"}),
-    ("S6", "fixed", "gradients", {"g1": "correct", "g2": "correct", "passes": "extra_passes"}),
+    ("S6", "fixed", "gradients", {"dw1": "correct", "dwa": "correct", "dwb": "correct",
+                                  "passes": "extra_passes"}),
     ("G10", "fix", "embedding_backward", {"dW": "overwrite"}),
     ("G12", "fixed", "backprop", {"dW2": "transpose+batch_factor", "db2": "batch_factor",
                                   "delta1": "batch_factor+wrong_activation_derivative"}),

@@ -139,7 +139,7 @@ def _hints(result):
 
 
 @pytest.mark.parametrize("item_id, check, name", [
-    ("S2", "fixed", "gradient_per_batch"), ("S6", "fixed", "gradients"),
+    ("S2", "fixed", "step_gradients"), ("S6", "fixed", "gradients"),
     ("G10", "fix", "embedding_backward")])
 def test_a_buggy_snippets_hint_is_a_nudge_not_code(item_id, check, name):
     exercise = registry()[item_id]

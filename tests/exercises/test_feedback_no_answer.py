@@ -202,25 +202,34 @@ def test_g14_partial_gradients_reveal_nothing(kind):
 def _function_items():
     x, y = spot_error._s1_data()
     dx, dy, _ = spot_error._s1_engine(x, y)
-    batches, w0 = spot_error._s2_batches()
-    fresh = [spot_error._batch_grad(w0, bx, bt) for bx, bt in batches]
+    steps, w0 = spot_error._s2_steps()
+    fresh = [spot_error._batch_grad(w0, bx, bt) for bx, bt in steps]  # the whole batch's
     import autograd_core as ag
+
+    def swept_per_micro_batch(w, steps_, micro):  # what S2 watches for, its result dropped
+        for bx, bt in steps_:
+            for start in range(0, len(bx), micro):
+                ((bx[start:start + micro] @ w - bt[start:start + micro]) ** 2).sum().backward()
 
     x4, w1_4, w2_4 = spot_error._s4_data()
     g1, g2, _ = spot_error._s4_engine(x4, w1_4, w2_4)
 
     p5 = spot_error._s5_problem()
     z = p5["w"] * p5["x"] + p5["b"]
-    w1_0, w2_0, x6 = spot_error._s6_data()
-    t1, t2 = ag.tensor(w1_0, requires_grad=True), ag.tensor(w2_0, requires_grad=True)
-    (ag.tanh(ag.tensor(x6) @ t1) @ t2).sum().backward()
+    leaves = spot_error._s6_leaves()
+    la, lb = spot_error._s6_losses(*leaves.values())
+    (la + lb).backward()
+
+    def one_sweep(w1, wa, wb, x_):  # what S6 watches for, its result dropped
+        sum(spot_error._s6_losses(w1, wa, wb, x_)).backward()
     return [
         ("S1", (dx, dy), lambda a, b: (lambda x_, y_: (a, b))),
-        ("S2", tuple(fresh), lambda *gs: (lambda w, bs: list(gs))),
+        ("S2", tuple(fresh), lambda *gs: (lambda *a: [swept_per_micro_batch(*a), *gs][1:])),
         ("S4", (g1, g2), lambda a, b: (lambda w1, w2, x_: (w1 * ag.tensor(a)).sum()
                                        + (w2 * ag.tensor(b)).sum())),  # gradients a and b
         ("S5", ((z - p5["t"]) * p5["x"],), lambda a: (lambda *args: a)),
-        ("S6", (t1.grad.numpy(), t2.grad.numpy()), lambda a, b: (lambda w1, w2, x_: (a, b))),
+        ("S6", tuple(leaves[k].grad.numpy() for k in ("w1", "wa", "wb")),
+         lambda *gs: (lambda *a: (one_sweep(*a), *gs)[1:])),
     ]
 
 

@@ -127,7 +127,7 @@ def test_placeholders_leave_a_fresh_start():
     ex.G5(dW2=None, db2=None, delta1=None)
     ex.G14.run("batch", training=None, evaluation=None)
     ex.G10.run("fix", None)
-    ex.S2(lambda w, batches: None)
+    ex.S2(lambda w, steps, micro: None)
     ex.S3(lambda x, n: None)
     ex.W3(None)
     ex.T3(None, None)

@@ -1,4 +1,6 @@
-"""T1–T10, W1, W2: a verdict, a one-line reason, and the learner's own experiment.
+"""T1–T10, W1, W2: a verdict, a reason, and the learner's own experiment. The reason is a
+line of text, quoted back, except for W2, whose reason is a law (``passes(n, m)``) the check
+tries at sizes it draws.
 
 Every experiment here is written in the test, independently of the package's reference
 experiments: a right one with the right verdict and a reason passes; one that measured the
@@ -53,8 +55,18 @@ REASONS = {
     "output and backward fails once it is freed", "T8": "x.grad is the sum of what each use "
     "sends back", "T9": "the seed c multiplies every gradient by c", "T10": "the change is "
     "largest along the gradient", "W1": "no node of a cycle can come first, so there is no "
-    "order", "W2": "one backward pass instead of one pass per parameter",
+    "order",
 }
+
+
+def passes(n, m):
+    """W2's reason as a law: a jvp gives one column of the m × n Jacobian, a sweep one row."""
+    return {"forward": n, "reverse": m}
+
+
+REASONS["W2"] = passes
+RULED = {"W2"}  # the items whose reason is a law, not a line of text
+TEXT_IDS = [i for i in IDS if i not in RULED]
 
 
 # -- right experiments, written here ----------------------------------------------------------
@@ -271,10 +283,11 @@ def t10_right(unit=True):
             "others": [(d, change(d)) for d in others]}
 
 
-def w1_right(edges=(("a", "b"), ("b", "c"), ("c", "d"), ("a", "e")), closing=("c", "a"),
-             unplaced=None):
+def w1_right(edges=(("x", "a"), ("a", "b"), ("b", "c"), ("c", "d"), ("a", "e")),
+             closing=("c", "a"), unplaced=None):
     """Kahn's algorithm by hand: with c -> a, a waits for c and c (through b) for a, so the
-    cycle a, b, c is never placed, nor d, which c feeds; e waits for a, so neither is e."""
+    cycle a, b, c is never placed, nor d, which c feeds; e waits for a, so neither is e. x
+    feeds the cycle and waits for nothing: it is placed."""
     edges = list(edges)
     try:
         result = topological_order(sorted({n for e in edges for n in e}), [*edges, closing])
@@ -557,8 +570,17 @@ def _w1_only_the_cycle():
 
 
 def _w1_everything():
-    return w1_right(edges=(("x", "a"), ("a", "b"), ("b", "c"), ("c", "d"), ("a", "e")),
-                    unplaced={"x", "a", "b", "c", "d", "e"})
+    return w1_right(unplaced={"x", "a", "b", "c", "d", "e"})
+
+
+def _w1_nothing_after_the_cycle():
+    """The cycle feeds no node off it: 'only the cycle, or more?' has nothing to decide."""
+    return w1_right(edges=(("x", "a"), ("a", "b"), ("b", "c")), unplaced={"a", "b", "c"})
+
+
+def _w1_nothing_before_the_cycle():
+    """Every node waits for the cycle: 'unplaced' has nothing to leave out."""
+    return w1_right(edges=(("a", "b"), ("b", "c"), ("c", "d")), unplaced={"a", "b", "c", "d"})
 
 
 def _w2_miscounted():
@@ -611,6 +633,8 @@ FLAWED = [
     ("W1", _w1_typed_result, "'result' is an order"),
     ("W1", _w1_only_the_cycle, "holds the nodes of the cycle, but not every node"),
     ("W1", _w1_everything, "holds nodes an order can still place"),
+    ("W1", _w1_nothing_after_the_cycle, "every node that waits lies on the cycle itself"),
+    ("W1", _w1_nothing_before_the_cycle, "every node waits for the cycle"),
     ("W2", _w2_miscounted, "not the number of forward-mode passes"),
     ("W2", _w2_other_gradient, "not the same gradient"),
 ]
@@ -659,7 +683,7 @@ def test_a_malformed_experiment_gets_a_sentence(item, label):
     assert_a_sentence(result, f"{item} {label}")
 
 
-@pytest.mark.parametrize("item", IDS)
+@pytest.mark.parametrize("item", TEXT_IDS)
 @pytest.mark.parametrize("verdict, because, words, code", [
     ("maybe", "x", "True or False", "call"),
     (0.5, "x", "True or False", "call"),
@@ -823,7 +847,7 @@ def test_the_lesson_asks_for_an_experiment_and_shows_no_verdict(item):
     assert f"{item}.experiment()" not in sources
 
 
-@pytest.mark.parametrize("item", IDS)
+@pytest.mark.parametrize("item", TEXT_IDS)
 @pytest.mark.parametrize("because", ["", None, "   ", "yes", "cats can code"])
 def test_a_right_verdict_needs_no_graded_reason_and_quotes_one_back(item, because):
     """The verdict must follow from the learner's measurement; the reason is theirs to set

@@ -183,16 +183,19 @@ def w5() -> list[Forbidden]:
 def s2() -> list[Forbidden]:
     import autograd_core as ag
 
+    # the reset and where it goes, and each micro-batch's share of the batch's mean
     return (["w.grad = None", "zero_grad(", "grad.zero_()", ".grad accumulates",
              "adds into .grad", "adds to it", "never reset", "no reset in between",
-             "never resetting"]
-            + diagnosis_of("S2", ex.S2.snippet, "gradient_per_batch", {"ag": ag})
+             "never resetting", "reset once per step", "len(xs) / len(x)", "len(xs)/len(x)",
+             "n_i / N", "n_i/N", "weighed by its share", "4/10", "2/10", "0.4, 0.4"]
+            + diagnosis_of("S2", ex.S2.snippet, "step_gradients", {"ag": ag})
             + solution_lines("S2"))
 
 
 def l9() -> list[Forbidden]:
-    return (["op 'log'", "first_nonfinite_op='log'", 'first_nonfinite_op="log"',
-             "Log        | (5, 6)", "found.append(path)"] + solution_lines("L9"))
+    return (["op 'pow'", "first_nonfinite_op='pow'", 'first_nonfinite_op="pow"',
+             "Ratio      | (5, 6)", "Ratio       (5, 6)", "found.append(path)",
+             "the log stays finite", "power 0.5 of a negative"] + solution_lines("L9"))
 
 
 # -- lessons 06, 07 and 08: routing, convolution, batch norm and dropout -------------------------
@@ -511,7 +514,9 @@ def s6() -> list[Forbidden]:
     import autograd_core as ag
 
     return (["One pass fills", "one pass fills every leaf", "ONE sweep", "a single backward",
-             "costs one backward pass", "one backward pass, however many"]
+             "costs one backward pass", "one backward pass, however many", "(la + lb)",
+             "la + lb", "rules_run_twice=2",
+             "rules_run_twice = 2", re.compile(r"""\{\s*["']w1["'],\s*["']w[ab]["']\s*\}""")]
             + diagnosis_of("S6", ex.S6.snippet, "gradients", {"ag": ag})
             + [line for line in solution_lines("S6") if line != "loss.backward()"])
 
@@ -771,7 +776,9 @@ def t2() -> list[Forbidden]:
 
 
 def w2() -> list[Forbidden]:
-    return _said("W2", _verdict(True), *_prose("W2"))
+    # the verdict, its reasoning, and the law the reason is written as
+    return _said("W2", _verdict(True), *_prose("W2"), re.compile(r"""["']forward["']\s*:\s*n\b"""),
+                 re.compile(r"""["']reverse["']\s*:\s*m\b"""))
 
 
 def t4() -> list[Forbidden]:

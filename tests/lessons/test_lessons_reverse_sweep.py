@@ -89,10 +89,14 @@ def t9_experiment():
 
 T9(verdict=False, because="seed c gave the gradients of c times the loss", experiment=t9_experiment)
 ''',
+    "c22-predict": '''
+S6.run("predict", pass_1_reaches={"wa", "w1"}, pass_2_reaches="w1, wb", rules_run_twice=2)
+''',
     "c22-fix": '''
-def one_pass_gradients(w1, w2, x):
-    (ag.tanh(x @ w1) @ w2).sum().backward()
-    return w1.grad.numpy(), w2.grad.numpy()
+def one_pass_gradients(w1, wa, wb, x):
+    h = ag.tanh(x @ w1)
+    (((h @ wa) ** 2).sum() + ag.tanh(h @ wb).sum()).backward()
+    return w1.grad.numpy(), wa.grad.numpy(), wb.grad.numpy()
 S6(one_pass_gradients)
 ''',
     "c28": '''

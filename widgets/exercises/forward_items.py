@@ -140,10 +140,6 @@ def l2_problem(widths: tuple = L2_WIDTHS) -> Problem:
                    b=g.standard_normal((2, nb)), G=g.standard_normal((2, na + nb)))
 
 
-def _columns(n: int) -> str:
-    return f"{n} column{'s' if n != 1 else ''}"
-
-
 @answers("da", "db")
 def _check_l2(*, widths: tuple = L2_WIDTHS, **answers) -> Result:
     """``L2(da=..., db=...)`` for ``L2.problem()``; ``widths=`` for answers to
@@ -156,14 +152,14 @@ def _check_l2(*, widths: tuple = L2_WIDTHS, **answers) -> Result:
     def run(given):
         a, b = ag.tensor(p.a, requires_grad=True), ag.tensor(p.b, requires_grad=True)
         ag.cat([a, b], dim=1).backward(p.G)
-        context = {
-            "da": dict(of="a", mistakes=[Mistake(p.G[:, -na:], "You took the last columns of "
-                                                 f"G; a's values sit in the first "
-                                                 f"{_columns(na)}.", "", "wrong_slice")]),
-            "db": dict(of="b", mistakes=[Mistake(p.G[:, :nb], "You took the first columns of "
-                                                 f"G; b's values sit in the last "
-                                                 f"{_columns(nb)}.", "", "wrong_slice")]),
-        }
+        # a slice from the other end, named without saying where the right one sits: said
+        # on another problem (a demonstration), that would be every problem's layout
+        context = {k: dict(of=k[1], mistakes=[Mistake(wrong, f"Your {k} is a slice of G of "
+                                                      f"the right size, but not {k[1]}'s: "
+                                                      f"which columns of out did {k[1]}'s "
+                                                      "values fill in the forward pass?", "",
+                                                      "wrong_slice")])
+                   for k, wrong in (("da", p.G[:, -na:]), ("db", p.G[:, :nb]))}
         grads = {"da": a.grad, "db": b.grad}
         return [check_gradient(given[k], grads[k], name=k, **context[k]) for k in grads
                 if k in given]
@@ -585,14 +581,25 @@ class Log(nn.Module):
         return ag.log(x)
 
 
+class Ratio(nn.Module):
+    """log(x + 1.5) / x ** 0.5, entry by entry: four ops, two of which could make a NaN on
+    some input; which one does on tanh's outputs is L9's second question."""
+
+    def forward(self, x):
+        return ag.log(x + 1.5) / x ** 0.5
+
+
+L9_OPS = ("linear", "tanh", "add", "log", "pow", "div")  # the ops the exercise's model runs
+
+
 def _l9_models() -> list[tuple[str, nn.Module, ag.Tensor]]:
-    """The exercise's model, whose third module makes the first NaN (log of tanh's negative
-    outputs), and two more the learner's function is run on: one whose very first module
-    takes a log of the raw batch, and one with nothing non-finite at all. Each with its
-    batch, under a description that names the model, never its answer."""
+    """The exercise's model, whose third module makes the first NaN (one of Ratio's ops, on
+    tanh's outputs), and two more the learner's function is run on: one whose very first
+    module takes a log of the raw batch, and one with nothing non-finite at all. Each with
+    its batch, under a description that names the model, never its answer."""
     gen = ag.Generator(79)
     exercise = nn.Sequential(nn.Linear(4, 6, dtype=np.float64, generator=gen), nn.Tanh(),
-                             Log(), nn.Linear(6, 2, dtype=np.float64, generator=gen))
+                             Ratio(), nn.Linear(6, 2, dtype=np.float64, generator=gen))
     early = nn.Sequential(Log(), nn.Linear(4, 3, dtype=np.float64, generator=gen), nn.Tanh())
     clean = nn.Sequential(nn.Linear(4, 3, dtype=np.float64, generator=gen), nn.Tanh(),
                           nn.Linear(3, 2, dtype=np.float64, generator=gen))
@@ -629,12 +636,13 @@ _INSTRUMENT_FILE = inspect.getsourcefile(instrument)
 
 @contextlib.contextmanager
 def _hooks_registered():
-    """The forward hooks registered on any module while the block runs, as a list."""
+    """The forward hooks registered on any module while the block runs, as a list of
+    (module, hook) pairs."""
     registered: list = []
     original = nn.Module.register_forward_hook
 
     def spy(module, hook):
-        registered.append(hook)
+        registered.append((module, hook))
         return original(module, hook)
 
     nn.Module.register_forward_hook = spy
@@ -662,16 +670,28 @@ def _locate_part(locate) -> Result:
                              f"{words.short(locate, 40)}.", name="locate", diagnosis="type")
     for description, model, x in _l9_models():
         with _hooks_registered() as hooks, np.errstate(invalid="ignore", divide="ignore"):
-            try:
-                found = learner.call(locate, model, x, what="locate")
+            try:  # instrument() is the engine's answer to the item: the hooks are yours
+                found = learner.without(locate, model, x, forbidden=("instrument",),
+                                        what="locate")
             except learner.LearnerCodeFailed as exc:
                 return learner.failed(exc, name="locate")
-        if not any(_yours(h) for h in hooks):
+        watched = {id(m) for m, h in hooks if _yours(h)}
+        if not watched:
             return Result(False, "Your function found its answer without a forward hook of "
                                  "its own: register one on each module "
                                  "(module.register_forward_hook(fn)), look at the output it "
                                  "is called with, and remove it afterwards.", name="locate",
                           diagnosis="no_hooks")
+        unwatched = [f"'{path}' ({type(m).__name__})" for path, m in model.named_modules()
+                     if path and id(m) not in watched]
+        if unwatched:
+            more = f" and {len(unwatched) - 1} more" if len(unwatched) > 1 else ""
+            return Result(False, f"On {description}, your function put no hook of its own on "
+                                 f"module {unwatched[0]}{more}"
+                                 ": each module's output is seen only by a hook on that "
+                                 "module, so register one on every module "
+                                 "model.named_modules() gives.", name="locate",
+                          diagnosis="unwatched_modules")
         left = [path or "(model)" for path, m in model.named_modules() if m._forward_hooks]
         if left:
             return Result(False, f"Your hooks are still registered after your function "
@@ -696,8 +716,10 @@ def _locate_part(locate) -> Result:
 def _l9_op_fact() -> Fact:
     """The op (one level below the module) that made the first non-finite value."""
     op = _instrumentation().first_nonfinite_op
-    return Fact(op.op if op else None, "One level down: the op that turned finite inputs into "
-                "NaN.", choices=("linear", "tanh", "log"))
+    return Fact(op.op if op else None, "Tanh's outputs lie between -1 and 1, about half of "
+                "them negative: log(x + 1.5) sees values between 0.5 and 2.5 and stays "
+                "finite, the power 0.5 of a negative number is NaN, and the division only "
+                "passes those on.", choices=L9_OPS)
 
 
 @answers("locate", "first_nonfinite_op")

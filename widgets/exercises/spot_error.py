@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 import autograd_core as ag
+from autograd_core.recording.node import Observer, observing
 
 from .. import gate
 from ..feedback import words
@@ -23,7 +24,9 @@ from ..lessons.report import Report
 from . import learner
 from .exercise import Exercise, register
 from .function_cases import not_closed_form
+from .predictions import Fact, predicting
 from .problems import rng
+from .true_false import Watch
 
 
 def _named(fn, default: str) -> str:
@@ -101,57 +104,142 @@ def _check_s1(fn=None) -> Result:
 register(Exercise("S1", "spot_error", {"fixed": _check_s1}))
 
 
-# -- S2: gradients never reset ---------------------------------------------------------------
+# -- S2: gradients never reset, and micro-batches added as they come ------------------------
+#
+# Each training step's batch is too big to run at once, so it runs in micro-batches and
+# backward adds their gradients up in w.grad: accumulation is what the step wants, inside a
+# step, and what breaks it across steps. The snippet never resets .grad between steps and
+# adds the micro-batches' mean losses as they are. The check runs the learner's function with
+# micro-batches that do not divide the batch, and watches that it sweeps each micro-batch on
+# its own and never runs an op on more rows than a micro-batch holds.
+
+S2_STEPS, S2_ROWS, S2_MICRO = 3, 10, (4, 3)  # steps, rows per batch, micro-batch sizes tried
 
 
-def _s2_batches():
-    g = rng(22)
-    return [(g.standard_normal((4, 3)), g.standard_normal(4)) for _ in range(3)], \
-        g.standard_normal(3)
+def _s2_steps():
+    """Three steps' batches (x: 10 × 2, t: 10) and the starting weight w (2,)."""
+    g = rng(222)
+    return [(g.standard_normal((S2_ROWS, 2)), g.standard_normal(S2_ROWS))
+            for _ in range(S2_STEPS)], g.standard_normal(2)
 
 
 def _batch_grad(w0, x, t) -> np.ndarray:
+    """The gradient of the mean squared error of (x, t) at w0, by the engine."""
     w = ag.tensor(w0, requires_grad=True)
     ((ag.tensor(x) @ w - ag.tensor(t)) ** 2).mean().backward()
     return w.grad.numpy()
 
 
+def _micro_grads(w0, x, t, micro: int) -> list[tuple[int, np.ndarray]]:
+    """(rows, the gradient of that micro-batch's mean loss) for each micro-batch of a step,
+    by the engine."""
+    found = []
+    for start in range(0, len(x), micro):
+        xs, ts = x[start:start + micro], t[start:start + micro]
+        found.append((len(xs), _batch_grad(w0, xs, ts)))
+    return found
+
+
+def _s2_mistakes(steps, w0, micro: int) -> list[tuple[np.ndarray, list[Mistake]]]:
+    """Each step's right gradient, and the named wrong ones: worked out here from the
+    micro-batches' own gradients (the batch mean weighs each micro-batch by its rows)."""
+    ways = {"right": [], "sum_of_means": [], "mean_of_means": [], "last_only": []}
+    for x, t in steps:
+        parts = _micro_grads(w0, x, t, micro)
+        ways["right"].append(sum(n / len(x) * g for n, g in parts))
+        ways["sum_of_means"].append(sum(g for _, g in parts))
+        ways["mean_of_means"].append(sum(g for _, g in parts) / len(parts))
+        ways["last_only"].append(parts[-1][1] * parts[-1][0] / len(x))
+    says = {
+        "sum_of_means": "you added each micro-batch's mean loss as it is, but the whole "
+                        "batch's mean is not the sum of its parts' means: what share of the "
+                        "batch is each micro-batch?",
+        "mean_of_means": "you weighed every micro-batch the same, but the last one is "
+                         "smaller: what share of the whole batch's mean is each one's?",
+        "last_only": "only the last micro-batch's part is left: a reset inside the "
+                     "micro-batch loop throws away what the others added.",
+    }
+    shares = ("Work out the mean of ten numbers from the means of groups of 4, 4 and 2 "
+              "of them, in NumPy if you like.")
+    nudge = {"sum_of_means": shares, "mean_of_means": shares,
+             "last_only": "Look at where in the loops w.grad starts again from nothing.",
+             "not_reset": "Print w.grad just before each step's first backward."}
+    found = []
+    for k in range(len(steps)):
+        where = f"Step {k + 1} (micro-batches of {micro})"
+        mistakes = [Mistake(ways[code][k], f"{where}: {said}", nudge[code], code)
+                    for code, said in says.items()]
+        if k:  # .grad kept from the steps before, with each way of adding a step up
+            for code in ("right", "sum_of_means", "mean_of_means"):
+                also = "" if code == "right" else f" Also, {says[code]}"
+                mistakes.append(Mistake(
+                    sum(ways[code][: k + 1]), f"{where} still holds the gradients of the steps "
+                    "before it: backward adds into .grad, so what does w.grad hold when a "
+                    f"step's first micro-batch starts?{also}", nudge["not_reset"],
+                    "not_reset" + ("" if code == "right" else f"+{code}")))
+        found.append((ways["right"][k], mistakes))
+    return found
+
+
+class _Rows(Observer):
+    """The most rows any op's output had while the learner's function ran."""
+
+    def __init__(self):
+        self.most = 0
+
+    def on_forward(self, op, node, arrays, out, params) -> None:
+        shape = np.shape(out)
+        if shape:
+            self.most = max(self.most, int(shape[0]))
+
+
 def _check_s2(fn=None) -> Result:
-    """``S2(gradient_per_batch)``: your fixed ``gradient_per_batch(w, batches) -> list``."""
-    batches, w0 = _s2_batches()
-    w = ag.tensor(w0, requires_grad=True)
-    tensors = [(ag.tensor(x), ag.tensor(t)) for x, t in batches]
-    try:
-        grads = learner.call(fn, w, tensors, what=_named(fn, "gradient_per_batch"))
-    except learner.LearnerCodeFailed as exc:
-        return learner.failed(exc)
-    if grads is None:
-        return Result(False, _nothing_yet(_named(fn, "gradient_per_batch"),
-                                          "a list with one gradient per batch"),
-                      diagnosis="none")
-    if not isinstance(grads, list | tuple) or len(grads) != len(batches):
-        return Result(False, f"gradient_per_batch should return a list of {len(batches)} "
-                             f"gradients, one per batch; it returned {type(grads).__name__}"
-                             f"{f' of length {len(grads)}' if hasattr(grads, '__len__') else ''}.",
-                      diagnosis="type")
-    fresh = [_batch_grad(w0, x, t) for x, t in batches]
+    """``S2(step_gradients)``: your fixed ``step_gradients(w, steps, micro) -> list``, one
+    gradient per step, each step's batch run in micro-batches of at most ``micro`` rows."""
+    steps, w0 = _s2_steps()
+    name = _named(fn, "step_gradients")
     results = []
-    for k, (given, right) in enumerate(zip(grads, fresh)):
-        summed = Mistake(sum(fresh[: k + 1]), f"Batch {k + 1}'s gradient still contains the "
-                         f"gradients of the {k} batch(es) before it: .grad accumulates "
-                         "(+=) across backward calls until you reset it.",
-                         "Look at what w.grad holds when each batch's backward starts: is "
-                         "anything left from the batch before?",
-                         "not_reset")
-        results.append(check_gradient(given, right, name=f"batch {k + 1}", of="w",
-                                      mistakes=[summed] if k else []))
+    for micro in S2_MICRO:
+        w = ag.tensor(w0, requires_grad=True)
+        tensors = [(ag.tensor(x), ag.tensor(t)) for x, t in steps]
+        with observing(Watch()) as watch, observing(_Rows()) as rows:
+            try:
+                grads = learner.call(fn, w, tensors, micro, what=name)
+            except learner.LearnerCodeFailed as exc:
+                return learner.failed(exc)
+        if grads is None:
+            return Result(False, _nothing_yet(name, "a list with one gradient per step"),
+                          diagnosis="none")
+        if not isinstance(grads, list | tuple) or len(grads) != len(steps):
+            size = f" of length {len(grads)}" if hasattr(grads, "__len__") else ""
+            return Result(False, f"{name} should return a list of {len(steps)} gradients, "
+                                 f"one per step; it returned {type(grads).__name__}{size}.",
+                          diagnosis="type")
+        if rows.most > micro:
+            return Result(False, f"With micro-batches of {micro}, your function ran an op on "
+                                 f"{rows.most} rows at once: memory holds one micro-batch "
+                                 "at a time, so every op of a step runs on one "
+                                 "micro-batch's rows.", diagnosis="whole_batch")
+        wanted = len(steps) * -(-S2_ROWS // micro)
+        if len(watch.sweeps) != wanted:
+            ran = f"{len(watch.sweeps)} backward sweep" + ("s" * (len(watch.sweeps) != 1))
+            return Result(False, f"With micro-batches of {micro}, your function ran "
+                                 f"{ran if watch.sweeps else 'no backward sweep'} for its "
+                                 f"{wanted} micro-batches: sweep each micro-batch's loss once, "
+                                 "as soon as it is computed (its graph is then freed), so "
+                                 "that only one micro-batch's graph is ever kept.",
+                          diagnosis="sweeps_per_micro_batch")
+        for k, (given, (right, mistakes)) in enumerate(zip(grads, _s2_mistakes(steps, w0,
+                                                                               micro))):
+            results.append(check_gradient(given, right, of="w", mistakes=mistakes,
+                                          name=f"step {k + 1}, micro-batches of {micro}"))
     return Result.combine(results)
 
 
 @gate.answers("S2")
 def loss_curves(steps: int = 12, lr: float = 0.1) -> Report:
     """SGD on the same data with and without resetting .grad between steps."""
-    batches, w0 = _s2_batches()
+    batches, w0 = _s2_steps()
     x = np.concatenate([b[0] for b in batches])
     t = np.concatenate([b[1] for b in batches])
     curves = {}
@@ -175,9 +263,7 @@ def loss_curves(steps: int = 12, lr: float = 0.1) -> Report:
                   rows, data=curves)
 
 
-register(Exercise(
-    "S2", "spot_error", {"fixed": _check_s2}, experiment=loss_curves,
-))
+register(Exercise("S2", "spot_error", {"fixed": _check_s2}, experiment=loss_curves))
 
 
 # -- S3: "I expanded the whole nested function into one formula" -------------------------------
@@ -357,41 +443,100 @@ def _check_s5(fn=None) -> Result:
 register(Exercise("S5", "spot_error", {"fixed": _check_s5}))
 
 
-# -- S6: two backward passes -----------------------------------------------------------------
+# -- S6: two backward passes ------------------------------------------------------------------
+#
+# A shared layer and two heads, L = La + Lb. The snippet sweeps back from each head's loss in
+# turn (the first with retain_graph, so the second can go through the shared layer again):
+# its gradients are right, and the shared layer's rules run twice. The learner predicts what
+# each of its sweeps reaches and how much of the work both do, then writes one sweep.
+
+S6_LEAVES = ("w1", "wa", "wb", "x")  # the names a prediction of reached leaves is made of
 
 
 def _s6_data():
     g = rng(26)
-    return g.standard_normal((4, 3)), g.standard_normal((3, 2)), g.standard_normal((5, 4))
+    return (g.standard_normal((4, 3)), g.standard_normal((3, 2)), g.standard_normal((3, 2)),
+            g.standard_normal((5, 4)))
+
+
+def _s6_losses(w1, wa, wb, x):
+    """The two heads' losses on a shared layer h = tanh(x @ w1)."""
+    h = ag.tanh(x @ w1)
+    return ((h @ wa) ** 2).sum(), ag.tanh(h @ wb).sum()
+
+
+def _s6_leaves():
+    w1, wa, wb, x = _s6_data()
+    return {"w1": ag.tensor(w1, requires_grad=True), "wa": ag.tensor(wa, requires_grad=True),
+            "wb": ag.tensor(wb, requires_grad=True), "x": ag.tensor(x)}
+
+
+def _s6_facts() -> dict[str, Fact]:
+    """What the snippet's two sweeps do, measured on the engine: the leaves each one sends a
+    gradient to, and how many ops' backward rules both of them run."""
+    leaves = _s6_leaves()
+    la, lb = _s6_losses(*leaves.values())
+    with observing(Watch()) as watch:
+        la.backward(retain_graph=True)
+        lb.backward()
+    first, second = watch.sweeps
+    names = {id(t): name for name, t in leaves.items()}
+    reached = [frozenset(names[id(t)] for t in sweep.leaves()) for sweep in (first, second)]
+    say = {"names": S6_LEAVES, "extra": "{n} of your leaves {is} not reached by that sweep",
+             "missing": "{n} of the leaves it reaches {is} missing"}
+    return {
+        "pass_1_reaches": Fact(reached[0], "A sweep from La goes back through head a and the "
+                               "shared layer: it reaches wa and w1, never wb.", "set", say),
+        "pass_2_reaches": Fact(reached[1], "A sweep from Lb goes back through head b and the "
+                               "shared layer: it reaches wb and w1, never wa.", "set", say),
+        "rules_run_twice": Fact(len(set(first.visited) & set(second.visited)), "Both sweeps "
+                                "go back through the shared layer h = tanh(x @ w1): its tanh "
+                                "and its matmul run their rules once per sweep.", "number",
+                                what="a number of ops"),
+    }
 
 
 def _check_s6(fn=None) -> Result:
-    """``S6(gradients)``: your fixed ``gradients(w1, w2, x) -> (g1, g2)`` with one pass."""
-    w1_0, w2_0, x = _s6_data()
-    w1, w2 = ag.tensor(w1_0, requires_grad=True), ag.tensor(w2_0, requires_grad=True)
-    (ag.tanh(ag.tensor(x) @ w1) @ w2).sum().backward()
-    right = (w1.grad.numpy(), w2.grad.numpy())
-    calls = {"w1": 0, "w2": 0}
-    t1, t2 = ag.tensor(w1_0, requires_grad=True), ag.tensor(w2_0, requires_grad=True)
-    for name, t in (("w1", t1), ("w2", t2)):
-        t.register_hook(lambda g, name=name: calls.__setitem__(name, calls[name] + 1))
+    """``S6(gradients)``: your fixed ``gradients(w1, wa, wb, x) -> (dw1, dwa, dwb)``, for
+    L = La + Lb, with no backward rule run twice (each parameter sent its gradient once)."""
+    reference = _s6_leaves()
+    la, lb = _s6_losses(*reference.values())
+    (la + lb).backward()
+    right = [reference[k].grad.numpy() for k in ("w1", "wa", "wb")]
+    leaves = _s6_leaves()
     try:
         name = _named(fn, "gradients")
-        got = _pair(learner.call(fn, t1, t2, ag.tensor(x), what=name), name, ("g1", "g2"))
+        with observing(Watch()) as watch:
+            got = learner.call(fn, *leaves.values(), what=name)
+        if got is None:
+            raise learner.LearnerCodeFailed(_nothing_yet(name, "(dw1, dwa, dwb)"), TypeError(),
+                                            "none")
+        if not isinstance(got, tuple | list) or len(got) != 3:
+            raise learner.LearnerCodeFailed(f"Your function `{name}` should return three "
+                                            "values (dw1, dwa, dwb), but it returned "
+                                            f"{words.short(got, 40)}.", TypeError())
     except learner.LearnerCodeFailed as exc:
         return learner.failed(exc)
-    parts = [check_gradient(got[0], right[0], name="g1", of="w1"),
-             check_gradient(got[1], right[1], name="g2", of="w2")]
-    passes = max(calls.values())
-    if passes == 1:
-        parts.append(Result(True, "One backward pass filled both gradients.", name="passes"))
+    parts = [check_gradient(g, r, name=f"d{k}", of=k)
+             for g, r, k in zip(got, right, ("w1", "wa", "wb"))]
+    # each parameter is used once: in one sweep after one forward pass it is sent a gradient
+    # once; more means a sweep went back over the shared layer again, or it ran twice
+    sent = [sum(1 for sweep in watch.sweeps for t, _ in sweep.sent if t is leaves[k])
+            for k in ("w1", "wa", "wb")]
+    if not watch.sweeps:
+        parts.append(Result(False, "Your function ran no backward sweep: the gradients are "
+                                   "the engine's to fill in, in one sweep.", name="passes",
+                            diagnosis="no_sweep"))
+    elif max(sent) > 1:
+        parts.append(Result(False, "Your function went back through part of the graph more "
+                                   "than once (or ran part of it twice): some backward rules "
+                                   "ran again, work a single sweep does once.", name="passes",
+                            diagnosis="extra_passes",
+                            hint="From which tensor does one sweep start so that it reaches "
+                                 "every parameter, through both heads?"))
     else:
-        parts.append(Result(False, f"Your function ran {passes} backward passes through the "
-                                   "parameters; one pass already fills every leaf's .grad.",
-                            name="passes", diagnosis="extra_passes",
-                            hint="Count the backward calls in your function: what does "
-                                 "one sweep already fill in for every leaf it reaches?"))
+        parts.append(Result(True, "One sweep: every backward rule ran once.", name="passes"))
     return Result.combine(parts)
 
 
-register(Exercise("S6", "spot_error", {"fixed": _check_s6}))
+register(Exercise("S6", "spot_error", {"fixed": _check_s6, "predict": predicting(_s6_facts)}))

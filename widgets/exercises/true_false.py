@@ -21,8 +21,12 @@ Each item's question lists the keys its experiment returns. The check
     names what is wrong when it is not;
 (c) only then compares the verdict with what *your* measurement shows: a wrong verdict is
     pointed back at the measurement, never told the right one;
-(d) asks for a one-line reason in your words that speaks of what you measured (a few words,
-    one of the item's concepts).
+(d) takes the reason. For most claims it is one line in your words, quoted back beside the
+    engine's account and not graded (no word list tells a reason from a guess). A claim whose
+    reason can be stated as a law (W2: the passes each mode makes, as a function of the
+    sizes) has a :class:`Rule`: the learner writes that law as a function, and the check
+    holds it against the right law at sizes it draws when it runs, before it looks at the
+    verdict, naming the usual wrong laws without the right one.
 
 The measurement checks and the reference experiments (the last step of the stepped help:
 ``T8.solution`` shows one, ``T8.experiment()`` runs it; both count as seeing the solution)
@@ -216,6 +220,105 @@ def _placeholder(value, depth: int = 0) -> bool:
     return False
 
 
+# -- a reason stated as a law -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Law:
+    """A wrong (or right) law for one entry of a :class:`Rule`: ``value(*sizes)``, and the
+    sentence naming it (for a wrong one), with its code."""
+
+    value: Callable[..., int]
+    says: str = ""
+    code: str = ""
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A reason the check can test: the learner states it as a function called like
+    ``call`` ("passes(n, m)") that returns a dict of whole numbers with the keys of
+    ``right`` (each a :class:`Law` of the sizes), held against ``right`` at sizes ``draw``
+    picks from a generator seeded afresh at every check, so no table of the item's own
+    numbers passes. ``about`` says in words what the whole law gives, ``counts[key]`` what
+    one entry counts; ``wrong[key]`` lists the usual wrong laws of that entry, each named;
+    ``hint`` is the nudge a wrong rule offers."""
+
+    call: str
+    about: str
+    right: dict[str, Law]
+    counts: dict[str, str]
+    draw: Callable[[np.random.Generator], list[tuple[int, ...]]]
+    wrong: dict[str, tuple[Law, ...]] = field(default_factory=dict)
+    hint: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.call.split("(")[0]
+
+    @property
+    def sizes(self) -> tuple[str, ...]:
+        return tuple(a.strip() for a in self.call.split("(")[1].rstrip(")").split(","))
+
+    def at(self, args: tuple[int, ...]) -> str:
+        """``n = 37, m = 1``: where an entry was wrong."""
+        return ", ".join(f"{k} = {v}" for k, v in zip(self.sizes, args))
+
+
+def check_rule(rule: Rule, given: object, rng: np.random.Generator | None = None
+               ) -> Result | None:
+    """The learner's law ``given`` (their function) at sizes drawn now: None when every
+    entry agrees with the right law at every size, else a sentence that names the entry,
+    the kind of mistake where it has a name, and a size where it is off (never the value
+    there)."""
+    keys, want = tuple(rule.right), f"def {rule.call}: return {{" + ", ".join(
+        f'"{k}": ...' for k in rule.right) + "}"
+    if given is None or given is Ellipsis or (isinstance(given, str) and given.strip() in (
+            "", "...")):
+        return Result(False, f"Your experiment measures the right thing. Now state why as a "
+                             f"rule the check can test: write {want}, {rule.about}, and pass "
+                             f"the function, because={rule.name}.", diagnosis="none")
+    if not callable(given):
+        what = "a line of text" if isinstance(given, str) else words.short(given, 40)
+        return Result(False, f"Here your reason is a rule, not {what}: write {want} and pass "
+                             f"the function itself, because={rule.name}.",
+                      diagnosis="reason_format")
+    drawn = rule.draw(rng if rng is not None else np.random.default_rng())
+    got: list[dict] = []
+    for args in drawn:
+        try:
+            out = learner.call(given, *args, what=getattr(given, "__name__", rule.name))
+        except learner.LearnerCodeFailed as exc:
+            return learner.failed(exc)
+        if not isinstance(out, dict) or set(out) != set(keys) or not all(
+                isinstance(v, int | np.integer) and not isinstance(v, bool) for v in
+                out.values()):
+            return Result(False, f"Your rule should return a dict of whole numbers with the "
+                                 f"keys {words.listing(map(repr, keys))}; at "
+                                 f"{rule.at(args)} it returned {words.short(out, 60)}.",
+                          diagnosis="reason_format")
+        got.append(out)
+    wrong = []
+    for key in keys:
+        right = [rule.right[key].value(*args) for args in drawn]
+        mine = [int(out[key]) for out in got]
+        if mine == right:
+            continue
+        named = next((law for law in rule.wrong.get(key, ())
+                      if mine == [law.value(*args) for args in drawn]), None)
+        if named is not None:
+            wrong.append(named.says)
+        elif len(set(mine)) == 1 and len(set(right)) > 1:
+            wrong.append(f"Your rule's {key!r} stays {mine[0]} whatever the sizes: is that "
+                         f"{rule.counts[key]} for every size?")
+        else:
+            where = rule.at(drawn[next(i for i, (a, b) in enumerate(zip(mine, right))
+                                       if a != b)])
+            wrong.append(f"Your rule's {key!r} is not {rule.counts[key]} at {where}.")
+    if wrong:
+        return Result(False, " ".join(wrong), diagnosis="reason", hint=rule.hint)
+    return None
+
+
 # -- the claims and their checks --------------------------------------------------------------
 
 
@@ -225,12 +328,14 @@ class Claim:
     (``measure(data, watch)`` returns the verdict it supports, or raises :class:`Flaw`), and
     its reference experiment. Its words are in ``texts.toml``: besides the question and the
     help, ``reread`` (where to look after a wrong verdict) and ``settled`` (what a right
-    answer says)."""
+    answer says). With a ``rule``, the reason (``because``) is that law, written as a
+    function and checked; without one, it is a line of text, quoted back."""
 
     id: str
     keys: tuple[str, ...]
     measure: Callable[[dict, Watch], bool]
     reference: Callable[[], dict]
+    rule: Rule | None = None
 
     def _word(self, key: str):
         """This item's ``key`` from ``texts.toml``."""
@@ -350,6 +455,10 @@ def make_check(c: Claim) -> Callable[..., Result]:
                                  "measures the right thing.", diagnosis="experiment")
         except learner.LearnerCodeFailed as exc:
             return learner.failed(exc)
+        if c.rule is not None:  # the reason is a law: checked before the verdict, so
+            reason = check_rule(c.rule, because)  # what it says tells nothing of the verdict
+            if reason is not None:
+                return reason
         if verdict is None or verdict is Ellipsis:
             return Result(False, "Your experiment measures the right thing. Now read it and "
                                  "state your verdict: verdict=True or verdict=False.",
@@ -369,17 +478,20 @@ def make_check(c: Claim) -> Callable[..., Result]:
             guard_few_choices("verdict", right=False, choices=2)
             return Result(False, "Your verdict does not follow from your own measurement: "
                                  f"{c._word('reread')} Read it again.", diagnosis="wrong_verdict")
-        problem = reason_problem(c, because)  # (a Result is falsy when not ok: no `or`)
+        problem = None if c.rule is not None else reason_problem(c, because)  # (no `or`)
         if problem is not None:
             return problem
         flipped = guard_few_choices("verdict", right=True, choices=2)
         if flipped is not None:  # a verdict flipped after a wrong one may be a guess
             return flipped
+        said = (_your_reason(because) if c.rule is None
+                else f" Your rule {c.rule.call} holds at every size the check drew.")
         return Result(True, f"Right, and your own experiment settles it: {c._word('settled')}"
-                            f"{_your_reason(because)}", diagnosis="correct")
+                            f"{said}", diagnosis="correct")
 
-    check.__doc__ = (f"``{c.id}(verdict, because, experiment)``: your verdict, a one-line "
-                     f"reason, and an experiment returning {c.wants}.")
+    reason = "a one-line reason" if c.rule is None else f"your rule {c.rule.call} as a function"
+    check.__doc__ = (f"``{c.id}(verdict, because, experiment)``: your verdict, {reason}, "
+                     f"and an experiment returning {c.wants}.")
     return check
 
 

@@ -26,6 +26,8 @@ from .problems import Problem, rng
 from .true_false import (
     Claim,
     Flaw,
+    Law,
+    Rule,
     Unfinished,
     Watch,
     among,
@@ -130,6 +132,18 @@ def measure_w1(data: dict, watch: Watch) -> bool:
         raise Flaw(f"Your closing edge {closing[0]} -> {closing[1]} makes no cycle: it points "
                    "the way the graph already runs. Which way must an edge point to lead back "
                    "to where a path started?")
+    # "only the cycle, or more?" must have something to decide: a node the cycle feeds that
+    # is not on it, and a node some order can still place
+    stuck, cycle = _never_placed(cyclic), _on_a_cycle(cyclic)
+    if stuck == cycle:
+        raise Flaw("With your closing edge, every node that waits lies on the cycle itself, "
+                   "so your graph cannot tell whether more than the cycle is left unplaced: "
+                   "choose edges (or a closing edge) so that the cycle feeds some node that "
+                   "is not on it.")
+    if stuck == set(nodes):
+        raise Flaw("With your closing edge every node waits for the cycle, so your graph "
+                   "cannot tell which nodes an order can still place: choose edges (or a "
+                   "closing edge) so that some node does not depend on the cycle.")
     result = data["result"]
     if isinstance(result, list | tuple):
         raise Flaw("'result' is an order, but topological_order finds none once your closing "
@@ -137,9 +151,9 @@ def measure_w1(data: dict, watch: Watch) -> bool:
     if str(raised(result, "result")) != message:
         raise Flaw("'result' is not the error topological_order raises for your edges with the "
                    "closing edge: ask it about those, and catch what it raises.")
-    unplaced, stuck = _names(data["unplaced"], "unplaced"), _never_placed(cyclic)
+    unplaced = _names(data["unplaced"], "unplaced")
     if unplaced != stuck:
-        if unplaced == _on_a_cycle(cyclic) and stuck != unplaced:
+        if unplaced == cycle:
             raise Flaw("'unplaced' holds the nodes of the cycle, but not every node that can "
                        "never be placed: can a node fed by the cycle ever come after all of "
                        "the nodes that feed it?")
@@ -216,8 +230,42 @@ def reference_w2() -> dict:
             "reverse_grad": theta.grad}
 
 
+def _w2_sizes(g: np.random.Generator) -> list[tuple[int, int]]:
+    """Sizes (n parameters, m outputs) drawn at each check: one loss of many parameters
+    (more than the lesson's 48), more parameters than outputs, more outputs than
+    parameters."""
+    return [(int(g.integers(60, 400)), 1), (int(g.integers(40, 200)), int(g.integers(2, 30))),
+            (int(g.integers(1, 8)), int(g.integers(20, 200)))]
+
+
+W2_RULE = Rule(
+    "passes(n, m)", "the passes each mode makes for the whole Jacobian of m outputs with "
+                    "respect to n parameters",
+    right={"forward": Law(lambda n, m: n), "reverse": Law(lambda n, m: m)},
+    counts={"forward": "the number of jvp passes forward mode makes",
+            "reverse": "the number of sweeps reverse mode makes"},
+    draw=_w2_sizes,
+    wrong={"forward": (
+        Law(lambda n, m: m, "Your forward count follows the outputs: one jvp pushes one "
+                            "direction in the parameters forward (one column of the "
+                            "Jacobian). How many columns has it?", "per_output"),
+        Law(lambda n, m: 1, "Your forward count is 1 whatever the sizes: one jvp gives the "
+                            "loss's change along one tangent only.", "one_pass")),
+        "reverse": (
+        Law(lambda n, m: 1, "Your reverse count is 1 whatever m is: one sweep from an output "
+                            "gives that output's gradient, one row of the Jacobian. How many "
+                            "rows are there?", "one_sweep"),
+        Law(lambda n, m: n, "Your reverse count grows with the parameters: one sweep back from "
+                            "an output reaches every parameter at once.", "per_parameter"),
+        Law(lambda n, m: m + 1, "You counted the forward pass that records the graph as a "
+                                "sweep too: count the sweeps back, one per backward, as your "
+                                "experiment did.", "forward_counted"))},
+    hint="A jvp gives one column of the Jacobian, a backward one row; an m × n Jacobian has "
+         "how many of each?")
+
+
 register_claim(Claim("W2", ("forward_passes", "reverse_passes", "forward_grad",
-                             "reverse_grad"), measure_w2, reference_w2))
+                             "reverse_grad"), measure_w2, reference_w2, W2_RULE))
 
 
 # -- W3: local rules compose ----------------------------------------------------------------
