@@ -442,9 +442,9 @@ def test_an_experiments_own_function_records_the_solution(exercise_id):
 
 
 def _reference_experiment(exercise_id: str):
-    """A true-or-false item's reference experiment, where its module exports it."""
+    """A true-or-false item's reference experiment (private: its source is the experiment)."""
     for module in ("widgets.exercises.true_false_experiments", "widgets.exercises.why_items"):
-        found = getattr(importlib.import_module(module), f"reference_{exercise_id.lower()}",
+        found = getattr(importlib.import_module(module), f"_reference_{exercise_id.lower()}",
                         None)
         if found is not None:
             return found

@@ -166,7 +166,7 @@ def measure_w1(data: dict, watch: Watch) -> bool:
 
 
 @gate.answers("W1")
-def reference_w1() -> dict:
+def _reference_w1() -> dict:
     """A small recorded-style graph, the edge that closes a cycle, what topological_order
     says, and the nodes no order can place."""
     edges = [("x", "mul"), ("mul", "y"), ("y", "add"), ("add", "z"), ("z", "out")]
@@ -181,7 +181,7 @@ def reference_w1() -> dict:
 
 
 register_claim(Claim("W1", ("edges", "closing_edge", "result", "unplaced"), measure_w1,
-                     reference_w1))
+                     _reference_w1))
 
 
 # -- W2: why reverse mode for training (the same protocol) -------------------------------------
@@ -212,7 +212,7 @@ def measure_w2(data: dict, watch: Watch) -> bool:
 
 
 @gate.answers("W2")
-def reference_w2() -> dict:
+def _reference_w2() -> dict:
     """A 48-parameter loss: its gradient by 48 jvps and by one backward, with the passes."""
     gen = ag.Generator(30)
     data, target = ag.randn(32, 4, generator=gen), ag.randn(32, 1, generator=gen)
@@ -265,7 +265,7 @@ W2_RULE = Rule(
 
 
 register_claim(Claim("W2", ("forward_passes", "reverse_passes", "forward_grad",
-                             "reverse_grad"), measure_w2, reference_w2, W2_RULE))
+                             "reverse_grad"), measure_w2, _reference_w2, W2_RULE))
 
 
 # -- W3: local rules compose ----------------------------------------------------------------

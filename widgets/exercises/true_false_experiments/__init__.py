@@ -6,7 +6,7 @@ number in what the :class:`~..true_false.Watch` saw the engine do while the expe
 It raises :class:`~..true_false.Flaw` with a sentence naming what is wrong with the
 experiment, and otherwise returns the verdict *that* measurement supports.
 
-``reference_tN()`` is one experiment that settles the item: the last step of the item's
+``_reference_tN()`` is one experiment that settles the item: the last step of the item's
 stepped help (its code is shown by ``TN.solution``; ``TN.experiment()`` runs it). Lessons
 never show it before the learner answers.
 
@@ -19,43 +19,43 @@ registers all ten.
 from __future__ import annotations
 
 from ..true_false import Claim, register_claim
-from .graph import measure_t3, measure_t7, reference_t3, reference_t7
+from .graph import _reference_t3, _reference_t7, measure_t3, measure_t7
 from .modes import (
+    _reference_t1,
+    _reference_t2,
+    _reference_t4,
+    _reference_t5,
     measure_t1,
     measure_t2,
     measure_t4,
     measure_t5,
-    reference_t1,
-    reference_t2,
-    reference_t4,
-    reference_t5,
 )
 from .sweep import (
+    _reference_t6,
+    _reference_t8,
+    _reference_t9,
+    _reference_t10,
     measure_t6,
     measure_t8,
     measure_t9,
     measure_t10,
-    reference_t6,
-    reference_t8,
-    reference_t9,
-    reference_t10,
 )
 
 _CLAIMS = [
     Claim("T1", ("function", "at", "forward", "reverse", "largest_difference"), measure_t1,
-          reference_t1),
-    Claim("T2", ("wide", "tall"), measure_t2, reference_t2),
-    Claim("T3", ("graph", "order", "sizes"), measure_t3, reference_t3),
+          _reference_t1),
+    Claim("T2", ("wide", "tall"), measure_t2, _reference_t2),
+    Claim("T3", ("graph", "order", "sizes"), measure_t3, _reference_t3),
     Claim("T4", ("depths", "backward_ops", "formula_nodes", "ops_at_9", "nodes_at_9"),
-          measure_t4, reference_t4),
-    Claim("T5", ("function", "at", "grad", "h", "slopes"), measure_t5, reference_t5),
+          measure_t4, _reference_t4),
+    Claim("T5", ("function", "at", "grad", "h", "slopes"), measure_t5, _reference_t5),
     Claim("T6", ("network", "formula", "network_grad", "formula_grad"), measure_t6,
-          reference_t6),
-    Claim("T7", ("saved_bytes", "grads", "error"), measure_t7, reference_t7),
-    Claim("T8", ("grad", "contributions"), measure_t8, reference_t8),
-    Claim("T9", ("c", "grad_1", "grad_c", "grad_M"), measure_t9, reference_t9),
+          _reference_t6),
+    Claim("T7", ("saved_bytes", "grads", "error"), measure_t7, _reference_t7),
+    Claim("T8", ("grad", "contributions"), measure_t8, _reference_t8),
+    Claim("T9", ("c", "grad_1", "grad_c", "grad_M"), measure_t9, _reference_t9),
     Claim("T10", ("loss", "at", "grad", "step", "along_grad", "against_grad", "others"),
-          measure_t10, reference_t10),
+          measure_t10, _reference_t10),
 ]
 
 for _claim in _CLAIMS:

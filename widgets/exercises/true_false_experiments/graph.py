@@ -80,7 +80,7 @@ def measure_t3(data: dict, watch: Watch) -> bool:
 
 
 @gate.answers("T3")
-def reference_t3() -> dict:
+def _reference_t3() -> dict:
     """h fed back into the op that computes it four times; the recorded graph after each pass,
     and an order of the last."""
     w = ag.tensor(0.9, requires_grad=True)
@@ -152,7 +152,7 @@ def measure_t7(data: dict, watch: Watch) -> bool:
 
 
 @gate.answers("T7")
-def reference_t7() -> dict:
+def _reference_t7() -> dict:
     """What sigmoid saves; the same upstream gradient at two inputs; and what a second
     backward does once the saved values are released."""
     from autograd_core.tools.graph import saved_bytes

@@ -80,7 +80,7 @@ def measure_t1(data: dict, watch: Watch) -> bool:
 
 
 @gate.answers("T1")
-def reference_t1() -> dict:
+def _reference_t1() -> dict:
     """One function R³ → R², its Jacobian at one point column by column (one JVP per input)
     and row by row (one VJP per output), and their largest difference."""
     A = ag.tensor([[0.5, -1.0, 0.3], [1.2, 0.4, -0.7]])
@@ -148,7 +148,7 @@ def measure_t2(data: dict, watch: Watch) -> bool:
 
 
 @gate.answers("T2")
-def reference_t2() -> dict:
+def _reference_t2() -> dict:
     """A wide and a tall function; the runs during jacfwd and the sweeps during jacrev."""
     gen = ag.Generator(2)
     n = 32
@@ -288,7 +288,7 @@ def _check_predicted(data: dict, kind: str, seen: list[int], ops: list[int], nod
 
 
 @gate.answers("T4")
-def reference_t4() -> dict:
+def _reference_t4() -> dict:
     """Backward rules run and written-out derivative size at nesting depths 1 to 6, and both
     predicted at depth 9: the rules add 3 per level, the formula multiplies by its last
     measured factor per level."""
@@ -350,7 +350,7 @@ def measure_t5(data: dict, watch: Watch) -> bool:
 
 
 @gate.answers("T5")
-def reference_t5() -> dict:
+def _reference_t5() -> dict:
     """The engine's gradient of tanh(x)·exp(x) at 0.7, and central differences from h = 1e-1 to
     1e-12."""
     def f(t):

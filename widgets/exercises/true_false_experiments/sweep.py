@@ -72,7 +72,7 @@ def measure_t6(data: dict, watch: Watch) -> bool:
 
 
 @gate.answers("T6")
-def reference_t6() -> dict:
+def _reference_t6() -> dict:
     """The ops the sweep visits on a network's loss and on the same function written as a
     formula of plain tensors, and the first layer's weight gradient from each."""
     gen = ag.Generator(60)
@@ -132,7 +132,7 @@ def measure_t8(data: dict, watch: Watch) -> bool:
 
 
 @gate.answers("T8")
-def reference_t8() -> dict:
+def _reference_t8() -> dict:
     """x used three times: x.grad, and x's gradient through each use alone."""
     value = np.array([0.5, -1.5, 2.0])
     uses = [lambda t: 3 * t, ag.tanh, lambda t: t ** 2]
@@ -188,7 +188,7 @@ def measure_t9(data: dict, watch: Watch) -> bool:
 
 
 @gate.answers("T9")
-def reference_t9() -> dict:
+def _reference_t9() -> dict:
     """The same loss seeded with 1 and with c = 3, and 3·loss seeded with 1, each on a fresh
     leaf."""
     draw = np.random.default_rng(90)
@@ -262,7 +262,7 @@ def measure_t10(data: dict, watch: Watch) -> bool:
 
 
 @gate.answers("T10")
-def reference_t10() -> dict:
+def _reference_t10() -> dict:
     """Changes of a loss after a small step along the unit gradient, against it, and along five
     random unit directions."""
     target = np.array([0.3, -0.6, 0.1])
