@@ -43,7 +43,9 @@ class Derivation:
     """One item of the kind: ``answer`` names the learner's function (``"d2_tanh"``),
     ``cases`` are where it runs (the lesson's first), ``compare(out, expected, context)``
     judges one output and names its mistake, ``right`` ends the sentence of a function
-    right on every case; ``label`` names the part (``answer`` by default)."""
+    right on every case; ``label`` names the part (``answer`` by default); ``probe`` asks
+    what a function right on the first case but wrong on another may have missed (E4: a
+    sign of a and t it does not cover, rather than a size built in)."""
 
     answer: str
     cases: tuple[Case, ...]
