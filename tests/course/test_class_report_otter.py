@@ -39,8 +39,8 @@ LESSON = Path(__file__).resolve().parents[2] / "notebooks" / "05_matmul_mlp.ipyn
 # question (as lesson 05's export names its exercise cells) -> exercise, check, points
 QUESTIONS = {"G6": ("G6", "gradients", 2), "G9": ("G9", "db", 1),
              "G9_unbroadcast": ("G9", "unbroadcast", 0.5)}
-# b's shape (4,) for the shape of z that the engine sums b's gradient down from
-UNBROADCAST_PLAN = {"shape: prediction": range(5, 15)}
+# a sum_to that averages the copies' gradients where the engine sums them
+UNBROADCAST_PLAN = {"sum_to: averaged": range(5, 15)}
 PLANS = {"G6": G6_PLAN, "G9": G9_PLAN, "G9_unbroadcast": UNBROADCAST_PLAN}
 
 
@@ -55,8 +55,22 @@ def answer(question, mistake):
         return g6_answers(mistake)
     if question == "G9":
         return {"db": g9_answer(mistake)}
-    z_shape = ex.G9.problem().G.shape  # G = dL/dz has z's shape
-    return {"shape": (z_shape[1],) if mistake else z_shape}
+    return {"sum_to": averaged_sum_to if mistake else sum_to}
+
+
+def _broadcast_axes(g, shape):
+    """By hand: the axes broadcasting added in front of ``shape``, then those it stretched."""
+    added = g.ndim - len(shape)
+    return tuple(range(added)) + tuple(added + i for i, n in enumerate(shape)
+                                       if n == 1 and g.shape[added + i] > 1)
+
+
+def sum_to(g, shape):
+    return g.sum(axis=_broadcast_axes(g, shape), keepdims=True).reshape(shape)
+
+
+def averaged_sum_to(g, shape):
+    return g.mean(axis=_broadcast_axes(g, shape), keepdims=True).reshape(shape)
 
 
 def otter_output(question, feedback, ok):
@@ -179,13 +193,13 @@ def test_the_report_of_graded_work_says_what_wrong_tries_mean(graded, tmp_path):
     solved_g6 = sum(submitted("G6", k) is None for k in range(LEARNERS))
     assert f'alt="G6: of {LEARNERS} learners who tried it, {solved_g6} solved it without' in text
     assert f"{LEARNERS} of them from otter's grades" in text and "wrong questions" in text
-    assert "dB: transpose: 14 learners" in text and "shape: prediction: 10 learners" in text
+    assert "dB: transpose: 14 learners" in text and "sum_to: averaged: 10 learners" in text
     assert "learner0" not in text  # no names unless asked
     solved_g9 = sum(wrong_questions("G9", k) == 0 for k in range(LEARNERS))
     rows = list(csv.DictReader((tmp_path / "out" / "report.csv").open()))
     assert [(r["item"], r["solved"], r["solved_after_solution"]) for r in rows] == [
         ("G6", str(solved_g6), "0"), ("G9", str(solved_g9), "0")]
-    assert rows[1]["commonest_mistakes"] == ("db: batch factor (12); shape: prediction (10); "
+    assert rows[1]["commonest_mistakes"] == ("db: batch factor (12); sum_to: averaged (10); "
                                              "db: missing broadcast sum (5)")
 
 

@@ -180,37 +180,3 @@ def test_e1_none_is_a_placeholder_not_an_attempt():
     assert not result.ok and status("E1") == "not started"
 
 
-def test_g8_found_by_trying_shapes_counts_as_searched():
-    from widgets.exercises.tracking import status
-
-    for guess in [(64, 128), (1, 128), (64,)]:
-        assert not ex.G8(shape=guess).ok
-    assert ex.G8(shape=(128,)).ok
-    assert status("G8") == "solved after seeing the solution"
-    assert "adds up" not in repr(ex.G8(shape=(64, 128)))  # the reply asks, never tells
-
-
-def test_g8_right_after_one_slip_is_solved():
-    from widgets.exercises.tracking import status
-
-    assert not ex.G8(shape=(64, 128)).ok
-    assert ex.G8(shape=(128,)).ok
-    assert status("G8") == "solved"
-
-
-def test_g9_shape_and_g13_factor_flipped_after_a_miss_count_as_seen():
-    """Each has two natural answers (z's shape or b's; N or 1/N): right after wrong is
-    found by elimination."""
-    import autograd_core as ag
-    from widgets.exercises.tracking import status
-
-    assert not ex.G9.run("unbroadcast", shape=(4,)).ok
-    assert ex.G9.run("unbroadcast", shape=(5, 4)).diagnosis == "elimination"
-    p = ex.G13.problem()
-    w = ag.tensor(p.w, requires_grad=True)
-    ((ag.tensor(p.x) @ w - ag.tensor(p.t)) ** 2).sum().backward()
-    factor = (w.grad.numpy() / p.grad_mean)[0]  # the sum over 8 rows vs their mean: 8
-    assert round(factor) == p.x.shape[0]
-    assert not ex.G13(grad_sum=w.grad.numpy(), factor=1 / factor).ok
-    assert ex.G13(factor=factor).ok
-    assert status("G13") == "solved after seeing the solution"

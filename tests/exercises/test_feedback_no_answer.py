@@ -137,7 +137,12 @@ def _array_items():
     np.add.at(dW, q.ids, q.G)
     items.append(("G10", {}, {"dW": dW, "row1": dW[1]}))
     q = ex.G13.problem()
-    items.append(("G13", {}, {"grad_sum": 8 * q.grad_mean, "factor": np.float64(8.0)}))
+    # by hand: d/dw (x·w − t)² = 2(x·w − t)x per token; L_sum weighs real tokens by 1,
+    # L_seq by 1 / (B · n_b)
+    per_token = 2 * (q.x @ q.w - q.t)[..., None] * q.x
+    weights = q.mask / (len(q.mask) * q.mask.sum(axis=1, keepdims=True))
+    items.append(("G13", {}, {"grad_sum": (q.mask[..., None] * per_token).sum(axis=(0, 1)),
+                              "grad_seq": (weights[..., None] * per_token).sum(axis=(0, 1))}))
     q = ex.G14.problem()
     items.append(("G14", {}, {"dx": bn_dx(q.x, q.gamma, q.G, q.eps)}))
     q = ex.W5.problem()

@@ -1,7 +1,7 @@
-"""Lesson 03's items E1, E2, E4, E6, T6 and T9, rewritten so that the learner produces the
-answer: each is solved here the way a learner would (expected values worked out by hand,
-never read from the engine), and the thin shortcut that solved the old item (the tokens it
-asked for, the engine's own value, a flipped verdict) no longer does."""
+"""Lesson 03's items E1, E2, E6, T6 and T9 (E4: test_thin_e), rewritten so that the learner
+produces the answer: each is solved here the way a learner would (expected values worked out
+by hand, never read from the engine), and the thin shortcut that solved the old item (the
+tokens it asked for, the engine's own value, a flipped verdict) no longer does."""
 
 from __future__ import annotations
 
@@ -86,34 +86,6 @@ def test_e2_a_wrong_dk_is_named(wrong, diagnosis):
     assert not result.ok
     if diagnosis:
         assert _diagnosis(result) == diagnosis, repr(result)
-
-
-# -- E4: find the flat point ----------------------------------------------------------------------
-
-
-def test_e4_the_flat_point_worked_out_by_hand_solves_it():
-    p = ex.E4.problem()
-    assert ex.E4(w_flat=p.t / p.a).ok  # 2·a_i·(a_i·w_i − t_i) = 0 ⇔ w_i = t_i / a_i
-    assert status("E4") == "solved"
-
-
-@pytest.mark.parametrize("answer, diagnosis", [
-    (lambda p: p.t, "ignored_scale"),            # the old item's point, w = t
-    (lambda p: p.a * p.t, "multiplied"),
-    (lambda p: np.zeros(4), None),               # the old item's answer: the zero gradient
-    (lambda p: np.round(p.t / p.a, 2), None),    # close, but the loss is not flat there
-])
-def test_e4_the_old_answers_and_near_misses_do_not_solve_it(answer, diagnosis):
-    result = ex.E4(w_flat=answer(ex.E4.problem()))
-    assert not result.ok
-    if diagnosis:
-        assert result.diagnosis == diagnosis, repr(result)
-    assert not status("E4").startswith("solved")
-
-
-def test_e4_takes_its_old_answer_name_no_more():
-    result = ex.E4(dw=np.zeros(4))
-    assert not result.ok and result.diagnosis == "unknown_name"
 
 
 # -- E6: a loss with two detached uses ------------------------------------------------------------

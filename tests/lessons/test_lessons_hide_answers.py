@@ -132,24 +132,33 @@ def g5() -> list[Forbidden]:
 
 
 def g8() -> list[Forbidden]:
-    return ["(128,)", "summed away", "summed over the batch", "sums the 64"] + solution_lines("G8")
+    # by hand: every gradient has its tensor's shape; db is summed over every front axis
+    return ["(128,)", "summed away", "summed over the batch", "sums the 64",
+            "tuple(range(len(front)))", "range(len(x_shape) - 1)", "every axis but the last",
+            '"db": (units,)', "'db': (units,)", "(units, features)"] + solution_lines("G8")
 
 
 def g9() -> list[Forbidden]:
     q = ex.G9.problem()
     return (["G.sum(axis=0)", "G.sum(0)", "sum(axis=0)", "summed over axis 0",
-             "the rule gave shape", "db = g", "backward of a copy is a sum"]
+             "the rule gave shape", "db = g", "backward of a copy is a sum",
+             "keepdims=True).reshape(shape)", "g.shape[added + i]", "n == 1 and"]
             + printed(q.G.sum(axis=0)) + solution_lines("G9"))
 
 
 def g13() -> list[Forbidden]:
     r = ex.G13.problem()
-    n = len(r.x)
-    grad_sum = 2 * r.x.T @ (r.x @ r.w - r.t)  # d/dw of sum((x @ w - t)**2)
-    assert np.allclose(grad_sum, n * r.grad_mean)
-    return (["factor = 8", "factor=8", "8 times", "× 8", "N times", "scales by N",
-             "scale by N", "sum / mean = 8", "sum / mean = 4"]
-            + printed(grad_sum) + solution_lines("G13"))
+    # by hand: d/dw (x·w − t)² = 2(x·w − t)x per token; L_sum weighs real tokens by 1,
+    # L_seq by 1 / (B · n_b)
+    per_token = 2 * (r.x @ r.w - r.t)[..., None] * r.x
+    seq = r.mask / (len(r.mask) * r.mask.sum(axis=1, keepdims=True))
+    grad_sum = (r.mask[..., None] * per_token).sum(axis=(0, 1))
+    grad_seq = (seq[..., None] * per_token).sum(axis=(0, 1))
+    n = int(r.mask.sum())
+    return ([f"{n} times", f"× {n}", f"factor = {n}", f"n = {n}", "r.mask.sum() * r.grad_tok",
+             "mask.sum() * grad_tok", "1 / (B · n_b)", "1/(B · n_b)", "1/(B·n_b)",
+             "N times", "scales by N", "scale by N"]
+            + printed(grad_sum) + printed(grad_seq) + solution_lines("G13"))
 
 
 def g12() -> list[Forbidden]:
@@ -544,10 +553,13 @@ def e2() -> list[Forbidden]:
 
 def e4() -> list[Forbidden]:
     p = ex.E4.problem()
-    # by hand: 2·a_i·(a_i·w_i − t_i) = 0 where w_i = t_i / a_i
-    return (["p.t / p.a", "t / a", "t_i / a_i", r"t_i/a_i", r"\frac{t_i}{a_i}",
-             "stationary point", "w_flat = p.t"]
-            + printed(p.t / p.a) + solution_lines("E4"))
+    # by hand: 2(a·w² − t)·2a·w = 0 at w = 0 and at w = ±√(t/a) (real when t/a > 0)
+    root = float(np.sqrt(p.t / p.a))
+    return (["np.sqrt(t / a)", "np.sqrt(p.t / p.a)", "sqrt(t/a)", "√(t/a)", r"\sqrt{t/a}",
+             r"\sqrt{\frac{t}{a}}", "t / a > 0", "t/a > 0", "local maximum", "three flat points",
+             "flat_points = ", "points = [0.0]", "[0.0] + "]
+            + [number(v, ".4f") for v in (root, -root)] + [number(v, ".3f") for v in (root, -root)]
+            + solution_lines("E4"))
 
 
 def e5() -> list[Forbidden]:

@@ -129,7 +129,11 @@ p = E5.problem()
 h = np.tanh(p.x @ p.W)
 E5(dW=p.x.T @ ((p.t @ p.W) * (1 - h * h)) + p.t.T @ h)
 ''',
-    "c52": "p = E4.problem()\nE4(w_flat=p.t / p.a)",
+    "c52": '''
+def flat_points(a, t):
+    return [0.0] + ([np.sqrt(t / a), -np.sqrt(t / a)] if t / a > 0 else [])
+E4(flat_points)
+''',
     "c56": '''
 from autograd_core import nn
 

@@ -4,7 +4,8 @@ Every expected value here is computed by running the engine on the problem's dat
 (never written down by hand); the wrong answers worth naming are built from the
 same data so that the feedback can say *which* mistake was made.
 
-G5 (3-layer MLP), G6 (matmul), G7 (conv2d), G13 (mean vs sum); G8, G9 and G14 live
+G5 (3-layer MLP), G6 (matmul), G7 (conv2d), G13 (a loss's reduction over a padded
+batch); G8, G9 and G14 live
 in ``layer_items``.
 """
 
@@ -22,7 +23,6 @@ from . import mlp
 from .array_answers import Gradients, gradients
 from .exercise import Exercise, register
 from .parts import answers, check_named
-from .predictions import guard_few_choices
 from .problems import Problem, rng
 
 # -- G5: a 3-layer MLP --------------------------------------------------------------------
@@ -249,47 +249,92 @@ def _check_g7(*, stride: int = G7_DEFAULT["stride"], padding: int = G7_DEFAULT["
 register(Exercise("G7", "derivation", {"gradients": _check_g7}, level="M", problem=g7_problem))
 
 
-# -- G13: loss reduction mean -> sum -------------------------------------------------------------
+# -- G13: how a loss is reduced over a padded batch of sequences ---------------------------------
 
 
 def g13_problem() -> Problem:
-    """Linear regression on 8 examples; the mean-loss gradient is given (from the engine)."""
+    """A padded batch of 3 sequences of 6 positions (lengths all different), a linear model
+    with per-token loss (x·w − t)², and the gradient of the mean over the real tokens (from
+    the engine)."""
     g = rng(13)
-    x, w, t = g.standard_normal((8, 3)), g.standard_normal(3), g.standard_normal(8)
-    w_t = ag.tensor(w, requires_grad=True)
-    ((ag.tensor(x) @ w_t - ag.tensor(t)) ** 2).mean().backward()
-    return Problem("L_mean = mean((x @ w - t)**2) over the N = 8 examples, and "
-                   "L_sum = sum((x @ w - t)**2). grad_mean = dL_mean/dw (from the engine). "
-                   "Find grad_sum = dL_sum/dw, and the factor grad_sum / grad_mean.",
-                   x=x, w=w, t=t, grad_mean=w_t.grad.numpy())
+    batch, length, features = 3, 6, 3
+    lengths = g.choice(np.arange(2, length + 1), size=batch, replace=False)
+    mask = (np.arange(length)[None, :] < lengths[:, None]).astype(np.float64)
+    x, t = g.standard_normal((batch, length, features)), g.standard_normal((batch, length))
+    w = g.standard_normal(features)
+    p = Problem("A padded batch: 3 sequences of up to 6 tokens, mask[b, s] = 1 where position "
+                "s of sequence b holds a real token and 0 on padding (x and t hold leftover "
+                "numbers there). Per token, loss_bs = (x[b, s] @ w - t[b, s])**2. grad_tok = "
+                "dL_tok/dw for L_tok, the mean over the real tokens (from the engine). Find "
+                "grad_sum for L_sum, the sum over the real tokens, and grad_seq for L_seq, each "
+                "sequence's mean over its own real tokens, then the mean over the 3 sequences.",
+                x=x, t=t, mask=mask, w=w)
+    return Problem(p.description, **p, grad_tok=_g13_gradient(p, "tok"))
 
 
-@answers("grad_sum", "factor")
-def _check_g13(**answers) -> Result:
-    """``G13(grad_sum=..., factor=...)`` (either or both)."""
-    p = g13_problem()
+def _g13_loss(p: Problem, w, reduction: str, masked: bool = True):
+    """The loss of ``p`` under one reduction, as engine ops on the leaf ``w``: "tok" (mean
+    over the real tokens), "sum" (their sum), "seq" (each sequence's mean over its real
+    tokens, then the mean over the sequences); "seq_all_positions" divides each sequence by
+    every position; ``masked=False`` counts the padding's tokens as real."""
+    mask = p.mask if masked else np.ones_like(p.mask)
+    per_token = (ag.tensor(p.x) @ w - ag.tensor(p.t)) ** 2 * ag.tensor(mask)
+    per_sequence = per_token.sum(axis=1)
+    if reduction == "sum":
+        return per_token.sum()
+    if reduction == "tok":
+        return per_token.sum() / float(mask.sum())
+    if reduction == "seq_all_positions":
+        return (per_sequence / float(mask.shape[1])).mean()
+    if reduction == "seq_unaveraged":
+        return (per_sequence / ag.tensor(mask.sum(axis=1))).sum()
+    return (per_sequence / ag.tensor(mask.sum(axis=1))).mean()
 
-    def run(given):
-        w_t = ag.tensor(p.w, requires_grad=True)
-        ((ag.tensor(p.x) @ w_t - ag.tensor(p.t)) ** 2).sum().backward()
-        grad_sum = w_t.grad.numpy()
-        results = []
-        if "grad_sum" in given:
-            # no batch_size: "N = 8 times too small" would give the factor part away
-            results.append(check_gradient(given["grad_sum"], grad_sum, name="grad_sum", of="w"))
-        if "factor" in given:
-            ratio = grad_sum / p.grad_mean  # every entry: the same factor
-            inverse = Mistake(1 / ratio[0], "That is the factor from sum to mean; the "
-                              "question asks for grad_sum / grad_mean.", "", "inverse")
-            factor = check_gradient(given["factor"], ratio[0], name="factor",
-                                    reference="the engine's ratio", mistakes=[inverse])
-            if factor.ok or factor.diagnosis == "inverse":  # N or 1/N: two natural choices
-                flipped = guard_few_choices("factor", right=factor.ok, choices=2)
-                factor = flipped or factor
-            results.append(factor)
-        return results
 
-    return check_named(answers, ("grad_sum", "factor"), run)
+def _g13_gradient(p: Problem, reduction: str, masked: bool = True) -> np.ndarray:
+    w = ag.tensor(np.array(p.w), requires_grad=True)
+    _g13_loss(p, w, reduction, masked).backward()
+    return w.grad.numpy()
+
+
+def _g13_context(p: Problem, right) -> dict:
+    """Each part's wrong answers, built from the engine's gradients of the wrong losses."""
+    tok, total = p.grad_tok, _g13_gradient(p, "sum")
+    batch, length = p.mask.shape
+    real = float(p.mask.sum())
+    return {
+        "grad_sum": dict(of="w", mistakes=[
+            Mistake(tok * batch * length, "You scaled grad_tok by every position, padding "
+                    "included: L_tok divides by the real tokens only.", "", "counted_padding"),
+            Mistake(tok * batch, "You scaled grad_tok by the number of sequences: L_tok is a "
+                    "mean over tokens, not over sequences.", "", "batch_count"),
+            Mistake(tok / real, "You divided where the sum multiplies: L_sum is a larger "
+                    "loss than L_tok, and so is its gradient.", "", "inverse"),
+            Mistake(_g13_gradient(p, "sum", masked=False), "Your sum includes the padding's "
+                    "tokens: the mask leaves them out of the loss.", "", "no_mask")]),
+        "grad_seq": dict(of="w", mistakes=[
+            Mistake(tok, "That is grad_tok, the mean over all real tokens. L_seq averages each "
+                    "sequence over its own tokens first, so a token of a short sequence "
+                    "weighs more than one of a long sequence.", "", "token_mean"),
+            Mistake(_g13_gradient(p, "seq_all_positions"), "You divided each sequence by "
+                    "every position, padding included: each sequence's mean is over its own "
+                    "real tokens.", "", "counted_padding"),
+            Mistake(total / batch, "You left out each sequence's own mean: every sequence is "
+                    "divided by its number of real tokens before the mean over sequences.", "",
+                    "no_length_mean"),
+            Mistake(_g13_gradient(p, "seq_unaveraged"), "You left out the mean over the "
+                    "sequences: L_seq divides the sum of the sequences' means by their "
+                    "number.", "", "no_batch_mean"),
+            Mistake(_g13_gradient(p, "seq", masked=False), "Your means include the padding's "
+                    "tokens: the mask leaves them out of the loss.", "", "no_mask")]),
+    }
+
+
+_check_g13 = gradients(Gradients(
+    "G13", ("grad_sum", "grad_seq"), g13_problem,
+    lambda p: {"grad_sum": _g13_gradient(p, "sum"), "grad_seq": _g13_gradient(p, "seq")},
+    _g13_context),
+    """``G13(grad_sum=..., grad_seq=...)`` on ``G13.problem()`` (either or both).""")
 
 
 register(Exercise("G13", "derivation", {"gradients": _check_g13}, level="S", problem=g13_problem))

@@ -14,6 +14,7 @@ from ..feedback.context import Mistake
 from ..feedback.result import Result
 from . import engine_watch
 from .exercise import Exercise, register
+from .function_cases import Derivation, deriving
 from .parts import answers, check_named, one_answer
 from .predictions import Fact, check_fact, predicting
 from .problems import Problem, problem_for, rng
@@ -184,40 +185,157 @@ def _check_e3(**answers) -> Result:
 register(Exercise("E3", "derivation", {"slope": _check_e3}))
 
 
-# -- E4: exactly flat ------------------------------------------------------------------------
+# -- E4: every point where a loss is exactly flat -------------------------------------------
 
 
 def e4_problem() -> Problem:
+    """One weight w and ℓ(w) = (a·w² − t)², with a and t of the same sign (the check's other
+    cases have the other signs, and t = 0)."""
     g = rng(64)
-    return Problem("L = sum((a * w - t)**2), entry by entry. Find the point w_flat where "
-                   "backward returns an all-zero gradient.",
-                   a=np.array([2.0, -0.5, 4.0, 1.5]), t=g.standard_normal(4))
+    a = round(float(g.choice([-1.0, 1.0]) * g.uniform(0.5, 3.0)), 2)
+    t = round(float(np.sign(a) * g.uniform(0.5, 4.0)), 2)
+    return Problem("ℓ(w) = (a * w**2 - t)**2 for one weight w. Write flat_points(a, t): every "
+                   "w where backward returns a gradient of exactly 0, for any a ≠ 0 and t.",
+                   a=a, t=t)
 
 
-@one_answer("w_flat")
-def _check_e4(w_flat) -> Result:
-    """``E4(w_flat=...)`` for ``E4.problem()``: the engine's gradient at your point must be
-    zero in every entry."""
-    p = e4_problem()
-    flat = p.t / p.a  # by hand: 2·a_i·(a_i·w_i − t_i) = 0 where a_i·w_i = t_i
-    mistakes = [
-        Mistake(p.t, "At w = t the loss is not flat: each term is (a_i·w_i − t_i)², so "
-                "what must vanish is a_i·w_i − t_i, not w_i − t_i.", "", "ignored_scale"),
-        Mistake(p.a * p.t, "You multiplied t by a: solve a_i·w_i − t_i = 0 for w_i.", "",
-                "multiplied")]
-    checked = check_gradient(w_flat, flat, name="w_flat", reference="the flat point",
-                             mistakes=mistakes)
-    if checked.ok:  # the engine confirms: backward returns zero there
-        w = ag.tensor(np.asarray(w_flat, dtype=np.float64), requires_grad=True)
-        ((ag.tensor(p.a) * w - ag.tensor(p.t)) ** 2).sum().backward()
-        if np.any(np.abs(w.grad.numpy()) > 1e-9):
-            return Result(False, "w_flat is close, but the engine's gradient there is not "
-                                 "zero in every entry: compute it exactly, not rounded.",
-                          name="w_flat", diagnosis="not_flat")
-    return checked
+def _e4_slope(a: float, t: float, w: float) -> float:
+    """The engine's dℓ/dw at w, for ℓ(w) = (a·w² − t)²."""
+    x = ag.tensor(float(w), requires_grad=True)
+    ((a * x ** 2 - t) ** 2).backward()
+    return float(x.grad.numpy())
 
 
-register(Exercise("E4", "derivation", {"w_flat": _check_e4}, problem=e4_problem))
+def _e4_case(a: float, t: float) -> tuple[tuple, np.ndarray, dict]:
+    """(a, t), every flat point in increasing order, and what the comparison needs. By hand:
+    dℓ/dw = 2(a·w² − t)·2a·w, zero where w = 0 or where a·w² = t (real only if t/a > 0)."""
+    flat = [0.0]
+    if t / a > 0:
+        root = float(np.sqrt(t / a))
+        flat = [-root, 0.0, root]
+    slopes = [_e4_slope(a, t, w) for w in flat]  # the engine agrees: flat there
+    assert max(abs(s) for s in slopes) <= 1e-12 * (1 + abs(a * t)), slopes
+    return (a, t), np.array(flat), {"a": a, "t": t}
+
+
+def _e4_other(seed: int, sign_a: float, sign_t: float) -> tuple[tuple, np.ndarray, dict]:
+    g = rng(seed)
+    a = round(sign_a * float(g.uniform(0.5, 3.0)), 2)
+    t = round(sign_t * float(g.uniform(0.5, 4.0)), 2)
+    return _e4_case(a, t)
+
+
+# two points are one where they agree to the precision of a closed form in float64
+_E4_SAME = 1e-11
+_E4_NEAR = 1e-3  # and a point this close to a flat one was found by a search, not derived
+
+
+def _e4_points(out) -> np.ndarray | str:
+    """The learner's points as a 1-D float array, or the sentence saying why not."""
+    if isinstance(out, bool | np.bool_ | str | dict) or callable(out):
+        return f"it returns {words.a_type(out)}"
+    try:
+        points = np.asarray(out, dtype=np.float64).ravel()
+    except (TypeError, ValueError):
+        return f"it returns {words.a_type(out)}, not numbers"
+    if points.size > 100:
+        return f"it returns {points.size} numbers"
+    return points
+
+
+def _e4_compare(out, expected, ctx) -> Result:
+    """Every flat point and nothing else, in any order; a missing one named by the factor of
+    the chain rule that vanishes there, a wrong one by the engine's gradient there."""
+    a, t = ctx["a"], ctx["t"]
+    points = _e4_points(out)
+    if isinstance(points, str):
+        return Result(False, f"flat_points should return the flat points as a list of "
+                             f"numbers; {points}.", name="flat_points", diagnosis="type")
+    if np.any(np.isnan(points)):
+        return Result(False, "One of your points is nan, which np.sqrt gives for a negative "
+                             "number: for these a and t, which of the points you compute "
+                             "exist at all?", name="flat_points", diagnosis="nan",
+                      hint="For which signs of a and t does a·w² = t have a real solution?")
+    if not np.all(np.isfinite(points)):
+        return Result(False, "One of your points is infinite: a flat point is a number w "
+                             "where the engine's slope is 0.", name="flat_points",
+                      diagnosis="nonfinite")
+
+    def matches(p, q, tol):
+        return abs(p - q) <= tol * max(1.0, abs(q))
+
+    extra = [p for p in points if not any(matches(p, q, _E4_SAME) for q in expected)]
+    near = [p for p in extra if any(matches(p, q, _E4_NEAR) for q in expected)]
+    if near:
+        return Result(False, f"{len(near)} of your points {'is' if len(near) == 1 else 'are'} "
+                             "close to a flat point but not on it: the engine's gradient there "
+                             "is small, not 0. This item asks for the points worked out "
+                             "exactly, not found by a search.", name="flat_points",
+                      diagnosis="not_exact",
+                      hint="Solve dℓ/dw = 0 on paper, then compute each solution in float64.")
+    if extra:
+        slopes = [_e4_slope(a, t, p) for p in extra]  # the engine's gradient at each
+        assert all(s != 0 for s in slopes)
+        no_root = t / a < 0 and all(matches(abs(p), np.sqrt(abs(t / a)), _E4_SAME)
+                                    for p in extra)
+        if no_root:
+            return Result(False, "At your points ±√|t/a| the engine's gradient is not 0: for "
+                                 "these a and t, a·w² never equals t (a·w² has a's sign "
+                                 "whatever w is).", name="flat_points",
+                          diagnosis="no_real_root")
+        n = len(extra)
+        return Result(False, f"At {n} of your points the engine's gradient is not 0: "
+                             f"{'it is' if n == 1 else 'they are'} not flat.",
+                      name="flat_points", diagnosis="not_flat",
+                      hint="Differentiate (a·w² − t)² with the chain rule: the outer square, "
+                           "then the inner a·w². Where is that product 0?")
+    missing = [q for q in expected if not any(matches(p, q, _E4_SAME) for p in points)]
+    if missing:
+        return Result(False, _e4_missing(missing, expected), name="flat_points",
+                      diagnosis=_e4_missing_code(missing, expected),
+                      hint="dℓ/dw is a product of the outer square's derivative and the inner "
+                           "a·w²'s: a product is 0 where any of its factors is.")
+    return Result(True, "Every flat point, and no other.", name="flat_points")
+
+
+def _e4_missing_code(missing, expected) -> str:
+    if len(missing) == len(expected):
+        return "missing"
+    if 0.0 in missing:
+        return "missed_inner"
+    return "missed_outer" if len(missing) == 2 else "one_root"
+
+
+def _e4_missing(missing, expected) -> str:
+    roots = [q for q in expected if q != 0]
+    pieces = []
+    if 0.0 in missing:
+        pieces.append("the one where the inner factor of the chain rule, d(a·w²)/dw, is 0")
+    lost = [q for q in missing if q != 0]
+    if lost and len(lost) == len(roots):
+        pieces.append("the points where the outer factor, 2(a·w² − t), is 0")
+    elif lost:
+        pieces.append("one of the two points where a·w² = t (w² = t/a has two solutions)")
+    n = len(missing)
+    return (f"{n} flat point{'s are' if n > 1 else ' is'} missing: "
+            + " and ".join(pieces) + ".")
+
+
+_check_e4 = deriving(Derivation("flat_points", (
+    ("E4.problem()'s a and t", lambda: _e4_case(e4_problem().a, e4_problem().t)),
+    ("a loss with a > 0 and t < 0", lambda: _e4_other(164, 1.0, -1.0)),
+    ("a loss with a < 0 and t < 0", lambda: _e4_other(264, -1.0, -1.0)),
+    ("a loss with a < 0 and t > 0", lambda: _e4_other(364, -1.0, 1.0)),
+    ("a loss with t = 0", lambda: _e4_other(464, 1.0, 0.0))),
+    _e4_compare, right="every point where the loss is flat, and no other.", closed_form=False,
+    probe="Which signs of a and t does your function cover?"),
+    """``E4(flat_points)``: your ``flat_points(a, t)`` returns every w where the gradient of
+    ℓ(w) = (a·w² − t)² is exactly 0 (a list, any order), checked on E4.problem()'s a and t
+    and on losses with the other signs of a and t, and t = 0; the engine's gradient is read
+    at each point you return.""")
+
+
+register(Exercise("E4", "derivation", {"flat_points": _check_e4}, problem=e4_problem))
 
 
 # -- E5: a weight shared by two layers ------------------------------------------------------

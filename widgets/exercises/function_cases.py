@@ -43,7 +43,9 @@ class Derivation:
     """One item of the kind: ``answer`` names the learner's function (``"d2_tanh"``),
     ``cases`` are where it runs (the lesson's first), ``compare(out, expected, context)``
     judges one output and names its mistake, ``right`` ends the sentence of a function
-    right on every case; ``label`` names the part (``answer`` by default)."""
+    right on every case; ``label`` names the part (``answer`` by default); ``probe`` asks
+    what a function right on the first case but wrong on another may have missed (E4: a
+    sign of a and t it does not cover, rather than a size built in)."""
 
     answer: str
     cases: tuple[Case, ...]
@@ -53,6 +55,8 @@ class Derivation:
     by_hand: bool = True
     closed_form: bool = True
     forbidden: tuple[str, ...] = ()  # engine functions it may not call (when not by_hand)
+    # what a function right on the first case but wrong on another may have missed
+    probe: str = "Is a size, or an array of {first}, built into it?"
 
     def __post_init__(self):
         if len(self.cases) < 2:
@@ -86,10 +90,10 @@ class Derivation:
                 result = result if measured is None else measured
             if not result.ok:
                 if i:
+                    probe = self.probe.format(first=self.cases[0][0])
                     result.message = (f"Right on {self.cases[0][0]}, but not on {where}: "
-                                      f"{result.message[:1].lower()}{result.message[1:]} (Is "
-                                      f"a size, or an array of {self.cases[0][0]}, built into "
-                                      "it?)")
+                                      f"{result.message[:1].lower()}{result.message[1:]} "
+                                      f"({probe})")
                 return result
         others = " and on ".join(where for where, _ in self.cases[1:])
         return Result(True, f"Correct on {self.cases[0][0]} and on {others}: {self.right}",

@@ -1,21 +1,27 @@
-"""Layer-level items: the bias gradient's shape (G8), why a broadcast bias gets a summed
-gradient (G9), and batch norm's input gradient and its dependence on the batch (G14)."""
+"""Layer-level items: the shapes of a Linear layer's gradients (G8), why a broadcast bias
+gets a summed gradient and how the engine sums it (G9), and batch norm's input gradient and
+its dependence on the batch (G14)."""
 
 from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
 
 import numpy as np
 
 import autograd_core as ag
-from autograd_core.sweep.engine import backward_steps
+from autograd_core.sweep.engine import backward_steps, broadcast_axes
 
 from .. import gate
 from ..feedback import words
+from ..feedback.check import check_gradient
 from ..feedback.context import Mistake
 from ..feedback.result import Result
 from ..lessons.report import Report
 from .array_answers import Gradients, gradients
 from .exercise import Exercise, register
-from .parts import answers, one_answer
+from .function_cases import Derivation, deriving
+from .parts import answers
 from .predictions import Fact, check_predictions
 from .problems import Problem, rng
 
@@ -26,60 +32,169 @@ def _functional():
     return functional
 
 
-# -- G8: shape of the bias gradient -----------------------------------------------------------
+# -- G8: the shapes of a Linear layer's gradients, on inputs of any rank ------------------------
 
 
-def _g8_engine_shape(batch: int = 64, units: int = 128) -> tuple:
-    """Run a Linear layer on a batch and return the shape of the bias gradient."""
-    g = rng(8)
+G8_KEYS = ("dx", "dW", "db", "db_axes")
+
+
+def _g8_measured(x_shape: tuple, units: int) -> dict:
+    """What the engine gives for ``nn.Linear(x_shape[-1], units)`` on an input of shape
+    ``x_shape``: the shape of each gradient, and the output's axes its un-broadcast step
+    summed the bias's gradient over."""
+    x = ag.tensor(np.zeros(x_shape), requires_grad=True)
+    w = ag.tensor(np.zeros((units, x_shape[-1])), requires_grad=True)
     b = ag.tensor(np.zeros(units), requires_grad=True)
-    x, w = ag.tensor(g.standard_normal((batch, 32))), ag.tensor(g.standard_normal((units, 32)))
-    _functional().linear(x, w, b).mean().backward()
-    return tuple(b.grad.shape)
+    out = _functional().linear(x, w, b)
+    axes: tuple = ()
+    for step in backward_steps(out, np.ones(out.shape)):
+        for sent in step.sent:
+            if sent.target is b and sent.unbroadcast_from is not None:
+                axes = broadcast_axes(tuple(sent.unbroadcast_from), b.shape)
+    return {"dx": tuple(x.grad.shape), "dW": tuple(w.grad.shape), "db": tuple(b.grad.shape),
+            "db_axes": tuple(axes)}
 
 
-@one_answer("shape")
-def _check_g8(shape) -> Result:
-    """``G8(shape=...)``: the shape of the bias gradient for a batch of 64, 128 units."""
-    if shape is None:
-        return Result(False, "Give your answer as G8(shape=(...)).", diagnosis="none")
-    right = _g8_engine_shape()
-    given = _shape_of(shape)
-    if given is None:
-        return Result(False, f"{words.short(shape)} is not a shape; write it as a tuple of "
-                             "sizes, e.g. "
-                             "(3, 4).", name="shape", diagnosis="type")
-    if given == right:
-        return Result(True, f"Right: {words.shape(right)}, one entry per unit; the batch axis is "
-                            "summed away because every example uses the same bias.", name="shape")
-    says = {
-        (64, 128): ("That is the shape of the layer's output (one row per example). How "
-                    "many examples use each bias, and what does a value used several times "
-                    "collect?", "missing_broadcast_sum"),
-        (1, 128): ("Right values, but a gradient has exactly its parameter's shape, with "
-                   "no extra size-1 axis.", "reshape"),
-        (64,): ("That sums over the units instead of over the batch.", "wrong_axis"),
-        (128, 64): ("That is the transpose of the output's shape; the bias has one entry per "
-                    "unit.", "shape"),
-    }
-    sentence, code = says.get(given, ("A parameter's gradient has exactly that parameter's "
-                                      "shape: which shape does this layer's bias have?",
-                                      "shape"))
-    return Result(False, f"You said {words.shape(given)}. {sentence}", name="shape",
-                  diagnosis=code)
+def _g8_case(x_shape: tuple, units: int) -> tuple[tuple, dict, dict]:
+    return (tuple(x_shape), units), _g8_measured(tuple(x_shape), units), {
+        "x_shape": tuple(x_shape), "units": units}
+
+
+def _g8_drawn(seed: int, lead: int) -> tuple[tuple, dict, dict]:
+    """A set-up with ``lead`` axes in front of the features, sizes drawn for the learner
+    (all different, so that no two axes can be mistaken for each other)."""
+    g = rng(seed)
+    sizes = [int(v) for v in g.choice(np.arange(2, 20), size=lead + 1, replace=False)]
+    return _g8_case((*sizes[:lead], sizes[lead]), int(g.integers(21, 40)))
 
 
 def _shape_of(value):
+    """A shape as a learner writes it ((3, 4), [3, 4], 3, a NumPy shape), or None."""
+    if isinstance(value, bool | np.bool_):
+        return None
     if isinstance(value, int | np.integer):
         return (int(value),)
-    if isinstance(value, list | tuple) and all(isinstance(v, int | np.integer) for v in value):
+    if isinstance(value, list | tuple) and len(value) <= 32 and all(
+            isinstance(v, int | np.integer) and not isinstance(v, bool) for v in value):
         return tuple(int(v) for v in value)
     return None
 
 
-# A shape found by trying the few likely ones is not the reasoning G8 asks for: past two
-# wrong tries, a right answer counts as solved after seeing the solution.
-register(Exercise("G8", "prediction", {"shape": _check_g8}, level="J", tries=2))
+def _axes_of(value, ndim: int):
+    """Axes as a learner writes them (1, (0, 1), [0, 1], {0, 1}, -2), normalised to a sorted
+    tuple of axes of an ``ndim``-axis output; None if unreadable, a str if out of range."""
+    if isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_):
+        value = (value,)
+    if not isinstance(value, list | tuple | set | frozenset) or len(value) > 32 or not all(
+            isinstance(v, int | np.integer) and not isinstance(v, bool) for v in value):
+        return None
+    bad = [int(v) for v in value if not -ndim <= v < ndim]
+    if bad:
+        return (f"db_axes names axis {bad[0]}, but the output of this set-up has {ndim} "
+                f"ax{'is' if ndim == 1 else 'es'}")
+    return tuple(sorted({int(v) % ndim for v in value}))
+
+
+def _g8_wrong_shape(key: str, got: tuple, x_shape: tuple, units: int) -> tuple[str, str]:
+    """(sentence, diagnosis) for a wrong shape of ``key``, named where it can be."""
+    lead, features = x_shape[:-1], x_shape[-1]
+    out = (*lead, units)
+    if key == "dx" and got == out:
+        return ("dx has the output's shape: a gradient has the shape of what it is the "
+                "gradient of, the layer's input x.", "output_shape")
+    if key == "dW" and got == (features, units):
+        return ("dW looks transposed: the layer stores W as (out_features, in_features).",
+                "transpose")
+    if key == "dW" and lead and got[-2:] == (units, features) and len(got) > 2:
+        return ("dW keeps an axis per position: W is one matrix shared by every position, "
+                "so its gradient is one matrix.", "kept_batch_axis")
+    if key == "db" and lead and got == out:
+        return ("db has the output's shape: one bias vector is added at every position, and "
+                "a value used at every position gets one gradient from all its uses.",
+                "kept_batch_axis")
+    if key == "db" and lead and got == lead:
+        return ("db has one entry per position, not one per unit: that sums over the units.",
+                "wrong_axis")
+    if key == "db" and len(got) > 1 and got[-1] == units and all(s == 1 for s in got[:-1]):
+        return ("db has the right entries, with extra size-1 axes: a gradient has exactly "
+                "its parameter's shape.", "reshape")
+    if key == "db" and lead and len(got) > 1 and got[-1] == units and set(got[:-1]) <= set(
+            lead):
+        return ("db keeps one of the axes in front of the features: the bias was copied "
+                "along every one of them.", "kept_batch_axis")
+    return (f"{key} is not the shape of the engine's gradient for this set-up: a gradient "
+            "has exactly the shape of the tensor it is the gradient of.", "shape")
+
+
+def _g8_wrong_axes(got: tuple, want: tuple, ndim: int) -> tuple[str, str]:
+    if not want:
+        return ("This input has no axis in front of the features: which copies of the bias "
+                "would the engine sum?", "nothing_copied")
+    if ndim - 1 in got:
+        return ("db_axes includes the last axis, the units: db keeps one entry per unit, so "
+                "that axis is never summed.", "wrong_axis")
+    if not got:
+        return ("db_axes is empty, but the bias was copied: the engine sums the gradients of "
+                "its copies.", "no_sum")
+    return (f"db_axes leaves out {len(set(want) - set(got))} of the axes the bias was copied "
+            "along: the bias is added at every position, not only once per example.",
+            "kept_batch_axis")
+
+
+def _g8_compare(out, expected, ctx) -> Result:
+    """Each shape and the summed axes against the engine's, the first wrong one named."""
+    x_shape, units = ctx["x_shape"], ctx["units"]
+    if not isinstance(out, Mapping):
+        return Result(False, "linear_grad_shapes should return a dict with "
+                             f"{words.listing(G8_KEYS)}; it returns {words.a_type(out)}.",
+                      name="shapes", diagnosis="type")
+    absent = [k for k in G8_KEYS if k not in out]
+    if absent:
+        return Result(False, f"The dict linear_grad_shapes returns has no "
+                             f"{words.listing(absent)}: it needs {words.listing(G8_KEYS)}.",
+                      name="shapes", diagnosis="type")
+    held = [k for k in G8_KEYS if out[k] is None or out[k] is Ellipsis]
+    if held:
+        return Result(False, f"{words.listing(held)} {'is' if len(held) == 1 else 'are'} still "
+                             "a placeholder: nothing to check yet.", name="shapes",
+                      diagnosis="none")
+    for key in ("dx", "dW", "db"):
+        got = _shape_of(out[key])
+        if got is None:
+            return Result(False, f"{key} should be a shape, a tuple of sizes such as (3, 4); "
+                                 f"it is {words.a_type(out[key])}.", name="shapes",
+                          diagnosis="type")
+        if got != expected[key]:
+            sentence, code = _g8_wrong_shape(key, got, x_shape, units)
+            return Result(False, sentence, name="shapes", diagnosis=code)
+    ndim = len(x_shape)
+    got = _axes_of(out["db_axes"], ndim)
+    if got is None or isinstance(got, str):
+        return Result(False, f"{got}." if got else "db_axes should be the output's axes the "
+                             "engine sums db over, as a tuple of axis numbers such as (0,) "
+                             f"or (); it is {words.a_type(out['db_axes'])}.", name="shapes",
+                      diagnosis="type")
+    if got != tuple(expected["db_axes"]):
+        sentence, code = _g8_wrong_axes(got, tuple(expected["db_axes"]), ndim)
+        return Result(False, sentence, name="shapes", diagnosis=code)
+    return Result(True, "Every shape, and the axes db is summed over.", name="shapes")
+
+
+_check_g8 = deriving(Derivation("linear_grad_shapes", (
+    ("the lesson's Linear(32, 128) on a batch of 64", lambda: _g8_case((64, 32), 128)),
+    ("a batch of sequences (B, T, D)", lambda: _g8_drawn(81, 2)),
+    ("one example (D,) with no batch axis", lambda: _g8_drawn(82, 0)),
+    ("an input with three axes in front of the features", lambda: _g8_drawn(83, 3))),
+    _g8_compare, right="a gradient has its tensor's shape, and the bias's copies are summed "
+    "along every axis it was copied along.", label="shapes", closed_form=False,
+    probe="Does it hold for any number of axes in front of the features?"),
+    """``G8(linear_grad_shapes)``: your ``linear_grad_shapes(x_shape, units)`` returns the
+    shapes of dx, dW and db for ``nn.Linear(x_shape[-1], units)`` on an input of shape
+    ``x_shape``, and ``db_axes``, the output's axes the engine sums db over; checked against
+    the engine on the lesson's layer and on inputs with other numbers of axes.""")
+
+
+register(Exercise("G8", "derivation", {"shapes": _check_g8}, level="J"))
 
 
 # -- G9: why a broadcast bias gets a summed gradient --------------------------------------------
@@ -110,16 +225,87 @@ _check_g9 = gradients(Gradients(
     """``G9(db=...)`` for ``G9.problem()``.""")
 
 
-@answers("shape")
-@one_answer("shape")
-def _check_g9_unbroadcast(shape) -> Result:
-    """``G9.run("unbroadcast", shape=...)``: the shape the engine sums b's gradient down from."""
-    sent, _ = _g9_steps(g9_problem())
-    fact = Fact(tuple(sent.unbroadcast_from), "The add rule hands b a gradient with the shape "
-                f"of z, {words.shape(sent.unbroadcast_from)}; the engine sums it over the "
-                "broadcast axis back to b's shape (4,). The stepper shows this step.", "shape",
-                choices=(tuple(sent.unbroadcast_from), (4,)))  # z's shape or b's
-    return check_predictions({"shape": shape} if shape is not None else {}, {"shape": fact})
+def _g9_engine_sum_to(g: np.ndarray, shape: tuple) -> np.ndarray:
+    """What the engine's un-broadcast makes of the upstream gradient ``g`` for an input of
+    ``shape`` that an add broadcast up to ``g``'s shape: that input's ``.grad``."""
+    b = ag.tensor(np.zeros(shape), requires_grad=True)
+    (ag.tensor(np.zeros(g.shape)) + b).backward(g)
+    return b.grad.numpy()
+
+
+def _g9_case(g: np.ndarray, shape: tuple) -> tuple[tuple, np.ndarray, dict]:
+    axes = broadcast_axes(g.shape, tuple(shape))
+    averaged = (g.mean(axis=axes, keepdims=True).reshape(shape) if axes else None)
+    mistakes = [] if averaged is None else [Mistake(
+        averaged, "Your sum_to averages the copies' gradients: each copy of the input sends "
+        "back its own, and one value used several times collects them all.", "", "averaged")]
+    return (g, tuple(shape)), _g9_engine_sum_to(g, tuple(shape)), {
+        "mistakes": mistakes, "g": g, "shape": tuple(shape)}
+
+
+def _g9_problem_case() -> tuple[tuple, np.ndarray, dict]:
+    p = g9_problem()
+    return _g9_case(np.array(p.G), p.b.shape)
+
+
+def _g9_drawn(seed: int, kind: str) -> tuple[tuple, np.ndarray, dict]:
+    """g of a broadcast shape the check draws for the learner, and the input's shape."""
+    gen = rng(seed)
+    n, c, h, w = (int(v) for v in gen.choice(np.arange(2, 9), size=4, replace=False))
+    if kind == "image":
+        return _g9_case(gen.standard_normal((n, c, h, w)), (c, 1, 1))
+    g = gen.standard_normal((n, h))
+    shapes = {"row": (1, h), "column": (n, 1), "scalar": (), "same": (n, h)}
+    return _g9_case(g, shapes[kind])
+
+
+def _g9_other_axes(out, g: np.ndarray, shape: tuple) -> tuple | None:
+    """The axes of ``g`` whose sum (keeping them or not) is ``out``, when that sum does not
+    have ``shape``: the learner summed other axes than those broadcasting added."""
+    out = np.asarray(out, dtype=np.float64)
+    right = broadcast_axes(g.shape, tuple(shape))
+    for k in range(1, g.ndim + 1):
+        for axes in itertools.combinations(range(g.ndim), k):
+            if axes == right:  # the right axes, the size-1 ones dropped: check_gradient says
+                continue
+            for keep in (True, False):
+                summed = g.sum(axis=axes, keepdims=keep)
+                if (summed.shape == out.shape != tuple(shape)
+                        and np.allclose(summed, out, rtol=1e-9, atol=1e-12)):
+                    return axes
+    return None
+
+
+def _g9_compare(out, expected, ctx) -> Result:
+    """The engine's un-broadcast of g, with an answer of other axes summed named."""
+    numbers = isinstance(out, np.ndarray | float | int | np.number) and not isinstance(
+        out, bool | np.bool_)
+    if numbers and np.shape(out) != np.shape(expected):
+        axes = _g9_other_axes(out, ctx["g"], ctx["shape"])
+        if axes is not None:
+            return Result(False, f"Your sum_to sums axis {axes[0] if len(axes) == 1 else axes} "
+                                 f"of g, shape {words.shape(ctx['g'].shape)}, where the input "
+                                 f"has shape {words.shape(ctx['shape'])}: which of g's axes was "
+                                 "that input copied along?", name="sum_to",
+                          diagnosis="wrong_axis")
+    return check_gradient(out, expected, name="sum_to", of="the input",
+                          reference="the engine's un-broadcast gradient",
+                          mistakes=ctx["mistakes"])
+
+
+_check_g9_unbroadcast = deriving(Derivation("sum_to", (
+    ("G9.problem()'s G, for b of shape (4,)", _g9_problem_case),
+    ("a bias stored as (1, H)", lambda: _g9_drawn(91, "row")),
+    ("an input of shape (N, 1)", lambda: _g9_drawn(92, "column")),
+    ("a per-channel bias (C, 1, 1) on images (N, C, H, W)", lambda: _g9_drawn(93, "image")),
+    ("a scalar input, shape ()", lambda: _g9_drawn(94, "scalar")),
+    ("an input nothing was broadcast to", lambda: _g9_drawn(95, "same"))),
+    _g9_compare, right="the engine's un-broadcast, for every shape.", closed_form=False,
+    probe="Which axes does broadcasting add, and which does it stretch?"),
+    """``G9.run("unbroadcast", sum_to)``: your ``sum_to(g, shape)`` sums an upstream gradient
+    ``g`` back down to ``shape``, the shape of an input that an add broadcast up to g's shape,
+    as the engine does after add's rule; checked on G9's G and on inputs of shapes (1, H),
+    (N, 1), (C, 1, 1), () and one nothing was broadcast to.""")
 
 
 register(Exercise(

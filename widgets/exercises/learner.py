@@ -125,8 +125,15 @@ def by_hand(fn: Callable, *args, what: str = "", **kwargs):
     """:func:`call` for an answer the learner computes themselves, in NumPy: if ``fn`` ran
     any engine op (here, or in the autograder's sandbox) or called the engine's own code
     (its array-level backward functions too, which run no op), ``LearnerCodeFailed`` with
-    the code ``"uses_engine"``. The engine computing the derivative is the check's
-    answer, not the learner's."""
+    the code ``"uses_engine"``; likewise if ``fn`` is itself one of the engine's functions
+    (``engine.sum_to`` handed in as the learner's). The engine computing the derivative is
+    the check's answer, not the learner's."""
+    own = _engine_function(fn)
+    if own is not None:
+        named = f"Your {what}" if what else "Your function"
+        raise LearnerCodeFailed(f"{named} is the engine's own code ({own}): write the "
+                                "derivation yourself, with NumPy on the arrays it gets.",
+                                RuntimeError("engine"), "uses_engine")
     failed = None
     try:
         out, used = watch_engine_use(lambda: call(fn, *args, what=what, **kwargs),
@@ -140,6 +147,22 @@ def by_hand(fn: Callable, *args, what: str = "", **kwargs):
         raise LearnerCodeFailed(f"{named} {used}: write the derivation yourself, with NumPy "
                                 "on the arrays it gets.", RuntimeError("engine"), "uses_engine")
     return out
+
+
+def _engine_function(fn) -> str | None:
+    """``"module.function"`` if ``fn`` (or what it wraps: a bound method, a partial) is
+    defined in the engine, else None."""
+    seen = 0
+    while fn is not None and seen < 8:
+        code = getattr(fn, "__code__", None)
+        if code is not None:
+            if code.co_filename.startswith(_ENGINE):
+                return f"{Path(code.co_filename).stem}.{getattr(code, 'co_qualname', code.co_name)}"
+            return None
+        fn = getattr(fn, "__func__", None) or getattr(fn, "func", None) or getattr(
+            fn, "__wrapped__", None)
+        seen += 1
+    return None
 
 
 def watch_engine_use(run: Callable[[], Any], elsewhere: Callable[[], int] = lambda: 0

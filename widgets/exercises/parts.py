@@ -34,13 +34,13 @@ def check_named(answers: dict, allowed: Sequence[str],
 
 
 def one_answer(name: str) -> Callable:
-    """Decorator: a check of one answer passed by ``name`` (``E4(w_flat=...)``); a missing or
+    """Decorator: a check of one answer passed by ``name`` (``E4(flat_points=...)``); a missing or
     misspelled name gets the same sentence as in :func:`check_named`."""
 
     def wrap(fn: Callable[[object], Result]) -> Callable[..., Result]:
         @functools.wraps(fn)
         def check(*args, **answers) -> Result:
-            if len(args) == 1 and not answers:  # E4(w) as well as E4(w_flat=w)
+            if len(args) == 1 and not answers:  # E4(fn) as well as E4(flat_points=fn)
                 answers = {name: args[0]}
             elif args:
                 return Result(False, f"This exercise takes one answer, {name}; you passed "
