@@ -1,4 +1,4 @@
-"""T1, T4 (lesson 09), L5, L6 (lesson 08) and L8 (lesson 10) make the learner produce the
+"""T1 (lesson 09), L5, L6 (lesson 08) and L8 (lesson 10) make the learner produce the
 answer: the shortcuts that solved the old, thin versions (two tokens copied from the cell
 above, the engine's own measurement handed back, a flipped yes/no) no longer solve them, and
 each slip the items name is named. Expected values are worked out here by hand."""
@@ -11,10 +11,8 @@ from test_teaching_rules import _own_progress, seen  # noqa: F401, E402
 
 import autograd_core as ag
 from autograd_core.func import jacfwd, jacrev, jvp, vjp
-from autograd_core.tools.counting import count_ops
 from widgets import exercises as ex
 from widgets.exercises.tracking import status
-from widgets.lessons import modes, symbolic
 
 # -- T1: both Jacobians built pass by pass, and their gap measured -----------------------------
 
@@ -83,68 +81,6 @@ def test_t1_a_square_function_is_refused():
                 "largest_difference": 0.0}
     result = ex.T1(verdict=True, because="x", experiment=square)
     assert not result.ok and "not as many" in result.message
-
-
-# -- T4: measured to depth 6, predicted at depth 9 -------------------------------------------------
-
-# The engine runs 3 backward rules per level of x -> tanh(x*x + x) (mul, add, tanh).
-T4_OPS_AT_9 = 3 * 9
-
-
-def t4_experiment(ops_at_9=None, nodes_at_9=None, also_run_9=False):
-    def experiment():
-        depths, ops, nodes = [1, 2, 3, 4, 5, 6], [], []
-        for d in depths:
-            x = ag.tensor(0.3, requires_grad=True)
-            with count_ops() as counts:
-                modes.nested(x, d).backward()
-            ops.append(counts.backward.ops)
-            nodes.append(symbolic.tree_size(symbolic.derivative(d)))
-        if also_run_9:
-            x = ag.tensor(0.3, requires_grad=True)
-            modes.nested(x, 9).backward()
-        factor = nodes[-1] / nodes[-2]
-        return {"depths": depths, "backward_ops": ops, "formula_nodes": nodes,
-                "ops_at_9": ops[-1] + 3 * (ops[-1] - ops[-2]) if ops_at_9 is None else ops_at_9,
-                "nodes_at_9": nodes[-1] * factor ** 3 if nodes_at_9 is None else nodes_at_9}
-    return experiment
-
-
-def test_t4_extrapolated_by_each_growth_is_solved():
-    result = ex.T4(verdict=False, because="x", experiment=t4_experiment())
-    assert result.ok, result.message
-
-
-def test_t4_the_old_measurement_alone_no_longer_solves_it():
-    def old():
-        data = t4_experiment()()
-        return {k: data[k] for k in ("depths", "backward_ops", "formula_nodes")}
-    result = ex.T4(verdict=False, because="x", experiment=old)
-    assert not result.ok and "ops_at_9" in result.message
-    assert status("T4") != "solved"
-
-
-@pytest.mark.parametrize("predicted, words", [
-    (dict(ops_at_9=T4_OPS_AT_9 + 1), "not what the engine runs at depth 9"),
-    (dict(ops_at_9=18 * 3 ** 3), "the way the formula grows"),
-    (dict(nodes_at_9=3007 + 3 * (3007 - 1263)), "same number of nodes per level"),
-    (dict(nodes_at_9=10 ** 6), "more than a factor 1.5"),
-])
-def test_t4_a_wrong_prediction_is_named(predicted, words):
-    result = ex.T4(verdict=False, because="x", experiment=t4_experiment(**predicted))
-    assert not result.ok and words in result.message, result.message
-
-
-def test_t4_measuring_depth_9_is_not_predicting_it():
-    result = ex.T4(verdict=False, because="x",
-                   experiment=t4_experiment(ops_at_9=T4_OPS_AT_9, also_run_9=True))
-    assert not result.ok and "ran a backward pass at depth 9" in result.message
-
-
-def test_t4_a_flipped_verdict_is_not_solving():
-    ex.T4(verdict=True, because="x", experiment=t4_experiment())
-    ex.T4(verdict=False, because="x", experiment=t4_experiment())
-    assert status("T4") != "solved"
 
 
 # -- L5: both layers' evaluation outputs, worked out ---------------------------------------------

@@ -91,27 +91,38 @@ def t1_right(columns_as_rows=False):
             "largest_difference": gap}
 
 
-def t2_right(ran=True, wide_outputs=1):
+def passes_law(input_shape, output_shape):
+    """The law of passes, from the Jacobian's shape: one forward-mode pass per input number
+    (a column each), one reverse sweep per output number (a row each)."""
+    return int(np.prod(input_shape)), int(np.prod(output_shape))
+
+
+def fewer_law(input_shape, output_shape):
+    by_fwd, by_rev = passes_law(input_shape, output_shape)
+    return "forward" if by_fwd < by_rev else "reverse" if by_rev < by_fwd else "same"
+
+
+def t2_right(ran=True, wide_outputs=1, passes=passes_law, fewer=fewer_law):
+    """A learner's T2: counts on a wide, a tall and a matrix-input function, then the law."""
     a = ag.tensor(np.linspace(-1, 1, 24).reshape(wide_outputs, 24) if wide_outputs > 1
                   else np.linspace(-1, 1, 24))
     b = ag.tensor(np.linspace(0.5, 2, 20))
     calls, sweeps = [0], [0]
 
-    def wide(x):
-        calls[0] += 1
-        out = ag.tanh(a @ x) if wide_outputs > 1 else (a * x).sum()
-        out.register_hook(lambda g: sweeps.__setitem__(0, sweeps[0] + 1))
-        return out
+    def counting(g):
+        def f(x):
+            calls[0] += 1
+            out = g(x)
+            out.register_hook(lambda _: sweeps.__setitem__(0, sweeps[0] + 1))
+            return out
+        return f
 
-    def tall(t):
-        calls[0] += 1
-        out = ag.exp(t * b)
-        out.register_hook(lambda g: sweeps.__setitem__(0, sweeps[0] + 1))
-        return out
-
-    result = {}
-    for name, f, at in (("wide", wide, ag.tensor(np.ones(24) / 4)),
-                        ("tall", tall, ag.tensor([0.2]))):
+    wide = counting(lambda x: ag.tanh(a @ x) if wide_outputs > 1 else (a * x).sum())
+    tall = counting(lambda t: ag.exp(t * b))
+    matrix = counting(lambda m: ag.sin(m).sum(axis=1))         # (3, 5) -> (3,)
+    counted = []
+    for f, at in ((wide, ag.tensor(np.ones(24) / 4)), (tall, ag.tensor([0.2])),
+                  (matrix, ag.tensor(np.arange(15.0).reshape(3, 5) / 10))):
         calls[0] = sweeps[0] = 0
         if ran:
             jacfwd(f)(at)
@@ -120,8 +131,8 @@ def t2_right(ran=True, wide_outputs=1):
         if ran:
             jacrev(f)(at)
         rev = sweeps[0] if ran else f(ag.tensor(at.numpy(), requires_grad=True)).numel()
-        result[name] = {"function": f, "at": at, "jacfwd_passes": fwd, "jacrev_passes": rev}
-    return result
+        counted.append({"function": f, "at": at, "jacfwd_passes": fwd, "jacrev_passes": rev})
+    return {"counted": counted, "passes": passes, "fewer": fewer}
 
 
 def t3_right(sizes_at=None):
@@ -137,28 +148,39 @@ def t3_right(sizes_at=None):
             "sizes": sizes if sizes_at is None else sizes_at(sizes)}
 
 
-def t4_right(depths=(1, 2, 3, 4, 5, 6, 7), made_up=False, at_9=None):
-    """A learner's T4 on the logistic map: measured up to depth 7, then depth 9 predicted by
-    extending each list the way it grows (the rules by a constant step, the formula by its
-    last growth factor); ``at_9`` replaces the predictions."""
+def t4_right(depths=(1, 2, 3, 4, 5, 6), made_up=False, **laws):
+    """A learner's T4: measured up to depth 6, then each list's law: the rules add the same
+    number per level; the sizes, once divided by 2^depth, add about the same amount per level
+    (a straight line through the last two). ``laws`` replaces either law."""
     from widgets.lessons import symbolic
 
     ops, nodes = [], []
     for d in depths:
         x = ag.tensor(0.2, requires_grad=True)
-        out = modes.nested(x, d, "logistic")
+        out = modes.nested(x, d)
         with count_ops() as c:
             out.backward()
         ops.append(c.backward.ops + (1 if made_up else 0))
-        nodes.append(symbolic.tree_size(symbolic.derivative(d, "logistic")))
-    ahead = 9 - depths[-1]
-    predicted = {"ops_at_9": ops[-1] + (ops[-1] - ops[-2]) * ahead,
-                 "nodes_at_9": nodes[-1] * (nodes[-1] / nodes[-2]) ** ahead}
+        nodes.append(symbolic.tree_size(symbolic.derivative(d)))
+    step = (ops[-1] - ops[0]) // (depths[-1] - depths[0])
+    rest = [n / 2.0 ** d for n, d in zip(nodes, depths)]
+    slope = (rest[-1] - rest[-2]) / (depths[-1] - depths[-2])
     return {"depths": list(depths), "backward_ops": ops, "formula_nodes": nodes,
-            **predicted, **(at_9 or {})}
+            "ops_at": lambda d: ops[0] + step * (d - depths[0]),
+            "nodes_at": lambda d: (rest[-1] + slope * (d - depths[-1])) * 2.0 ** d, **laws}
 
 
-def t5_right(slope_of=None):
+def best_step_law(f0, f3, eps):
+    """Where h²·f3/6 + eps·f0/h has zero slope: h·f3/3 = eps·f0/h²."""
+    return (3 * eps * f0 / f3) ** (1 / 3)
+
+
+def least_error_law(f0, f3, eps):
+    h = best_step_law(f0, f3, eps)
+    return h * h * f3 / 6 + eps * f0 / h
+
+
+def t5_right(slope_of=None, **laws):
     def f(t):
         return ag.sin(t) * t
 
@@ -173,7 +195,8 @@ def t5_right(slope_of=None):
                 slopes.append((f(ag.tensor(x0 + h)).item() - f(ag.tensor(x0)).item()) / h)
             else:
                 slopes.append(slope_of(h))
-    return {"function": f, "at": x0, "grad": x.grad.item(), "h": list(hs), "slopes": slopes}
+    return {"function": f, "at": x0, "grad": x.grad.item(), "h": list(hs), "slopes": slopes,
+            "best_step": best_step_law, "least_error": least_error_law, **laws}
 
 
 def t6_right(formula_in_a_module=False):
@@ -408,12 +431,17 @@ def _t2_typed():
 
 def _t2_miscounted():
     data = t2_right()
-    data["tall"]["jacrev_passes"] = 1
+    data["counted"][1]["jacrev_passes"] = 1
     return data
 
 
-def _t2_two_wide():
-    return {"wide": t2_right()["wide"], "tall": t2_right()["wide"]}
+def _t2_one_shape():
+    data = t2_right()
+    return {**data, "counted": [data["counted"][0]] * 2}
+
+
+def _t2_swapped():
+    return t2_right(passes=lambda i, o: passes_law(i, o)[::-1])
 
 
 def _t3_one_op():
@@ -454,12 +482,20 @@ def _t4_made_up_formula():
     return {**data, "formula_nodes": [n * 2 for n in data["formula_nodes"]]}
 
 
+def _t4_doubling():
+    return t4_right(nodes_at=lambda d: 3007 * 2.0 ** (d - 6))
+
+
 def _t5_not_a_nudge():
     return t5_right(slope_of=lambda h: 1.0)
 
 
 def _t5_made_up_grad():
     return {**t5_right(), "grad": 0.5}
+
+
+def _t5_one_sided_step():
+    return t5_right(best_step=lambda f0, f3, eps: (eps * f0 / f3) ** 0.5)
 
 
 def _t6_typed():
@@ -596,7 +632,8 @@ FLAWED = [
     ("T1", _t1_no_forward_mode, "one jvp per input"),
     ("T2", _t2_typed, "more passes than the engine made"),
     ("T2", _t2_miscounted, "not the number of reverse sweeps"),
-    ("T2", _t2_two_wide, "'tall' function should return more outputs"),
+    ("T2", _t2_one_shape, "make the same passes"),
+    ("T2", _t2_swapped, "wrong way round"),
     ("T3", _t3_one_op, "records 1 op"),
     ("T3", _t3_made_up_order, "not an order of your graph"),
     ("T3", _t3_same_size, "not the op counts capture gives"),
@@ -605,8 +642,10 @@ FLAWED = [
     ("T4", _t4_made_up_ops, "not the numbers of backward rules"),
     ("T4", _t4_shallow, "stop too early"),
     ("T4", _t4_made_up_formula, "not the sizes of the derivative"),
+    ("T4", _t4_doubling, "doubles with every level"),
     ("T5", _t5_not_a_nudge, "not a finite difference"),
     ("T5", _t5_made_up_grad, "not the engine's gradient"),
+    ("T5", _t5_one_sided_step, "square root of ε"),
     ("T6", _t6_typed, "not the list of ops any reverse sweep"),
     ("T6", _t6_formula_in_a_network, "ran through a network's modules"),
     ("T7", _t7_other_error, "not about released saved tensors"),
@@ -725,7 +764,8 @@ def _skeleton():
             "edges": ..., "result": ..., "sizes": ..., "grads": ..., "closing_edge": ...,
             "unplaced": ..., "forward_passes": ..., "reverse_passes": ...,
             "forward_grad": ..., "reverse_grad": ..., "largest_difference": ...,
-            "ops_at_9": ..., "nodes_at_9": ...}
+            "ops_at": ..., "nodes_at": ..., "counted": ..., "passes": ..., "fewer": ...,
+            "best_step": ..., "least_error": ...}
 
 
 def _skeleton_using_a_placeholder():

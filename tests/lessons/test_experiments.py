@@ -199,6 +199,20 @@ def test_written_out_derivative_outgrows_the_graph_and_sharing_closes_the_gap():
         assert numeric(0.3, 0.5, 0.1) == pytest.approx(xt.grad.item(), rel=1e-12)
 
 
+def test_a_formula_too_deep_to_write_out_is_refused_with_a_sentence():
+    """Beyond depth 14 sympy would take hours on the nested functions that reuse a value (T4
+    asks for depths 40 to 60): it says so at once instead of hanging."""
+    pytest.importorskip("sympy", reason="sympy is not installed: the symbolic side of T4 is "
+                        "skipped (install it with: pip install -e '.[lessons]')")
+    from widgets.lessons import symbolic
+
+    for kind in ("reuse", "logistic"):
+        with pytest.raises(ValueError, match="too deep to write out"):
+            symbolic.derivative(symbolic.MAX_DEPTH + 1, kind)
+    assert symbolic.tree_size(symbolic.derivative(3, "reuse")) == 195
+    assert symbolic.tree_size(symbolic.derivative(32, "chain")) > 0  # cheap: not refused
+
+
 def test_expanding_only_makes_the_formula_bigger():
     pytest.importorskip("sympy", reason="sympy is not installed: the symbolic side of T4 is "
                         "skipped (install it with: pip install -e '.[lessons]')")

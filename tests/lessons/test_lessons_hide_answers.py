@@ -784,7 +784,11 @@ def t1() -> list[Forbidden]:
 
 
 def t2() -> list[Forbidden]:
-    return _said("T2", _verdict(False), *_prose("T2"))
+    # the law of passes: one pass per input number, one sweep per output number
+    return _said("T2", _verdict(False), *_prose("T2"),
+                 re.compile(r"prod\(\s*input_shape\s*\)"),
+                 re.compile(r"prod\(\s*output_shape\s*\)"),
+                 "one pass per input number", "one sweep per output number")
 
 
 def w2() -> list[Forbidden]:
@@ -794,11 +798,22 @@ def w2() -> list[Forbidden]:
 
 
 def t4() -> list[Forbidden]:
-    return _said("T4", _verdict(False), *_prose("T4"))
+    # the laws: 3 rules per level; the formula (15d + 4)·2^(d−1) − 1, i.e. 7.5 per level once
+    # the doubling is divided out; and the sizes at depths beyond those the lesson measures
+    sizes = [number((15 * d + 4) * 2 ** (d - 1) - 1, "d") for d in range(8, 15)]
+    return _said("T4", _verdict(False), *_prose("T4"), "15d + 4", "15 * d + 4",
+                 "15*d + 4", re.compile(r"\b7\.5\s*\*?\s*d\b"), "3 * depth",
+                 "3 rules per level", *sizes)
 
 
 def t5() -> list[Forbidden]:
-    return _said("T5", _verdict(False), *_prose("T5"))
+    # the balance: the best step (3·ε·|f|/|f'''|)^(1/3), the least error there, and f''' at 0.7
+    # worked out by hand: with t = tanh x, s = 1 − t², f''' = eˣ(−2s² + 4t²s − 6ts + 3s + t)
+    t, s = np.tanh(0.7), 1 - np.tanh(0.7) ** 2
+    f3 = np.exp(0.7) * (-2 * s**2 + 4 * t**2 * s - 6 * t * s + 3 * s + t)
+    return _said("T5", _verdict(False), *_prose("T5"), "3 * eps * f0 / f3", "3ε·|f|",
+                 re.compile(r"\*\*\s*\(\s*1\s*/\s*3\s*\)"), "^(1/3)", "ε^(2/3)",
+                 number(f3, ".4f"), number(f3, ".3g"))
 
 
 # (lesson, item, the item's answers as a lesson could show them). Extend it for other lessons.

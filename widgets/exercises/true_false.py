@@ -18,7 +18,9 @@ Each item's question lists the keys its experiment returns. The check
 (b) verifies that the experiment measured the right thing, with evidence of its own: it
     re-computes the quantity on the same function and tensors, or finds it in what the Watch
     saw (a gradient must be one the engine sent, a pass count the passes the engine made), and
-    names what is wrong when it is not;
+    names what is wrong when it is not; where an item asks for the law behind the
+    measurements, written as a function (T2, T4, T5), it tries the law on cases it draws when
+    it runs and measures itself, the law running without the engine (:func:`predicted`);
 (c) only then compares the verdict with what *your* measurement shows: a wrong verdict is
     pointed back at the measurement, never told the right one;
 (d) takes the reason. For most claims it is one line in your words, quoted back beside the
@@ -208,6 +210,26 @@ def raised(error: object, name: str) -> BaseException:
         raise Flaw(f"'{name}' should be the error your experiment caught "
                    f"(except ... as error); it is {what}.")
     return error
+
+
+def predicted(law: object, *args, name: str):
+    """What the learner's law ``law(*args)`` predicts for a case the check drew just now
+    (a shape, a depth, a precision the learner has not seen). It runs without the engine: a
+    law that measures the case instead of predicting it is a :class:`Flaw`; what it raises is
+    a sentence (``learner``), and a placeholder it returns is :class:`Unfinished`."""
+    law = function(law, name)
+    try:
+        out = learner.by_hand(law, *args, what=name)
+    except learner.LearnerCodeFailed as exc:
+        if exc.code != "uses_engine":
+            raise
+        raise Flaw(f"Your '{name}' runs the engine when the check calls it: it should predict "
+                   "from its arguments alone, by the law you found, not measure the case."
+                   ) from None
+    if _placeholder(out):
+        raise Unfinished(f"Fill in the experiment first: your '{name}' still returns a "
+                         "placeholder (...).")
+    return out
 
 
 def _placeholder(value, depth: int = 0) -> bool:

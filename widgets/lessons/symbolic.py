@@ -38,6 +38,10 @@ from .modes import nested, recorded_graph_sizes
 __all__ = ["tanh", "function", "derivative", "tree_size", "shared_size", "symbolic_vs_graph"]
 
 MAX_COUNTED = 100_000
+# The deepest nesting written out here where each level uses the previous value twice
+# ("reuse", "logistic"): sympy takes about 20 s at depth 14 and each level more several times
+# as long, so a deeper one is refused with a sentence, not awaited ("chain" stays cheap).
+MAX_DEPTH = 14
 
 
 class tanh(sympy.Function):  # noqa: N801 - reads like the math
@@ -53,6 +57,10 @@ def function(depth: int, kind: str = "reuse") -> sympy.Expr:
     >>> function(2, "logistic")
     16*x*(1 - x)*(-4*x*(1 - x) + 1)
     """
+    if depth > MAX_DEPTH and kind != "chain":
+        raise ValueError(f"depth {depth} is too deep to write out with sympy (it would take "
+                         f"hours; depth {MAX_DEPTH} already takes about 20 s): go up to depth "
+                         f"{MAX_DEPTH}, and predict deeper ones from how the size grows")
     x, w, b = sympy.symbols("x w b")
     return nested(x, depth, kind, tanh=tanh, w=w, b=b)
 
