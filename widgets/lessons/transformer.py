@@ -398,15 +398,19 @@ LESSON_PLANS = ((frozenset(), frozenset()), (frozenset({"block"}), frozenset({"b
 
 
 @cache
-def _memory_gpt_known() -> tuple[Counter, Counter, frozenset]:
-    """The parameter layout of one block of the memory GPT (its width: the item's) and of
-    the whole model, and what the lesson's own plans recompute."""
+def _memory_block_layout() -> Counter:
+    """The parameter layout of one block of the memory GPT (its width: the item's)."""
     m = MEMORY_SHAPE
-    block = GPTBlock(m["hidden"], m["heads"], generator=ag.Generator(7))
-    tokens = np.zeros((1, m["seq"]), dtype=np.int64)
+    return layout_of(GPTBlock(m["hidden"], m["heads"], generator=ag.Generator(7)))
+
+
+@cache
+def _lesson_plans_known() -> tuple[Counter, frozenset]:
+    """The whole memory GPT's parameter layout, and what the lesson's own plans recompute."""
+    tokens = np.zeros((1, MEMORY_SHAPE["seq"]), dtype=np.int64)
     shown = frozenset(recomputation_of(_memory_gpt(plan), tokens, lambda model, t: model(t))
                       for plan in LESSON_PLANS)
-    return layout_of(block), layout_of(_memory_gpt()), shown
+    return layout_of(_memory_gpt()), shown
 
 
 def _plans_a_gpt(seen: StepSeen) -> tuple[str, str] | None:
@@ -414,8 +418,10 @@ def _plans_a_gpt(seen: StepSeen) -> tuple[str, str] | None:
     any class name), but the lesson's ``LESSON_PLANS`` measured on the memory GPT. What
     was re-run is the engine's record: a plan, a block's ``checkpoint_core`` or a
     ``checkpoint`` written by hand alike."""
-    block, whole, shown = _memory_gpt_known()
-    return ("A3", "try") if seen.runs(block) and not seen.is_one_of(whole, shown) else None
+    if not seen.runs(_memory_block_layout()):
+        return None
+    whole, shown = _lesson_plans_known()
+    return None if seen.is_one_of(whole, shown) else ("A3", "try")
 
 
 MEASURES.append(_plans_a_gpt)
