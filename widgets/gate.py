@@ -29,15 +29,17 @@ _QUIET: ContextVar[bool] = ContextVar("gate_quiet", default=False)
 _PACKAGE = str(Path(__file__).resolve().parent)  # widgets/: the code that may be quiet
 
 
-def measured(item: str, gives: str = "solution") -> None:
+def measured(item: str, gives: str = "solution", *, by_learner: bool = False) -> None:
     """Record that a helper just computed what ``item`` asks: ``gives`` is "try" (a
     candidate measured, counted against the item's tries) or "solution" (its answer
-    shown). Nothing is recorded inside :func:`quietly` or once the item is solved.
+    shown). Nothing is recorded once the item is solved, nor inside :func:`quietly`
+    unless the helper was called by the learner's code (``by_learner``: a learner's
+    function that a check runs, measuring on its own).
 
     >>> with quietly():
     ...     measured("A3", "try")                 # a check's own measurement: not recorded
     """
-    if _QUIET.get():
+    if _QUIET.get() and not by_learner:
         return
     tracking = importlib.import_module("widgets.exercises.tracking")
     tracking.helper_measured(item, gives)

@@ -20,6 +20,7 @@ from widgets.exercises.attention.backward import _attention_mistakes, _engine_gr
 from widgets.exercises.attention.recompute_plan import MAX_EXTRA_WORK, MAX_PEAK
 from widgets.exercises.attention.saved_bytes import _byte_mistakes
 from widgets.exercises.attention.saved_bytes import _measured_bytes as measured_bytes
+from widgets.exercises.tracking import status
 from widgets.lessons.transformer import PARTS, korthikanti_bytes, recompute_step
 
 
@@ -195,3 +196,75 @@ def test_a1_finite_differences_are_not_a_closed_form():
 
     result = ex.A1.check(by_differences)
     assert not result.ok and result.diagnosis == "not_closed_form", repr(result)
+
+
+# -- what a measurement answers is read from what the engine ran -----------------------------
+
+
+def _tries() -> int:
+    from widgets.exercises import store
+
+    return store.read_item("A3")["misses"].get("tries:", 0)
+
+
+def _step(model):
+    from widgets.lessons import transformer as T
+    from widgets.lessons.checkpointing import measure_step
+
+    tokens, targets = T._memory_batch()
+    return measure_step(model, tokens, loss=T._next_token_loss(targets))
+
+
+def test_checkpoint_core_set_by_hand_is_a_try_not_a_lesson_plan():
+    """The audit's route: the lesson's plan of nothing, then each block's attention core
+    checkpointed by hand, measured. The engine re-ran the cores: a try, and it measures the
+    answer, so seven of them end past the budget."""
+    from widgets.lessons import transformer as T
+
+    for _ in range(7):
+        model = T.TinyGPT(32, 4, 2, context=64, generator=ag.Generator(7)).plan([[], []])
+        for block in model.blocks:
+            block.attn.checkpoint_core = True
+        _step(model)
+    assert _tries() == 7
+    assert ex.A3([["attention_core"], ["attention_core"]]).ok
+    assert status("A3") == "solved after seeing the solution"
+
+
+def test_a_renamed_copy_of_the_block_is_still_the_gpt():
+    from autograd_core import nn
+    from widgets.lessons import transformer as T
+
+    class Block(nn.TransformerBlock):
+        recompute = frozenset()
+        forward = T.GPTBlock.forward
+        branches = T.GPTBlock.branches
+
+    plans = list(itertools.product([frozenset(), frozenset({"attention_core"}),
+                                    frozenset({"mlp"}), frozenset({"block"})], repeat=2))
+    for plan in plans:
+        model = T.TinyGPT(32, 4, 2, context=64, generator=ag.Generator(7))
+        model.blocks = nn.Sequential(*[Block(32, 4, generator=ag.Generator(7)) for _ in plan])
+        for block, parts in zip(model.blocks, plan):
+            block.recompute = parts
+            block.attn.checkpoint_core = "attention_core" in parts
+        _step(model)
+    # all but the lesson's two plans, whose measurements lesson 15 shows
+    assert _tries() == len(plans) - 2
+    assert ex.A3([["attention_core"], ["attention_core"]]).ok
+    assert status("A3") == "solved after seeing the solution"
+
+
+def test_the_lessons_own_plans_count_nothing_and_other_layouts_are_not_a3():
+    from widgets.lessons import transformer as T
+
+    T.recompute_step([[], []])
+    T.recompute_step([["block"], ["block"]])
+    _step(T._memory_gpt([["block"], ["block"]]))
+    assert _tries() == 0
+    # a GPT of another width is another problem (a lesson may measure one freely)
+    _step(T.TinyGPT(16, 4, 2, context=64, generator=ag.Generator(7)).plan(
+        [["attention_core"], []]))
+    assert _tries() == 0
+    _step(T._memory_gpt([["mlp"], []]))
+    assert _tries() == 1

@@ -9,6 +9,8 @@ by module) points at the buggy module, and that the check names wrong places and
 fixes without saying where the bug is.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 from solutions import solution_text
@@ -227,10 +229,10 @@ def test_gradient_checks_module_by_module_point_at_the_buggy_module():
         if not passes(modules[name], inputs[name]):
             failing.append(name)
             frontier += [f"{name}.{c}" for c, _ in modules[name].named_children()]
-    assert failing == ["5", "5.shortcut"]
+    assert failing == ["5", "5.body", "5.body.act"]
     innermost = [n for n in failing if not any(o.startswith(n + ".") for o in failing)]
-    assert innermost == ["5.shortcut"] == ["5.shortcut"]
-    assert passes(modules["5.body.act"], inputs["5.body.act"])   # the hand-written op is right
+    assert innermost == ["5.body.act"]
+    assert passes(modules["2"], inputs["2"])   # the same hand-written op, with beta = 1
 
 
 def test_the_reference_is_right_and_the_bug_changes_gradients_only():
@@ -242,15 +244,24 @@ def test_the_reference_is_right_and_the_bug_changes_gradients_only():
         np.testing.assert_array_equal(good(p.x).numpy(), buggy(p.x).numpy())
 
 
+def right_fix(module, x):
+    """x · σ(βx) in the engine's ops: what the solution writes, derived independently."""
+    return x * (module.beta * x).sigmoid()
+
+
 def test_the_right_place_and_fix_pass():
-    result = ex.C2(module="5.shortcut", forward=lambda module, x: x)
+    result = ex.C2(module="5.body.act", forward=right_fix)
     assert result.ok, result
     assert [p.name for p in result.parts] == ["module", "fix"]
     assert status("C2") == "solved"
 
 
 def test_a_fix_of_the_whole_block_is_a_right_fix_at_a_coarse_place():
-    result = ex.C2(module="5", forward=lambda block, x: block.body(x) + x)
+    def block_fixed(block, x):
+        b = block.body
+        return b.bn2(b.conv2(right_fix(b.act, b.bn1(b.conv1(x))))) + x
+
+    result = ex.C2(module="5", forward=block_fixed)
     module, fix = result.parts
     assert fix.ok and not module.ok and module.diagnosis == "too_coarse"
     assert status("C2") == "in progress"
@@ -258,27 +269,32 @@ def test_a_fix_of_the_whole_block_is_a_right_fix_at_a_coarse_place():
 
 @pytest.mark.parametrize("module, diagnosis, words", [
     ("2", "passes", "Module '2' (Swish) passes a gradient check"),
-    ("5.body.act", "passes", "written by hand"),
+    ("4.body.relu", "passes", "(ReLU) passes"),
     ("4", "passes", "(ResidualBlock) passes"),
-    ("5.body", "passes", "passes a gradient check"),
+    ("5.body.conv2", "passes", "passes a gradient check"),
+    ("5.body", "too_coarse", "go one level down"),
     ("5", "too_coarse", "go one level down"),
     (5, "too_coarse", "Module '5'"),
     ("", "whole_model", "the whole model"),
-    ("5.shortcutt", "unknown_module", "no module '5.shortcutt'"),  # a typo of the answer
+    ("5.body.actt", "unknown_module", "no module '5.body.actt'"),  # a typo of the answer
+    ("5.shortcut", "unknown_module", "no module '5.shortcut'"),  # the old bug's place
     ("layer 5", "unknown_module", "no module 'layer 5'"),
 ])
 def test_wrong_places_are_named_without_saying_where_the_bug_is(module, diagnosis, words):
     part = ex.C2(module=module).parts[0]
     assert not part.ok and part.diagnosis == diagnosis and words in part.message
     said = part.message.replace(f"{module!r}", "")  # the learner's own words, quoted back
-    assert "shortcut" not in said and "Identity" not in said and "mean" not in said
+    assert "5.body.act" not in said and "beta" not in said and "β" not in said
 
 
 @pytest.mark.parametrize("forward, diagnosis, words", [
-    (lambda module, x: x.detach(), "still_buggy", "exactly the buggy model's"),
-    (lambda module, x: x.data, "still_buggy", "the bug is still there"),
-    (lambda module, x: 2 * x, "output_changed", "scores change"),
-    (lambda module, x: x.detach() + (x - x.detach()) * 0.5, "gradients_differ", "still differ"),
+    (lambda module, x: planted_bug.SwishOp.apply(x, beta=module.beta), "still_buggy",
+     "exactly the buggy model's"),
+    (lambda module, x: x, "output_changed", "scores change"),  # the old answer
+    (lambda module, x: x * x.sigmoid(), "output_changed", "scores change"),  # beta left out
+    (lambda module, x: right_fix(module, x).detach(), "gradients_differ", "still differ"),
+    (lambda module, x: (right_fix(module, x).detach() + x - x.detach()), "gradients_differ",
+     "still differ"),
     (lambda module, x: None, "type", "returned None, not a tensor"),
     (lambda module, x: x.numpy(), "type", "returned a ndarray"),
     (lambda module, x: module(x), "raised", "RecursionError"),
@@ -286,12 +302,12 @@ def test_wrong_places_are_named_without_saying_where_the_bug_is(module, diagnosi
     ("return x", "type", "should be a function"),
 ])
 def test_wrong_fixes_are_named(forward, diagnosis, words):
-    fix = ex.C2(module="5.shortcut", forward=forward).parts[1]
+    fix = ex.C2(module="5.body.act", forward=forward).parts[1]
     assert not fix.ok and fix.diagnosis == diagnosis and words in fix.message, fix.message
 
 
 def test_a_fix_needs_a_place():
-    fix = ex.C2(module=None, forward=lambda module, x: x).parts[1]
+    fix = ex.C2(module=None, forward=right_fix).parts[1]
     assert fix.diagnosis == "needs_module"
 
 
@@ -310,7 +326,7 @@ class Weird:
     ["5"], {"module": "5"}, 5.5, np.arange(3), "x" * 5000, Weird(), b"5", float("nan"), True,
 ])
 def test_malformed_inputs_get_short_sentences(value):
-    for kwargs in ({"module": value}, {"module": "5.shortcut", "forward": value},
+    for kwargs in ({"module": value}, {"module": "5.body.act", "forward": value},
                    {"module": value, "forward": value}):
         result = ex.C2(**kwargs)
         assert not result.ok
@@ -329,7 +345,8 @@ def test_the_snippet_is_the_code_that_runs():
     import ast
 
     ast.parse(ex.C2.snippet)
-    assert "class Identity" in ex.C2.snippet and "return x.data" in ex.C2.snippet
+    assert "class SwishOp" in ex.C2.snippet and "beta=2.0" in ex.C2.snippet
+    assert "x.data" not in ex.C2.snippet and "detach" not in ex.C2.snippet
 
 
 def test_the_solutions_solve_the_tasks():
@@ -337,7 +354,7 @@ def test_the_solutions_solve_the_tasks():
     c1, c2 = solution_text(ex.C1), solution_text(ex.C2)
     assert "[[0, 1, 2]]" in c1 and "612,096" in c1
     assert ex.C1([[0, 1, 2]]).ok and ex.C1([[0, 1, 2, 3]]).ok
-    assert "module='5.shortcut'" in c2 and "return x" in c2
+    assert "module='5.body.act'" in c2 and "return x * (module.beta * x).sigmoid()" in c2
     assert ex.C1.hint and ex.C1.skeleton and ex.C2.skeleton
 
 
@@ -367,7 +384,7 @@ def test_a_few_measurements_then_a_fitting_plan_is_solved():
 def test_asking_c2_about_every_module_counts_as_seeing_the_solution():
     p = ex.C2.problem()
     for path, _ in p.model.named_modules():
-        ex.C2(module=path, forward=lambda module, x: x)
+        ex.C2(module=path, forward=right_fix)
     assert status("C2") in ("solved after seeing the solution", "in progress")
     assert status("C2") != "solved"
 
@@ -381,5 +398,117 @@ def test_probing_modules_without_a_fix_spends_tries():
     for path in ["0", "1", "2", "3", "4", "5", "6"]:
         assert not ex.C2(module=path).ok
     assert store.read_item("C2")["misses"].get(TRIES) == 7
-    assert ex.C2(module="5.shortcut", forward=lambda module, x: x).ok
+    assert ex.C2(module="5.body.act", forward=right_fix).ok
     assert status("C2") == "solved after seeing the solution"
+
+
+# -- what a measurement answers is read from what the engine ran -----------------------------
+
+
+def _batch():
+    g = np.random.default_rng(11)
+    x = ag.tensor(g.random((64, 1, 8, 8)))
+    y = ag.tensor(g.integers(0, 10, 64))
+    return x, (lambda out: F.cross_entropy(out, y))
+
+
+def _tries(item="C1") -> int:
+    return store.read_item(item)["misses"].get("tries:", 0)
+
+
+def test_a_plan_attribute_set_by_hand_hides_no_search():
+    """The audit's route: every one-group plan measured through a forward that claims to be
+    the lesson's example plan. What the engine re-ran says otherwise: each is a try."""
+    from widgets.lessons.checkpointing import measure_step, plan_forward
+    from widgets.lessons.digits import make_cnn
+
+    x, loss = _batch()
+    for i in range(9):
+        for j in range(i, 9):
+            fwd = plan_forward([list(range(i, j + 1))])
+            fwd.plan = [[7, 8]]
+            measure_step(make_cnn(generator=ag.Generator(0), dtype=ag.float64), x, loss=loss,
+                         forward=fwd)
+    assert _tries() == 44  # all but [[7, 8]] itself, whose measurement the lesson shows
+    result = ex.C1(FITTING[0])
+    assert result.ok and status("C1") == "solved after seeing the solution"
+
+
+class _PassOn(ag.nn.Module):
+    def forward(self, x):
+        return x
+
+
+class _Renamed(ag.nn.Sequential):
+    """The capstone's layers under another name, one level down, with a module more."""
+
+
+@pytest.mark.parametrize("build", [
+    lambda cnn: ag.nn.Sequential(*cnn, _PassOn()),           # a module appended
+    lambda cnn: _Renamed(_PassOn(), ag.nn.Sequential(*cnn)),   # renamed, one level down
+])
+def test_the_capstones_layers_are_found_in_any_model(build):
+    from widgets.lessons.checkpointing import measure_step
+    from widgets.lessons.digits import make_cnn
+
+    x, loss = _batch()
+    model = build(make_cnn(generator=ag.Generator(0), dtype=ag.float64))
+    cnn = model[1] if isinstance(model, _Renamed) else model
+    measure_step(model, x, loss=loss, forward=lambda m, t: cnn[3:](checkpoint(cnn[:3], t)))
+    assert _tries() == 1
+
+
+@pytest.mark.parametrize("forward", [
+    lambda m, t: m[2:](checkpoint(lambda h: m[1](m[0](h)), t,  # written by hand
+                                  parameters=list(m[:2].parameters()))),
+    lambda m, t: m[2:](checkpoint(lambda h: m[1](m[0](h)), t)),  # modules 0-1 cut off
+    lambda m, t: m[2:](m[:2](t).detach()),
+])
+def test_a_forward_of_your_own_counts_too(forward):
+    """A plan placed by hand (float32 this time), or a step that drops part of the graph,
+    which re-runs nothing: neither is a measurement the lesson shows."""
+    from widgets.lessons.checkpointing import measure_step
+    from widgets.lessons.digits import make_cnn
+
+    x, loss = _batch()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        measure_step(make_cnn(dtype=ag.float32), x, loss=loss, forward=forward)
+    assert _tries() == 1
+
+
+def test_lesson_12s_own_measurements_count_nothing():
+    """The plain step, three even segments and the example plan, at the lesson's batch or
+    another, placed by measure_step or by hand: all shown in the lesson."""
+    from widgets.lessons.checkpointing import measure_step, plan_forward
+    from widgets.lessons.digits import make_cnn
+
+    x, loss = _batch()
+    for segments in (1, 3):
+        measure_step(make_cnn(generator=ag.Generator(0), dtype=ag.float64), x, segments,
+                     loss=loss)
+    measure_step(make_cnn(dtype=ag.float64), ag.tensor(x.numpy()[:8]),  # by hand, 8 images
+                 loss=lambda out: out.sum(), forward=lambda m, t: checkpoint(m[7:9], m[:7](t)))
+    measure_step(make_cnn(dtype=ag.float64), x, loss=loss, forward=plan_forward([[7, 8]]))
+    ex.C1.problem().measure([[7, 8]])
+    assert _tries() == 0 and store.read_item("C1")["solution_seen"] is None
+    measure_step(make_cnn(dtype=ag.float64), x, 2, loss=loss)  # an even split it does not show
+    assert _tries() == 1
+
+
+def test_a_forward_handed_to_the_check_that_measures_is_counted_each_time():
+    """The check runs the learner's forward twice, once inside its own quiet measurement:
+    what that forward measures is still the learner's (two tries, and the check's own)."""
+    from widgets.lessons.checkpointing import measure_step, plan_forward
+    from widgets.lessons.digits import make_cnn
+
+    x, loss = _batch()
+
+    def forward(model, t):
+        with ag.enable_grad():
+            measure_step(make_cnn(dtype=ag.float64), x, loss=loss,
+                         forward=plan_forward([[0, 1]]))
+        return plan_forward([[0, 1, 2]])(model, t)
+
+    assert not ex.C1(forward).ok  # its own measurement adds to the check's, too
+    assert _tries() == 3

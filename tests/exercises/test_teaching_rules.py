@@ -487,15 +487,21 @@ def test_every_gated_helper_names_an_item_and_every_experiment_is_gated():
             assert getattr(exercise._experiment, "gate_item", None) == exercise_id
 
 
-def _cnn_step(wrapped: bool = False, **plan):
+def _cnn_step(wrapped: bool = False, appended: bool = False, **plan):
     """``measure_step`` of the capstone's CNN (C1's model) on a batch of 64 images, with
     ``plan`` (``segments=`` or ``forward=``); float32 or not, C1's answer scales from it.
-    ``wrapped`` puts it inside a Sequential of one, its layers one level down."""
+    ``wrapped`` puts it inside a Sequential of one, its layers one level down; ``appended``
+    adds a module that passes its input on."""
     from autograd_core import nn
     from widgets.lessons import checkpointing, digits
 
+    class PassOn(nn.Module):
+        def forward(self, x):
+            return x
+
     x = ag.tensor(np.random.default_rng(5).random((64, 1, 8, 8)))
     model = nn.Sequential(digits.make_cnn()) if wrapped else digits.make_cnn()
+    model = nn.Sequential(*model, PassOn()) if appended else model
     return checkpointing.measure_step(model, x, **plan)
 
 
@@ -520,7 +526,27 @@ def _measure(helper: str):
                     [["mlp"], []]), ag.tensor(np.zeros((2, 16), dtype=np.int64)),
                 loss=lambda out: out.sum()),
             "measure_step(swish_stack)": lambda: checkpointing.measure_step(
-                checkpointing.swish_stack(16), ag.randn(4, 64), 4)}[helper]()
+                checkpointing.swish_stack(16), ag.randn(4, 64), 4),
+            # what a measurement answers is what the engine ran (the capstone audit's routes)
+            "measure_step(a plan attribute set by hand)": lambda: _cnn_step(
+                forward=_claiming(checkpointing.plan_forward([[0, 1, 2]]), [[7, 8]])),
+            "measure_step(make_cnn, a module appended)": lambda: _cnn_step(
+                appended=True, forward=checkpointing.plan_forward([[4, 5]])),
+            "measure_step(checkpoint_core set by hand)": lambda: checkpointing.measure_step(
+                _cores_by_hand(transformer.TinyGPT(32, 4, 2, context=64,
+                                                   generator=ag.Generator(7)).plan([[], []])),
+                ag.tensor(np.zeros((2, 64), dtype=np.int64)), loss=lambda out: out.sum())}[helper]()
+
+
+def _claiming(forward, plan):
+    forward.plan = plan  # an attribute anyone can set: no measurement reads it
+    return forward
+
+
+def _cores_by_hand(model):
+    for block in model.blocks:
+        block.attn.checkpoint_core = True
+    return model
 
 
 # (helper, the item it answers, what it records): the measuring helpers of lesson support
@@ -532,7 +558,10 @@ MEASURING = [("recompute_step", "A3", "try"), ("measure_step(make_cnn, forward)"
              ("G12.snippet", "G5", "solution"), ("block_saves", "A2", "solution"),
              ("measure_step(wrapped make_cnn)", "C1", "try"),
              ("measure_step(a GPT with a plan)", "A3", "try"),
-             ("measure_step(swish_stack)", "L8", "solution")]
+             ("measure_step(swish_stack)", "L8", "solution"),
+             ("measure_step(a plan attribute set by hand)", "C1", "try"),
+             ("measure_step(make_cnn, a module appended)", "C1", "try"),
+             ("measure_step(checkpoint_core set by hand)", "A3", "try")]
 
 
 @pytest.mark.parametrize("helper, exercise_id, gives", MEASURING, ids=[m[0] for m in MEASURING])

@@ -109,7 +109,7 @@ def test_no_stored_output_shows_a_plan_that_fits_or_where_the_bug_is():
     cells, sources = _cells()
     shown = "\n".join(_shown(c) for c in cells)
     assert not any(peak in shown for peak in FITTING_PEAKS)
-    assert "5.shortcut" not in shown and "x.data" not in shown
+    assert "5.body.act" not in shown and "beta" not in shown
     assert "passes a gradient check: False" in shown   # the symptom is shown, the place is not
 
 

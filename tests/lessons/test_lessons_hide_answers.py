@@ -833,8 +833,8 @@ def c1() -> list[Forbidden]:
 
 
 def c2() -> list[Forbidden]:
-    return ['module="5.shortcut"', "module='5.shortcut'", "'5.shortcut' fails",
-            "5.shortcut fails"] + solution_lines("C2")
+    return ['module="5.body.act"', "module='5.body.act'", "'5.body.act' fails",
+            "5.body.act fails", "beta=2"] + solution_lines("C2")
 
 
 def _by_hand(*rows: str) -> list[Forbidden]:

@@ -4,9 +4,10 @@ When the autograder executes a submission, it points ``AUTOGRAD_LESSONS_ANSWERS`
 fresh folder. There, every check an exercise cell runs appends one record to
 ``answers.jsonl``: the exercise, the check, and the arguments the cell passed, encoded
 as plain data (NumPy arrays as bytes with their dtype and shape, numbers, strings,
-tuples, lists, dicts, problems). A function the learner wrote is recorded by its name,
-and the code cells run so far go to ``cells.jsonl``, so a sandbox can run the learner's
-code again and call the function there (``sandbox``). ``grader.check`` appends to
+tuples, lists, dicts, problems), and the cell that ran it. A function the learner wrote is
+recorded by its name, and the code cells run so far go to ``cells.jsonl``, so a sandbox
+can run the learner's code again and call the function there, and tally what the cells
+did before an answer (``sandbox``). ``grader.check`` appends to
 ``graded.jsonl`` which record it graded. Nothing here is ever unpickled: decoding builds
 only arrays, numbers, strings and containers.
 
@@ -148,8 +149,7 @@ class Recorder:
             entry["kwargs"] = {k: encode(v, functions) for k, v in kwargs.items()}
         except Unencodable as why:
             entry = {**entry, "unencodable": str(why)}
-        if functions:
-            entry["cell"] = self._cells_so_far()
+        entry["cell"] = self._cells_so_far()  # for the sandbox: functions, progress
         self._append(ANSWERS, entry)
         self.records[id(result)] = (result, self.count)
 

@@ -7,13 +7,19 @@ report can rank misconceptions from otter's ``results.json`` as it does from exp
 progress:
 
     Named mistakes: mistake:gradients:dB:transpose mistake:gradients:dA:sign
+
+A right answer to an item with a budget of tries that the autograder's replay found came
+after seeing the solution (a search past the budget, a solution shown) or the skeleton
+carries one more line, which the class report reads as the lesson's status:
+
+    Progress: solved after seeing the solution (its solution was shown before this answer).
 """
 
 from __future__ import annotations
 
 import re
 
-from ..exercises.tracking import MISTAKE, mistakes_named
+from ..exercises.tracking import AFTER_SOLUTION, MISTAKE, WITH_SKELETON, mistakes_named
 
 MISTAKES_LINE = "Named mistakes:"
 _KEY = re.compile(rf"{re.escape(MISTAKE)}[\w.\-]*:[\w.\-]*:[\w.\-]+")
@@ -35,3 +41,21 @@ def mistakes_in(feedback: str) -> list[str]:
         if line.strip().startswith(MISTAKES_LINE):
             found += _KEY.findall(line)
     return found
+
+
+PROGRESS_LINE = "Progress:"
+_AFTER = {"solution": AFTER_SOLUTION, "help": WITH_SKELETON}
+
+
+def progress_line(after: str, why: str) -> str:
+    """The line that says a right answer came ``after`` ("solution" or "help"), and why."""
+    return f"{PROGRESS_LINE} {_AFTER[after]} ({why})."
+
+
+def progress_in(feedback: str) -> str | None:
+    """"solution" or "help" if ``feedback`` (otter's output of a question) holds the line
+    :func:`progress_line` writes (otter puts it after the test's name); None otherwise."""
+    for after, status in _AFTER.items():
+        if f"{PROGRESS_LINE} {status} (" in feedback:
+            return after
+    return None

@@ -109,8 +109,11 @@ class RegradeAnswers(AbstractOtterPlugin):
             passed = kernel is not None and kernel.passed_all
             note = KERNEL_ONLY.format(why=verdict.get("why", "its answer is not plain data"))
             message = note if kernel is None else f"{kernel.summary().strip()}\n{note}"
+            if passed and verdict.get("progress"):  # what the replay found before it
+                note = f"{note}\n{verdict['progress']}"
         else:
             passed, message = bool(verdict["ok"]), verdict.get("feedback", "")
+            note = verdict.get("progress") if passed else None  # after seeing the solution
         case = TestCase(name=f"test_{question}", body=None, hidden=False, points=points,
                         success_message=note, failure_message=None)
         test_file = ExceptionTestFile(question, f"tests/{question}.py", [case])

@@ -19,9 +19,12 @@ report counts both alike:
   questions. Otter grades a submission once, so for graded submissions the report's
   "median wrong tries" is the median number of wrong questions (at most the item's graded
   cells), not the tries made before an answer was right;
-* ``after_solution`` and ``after_help``: False: a graded submission does not say whether
-  the solution or the skeleton was seen (the student build withholds both), so the report
-  counts neither, never a guess;
+* ``after_solution`` and ``after_help``: what the autograder's replay of the notebook
+  found for an item with a budget of tries (C1, C2, A3, ...): a right question whose output
+  holds the line ``graded_feedback.progress_line`` wrote (a search past the budget or a
+  solution shown before the answer; the skeleton). Otherwise False: for other items a
+  graded submission does not say whether the solution or the skeleton was seen (the
+  student build withholds both), so the report counts neither, never a guess;
 * ``parts``: one per question, so the item counts as tried.
 
 Entries without a score (otter's summaries) and questions named after no exercise of the
@@ -36,7 +39,7 @@ from numbers import Real
 
 from ..exercises import EXERCISE_IDS
 from ..exercises.tracking import TRIES
-from .graded_feedback import mistakes_in
+from .graded_feedback import mistakes_in, progress_in
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,7 @@ class GradedQuestion:
     name: str
     right: bool
     mistakes: tuple[str, ...]
+    after: str | None = None  # "solution" or "help": what the replay found before it
 
 
 def is_otter_results(data: object) -> bool:
@@ -77,7 +81,9 @@ def graded_question(test: dict) -> GradedQuestion:
                          f"out of {str(most)[:20]!r}, not numbers")
     output = test.get("output")
     mistakes = tuple(dict.fromkeys(mistakes_in(output))) if isinstance(output, str) else ()
-    return GradedQuestion(test["name"], score >= most and not mistakes, mistakes)
+    right = score >= most and not mistakes
+    after = progress_in(output) if right and isinstance(output, str) else None
+    return GradedQuestion(test["name"], right, mistakes, after)
 
 
 def questions_by_item(data: dict) -> tuple[dict[str, list[GradedQuestion]], list[str]]:
@@ -104,7 +110,10 @@ def item_record(questions: list[GradedQuestion]) -> dict:
     wrong = sum(not q.right for q in questions)
     misses = {TRIES: wrong} | dict.fromkeys(
         (key for q in questions for key in q.mistakes), 1)
-    return {"solved": not wrong, "after_solution": False, "after_help": False, "misses": misses,
+    after_solution = not wrong and any(q.after == "solution" for q in questions)
+    after_help = not wrong and not after_solution and any(q.after == "help" for q in questions)
+    return {"solved": not wrong, "after_solution": after_solution, "after_help": after_help,
+            "misses": misses,
             "parts": {q.name: {"ok": q.right, "ever": q.right} for q in questions}}
 
 

@@ -15,6 +15,16 @@ A question's verdict is one of:
 * ``unanswered``: no check of the item was graded by its ``grader.check`` cell;
 * ``kernel_only``: the answer is not plain data (an op class, an experiment, a Tensor),
   so it cannot be graded outside the kernel; the otter plugin says so in the feedback.
+
+An item with a budget of tries (``Exercise.tries``: C1, C2, A3, ...) can be solved by
+search, or after reading its solution, and the lesson then says "solved after seeing the
+solution". The submission's progress files never reach this process, so for such an item
+the sandbox runs the notebook's cells again up to the answer graded, and its own tally
+(``sandbox._tally_progress``) says what they did before the item was first right: how many
+candidates they measured or checked wrong, whether they were shown its solution or its
+skeleton. A right answer past the budget, or after the solution, is graded right, with
+``after`` = "solution" ("help": after the skeleton) and a line of feedback saying so
+(``graded_feedback.progress_line``), which the class report reads.
 """
 
 from __future__ import annotations
@@ -29,7 +39,7 @@ import tempfile
 from pathlib import Path
 
 from .answers import ANSWERS, CELLS, GRADED, Unencodable, decode, read_jsonl
-from .graded_feedback import question_feedback
+from .graded_feedback import progress_line, question_feedback
 from .sandbox import NotRegradable, Sandbox, SandboxFailed
 
 
@@ -54,8 +64,17 @@ def records_graded(folder: Path, questions: dict[str, str]) -> dict[str, dict | 
     return chosen
 
 
+def _budget(record: dict) -> int | None:
+    """The budget of tries of the item ``record`` answers (None: it has none)."""
+    from widgets.exercises import registry
+
+    exercise = registry().get(record.get("exercise"))
+    return None if exercise is None else exercise.tries
+
+
 def _sandbox_for(folder: Path, records: list[dict], workdir: Path) -> Sandbox | None:
-    """One sandbox that has run the submission's cells and kept each record's functions."""
+    """One sandbox that has run the submission's cells, kept each record's functions and
+    tallied what the cells did up to each answer of an item with a budget of tries."""
     captures = []
     for record in records:
         names: list[str] = []
@@ -63,8 +82,8 @@ def _sandbox_for(folder: Path, records: list[dict], workdir: Path) -> Sandbox | 
             for value in [*record.get("args", []), *record.get("kwargs", {}).values()]:
                 decode(value, function=lambda name, into=names: into.append(name))
         except Unencodable:
-            continue
-        if names and isinstance(record.get("cell"), int):
+            names = []
+        if (names or _budget(record) is not None) and isinstance(record.get("cell"), int):
             captures.append({"record": record["record"], "cell": record["cell"], "names": names})
     if not captures:
         return None
@@ -106,6 +125,54 @@ def grade_record(record: dict, sandbox: Sandbox | None) -> dict:
             "feedback": question_feedback(record.get("check", ""), result)}
 
 
+def progress_before(tally: dict, item: str, cell: int) -> tuple[int, bool, bool]:
+    """(tries, solution shown, skeleton shown) of ``item`` in the sandbox's tally, from the
+    first cell up to ``cell`` (the answer graded), or up to the item's first right check
+    if one came earlier: after it, as in the lesson, nothing counts."""
+    tries, solution, skeleton = 0, False, False
+    for run in tally.get(item, []):
+        try:
+            at, kind, count = int(run[0]), str(run[1]), int(run[2])
+        except (TypeError, ValueError, IndexError):
+            continue
+        if at > cell or kind == "right":
+            break
+        tries += count if kind == "try" else 0
+        solution |= kind == "solution"
+        skeleton |= kind == "help"
+    return tries, solution, skeleton
+
+
+def replayed(verdict: dict, record: dict, sandbox: Sandbox | None) -> dict:
+    """``verdict`` with what the replay says of a right answer to an item with a budget of
+    tries: ``after`` ("solution" or "help") and ``progress``, the line that says so, also
+    added to the feedback. A ``kernel_only`` verdict (C2's fix takes a module) gets them
+    too: the otter plugin shows the line if the kernel's grade was right."""
+    budget = _budget(record)
+    answered = verdict.get("ok") or verdict.get("status") == "kernel_only"
+    if (budget is None or not answered or sandbox is None
+            or not isinstance(record.get("cell"), int)):
+        return verdict
+    if sandbox.stopped:  # the tally is of part of the notebook: it says nothing
+        return verdict
+    item = record["exercise"]
+    tries, solution, skeleton = progress_before(sandbox.tally, item, record["cell"])
+    if solution or tries > budget:
+        why = ("its solution was shown before this answer" if solution else
+               f"{tries} candidates were measured or checked wrong before this answer, and "
+               f"{item} allows {budget}: a search, not a derivation")
+        after = "solution"
+    elif skeleton:
+        after, why = "help", "its skeleton was shown before this answer"
+    else:
+        return verdict
+    line = progress_line(after, why)
+    if verdict.get("status") == "kernel_only":
+        return {**verdict, "after": after, "progress": line}
+    return {**verdict, "after": after, "progress": line,
+            "feedback": f"{verdict.get('feedback', '')}\n{line}"}
+
+
 def import_checks() -> None:
     """Import every module of the checks and the engine now, before any learner code runs
     in the sandbox, so nothing it writes on disk is imported here later."""
@@ -135,8 +202,8 @@ def regrade(folder: Path, questions: dict[str, str]) -> dict[str, dict]:
             verdicts = {}
             for question, exercise in questions.items():
                 record = chosen[question]
-                verdicts[question] = (grade_record(record, sandbox) if record is not None
-                                      else _unanswered(question, exercise))
+                verdicts[question] = (replayed(grade_record(record, sandbox), record, sandbox)
+                                      if record is not None else _unanswered(question, exercise))
             return verdicts
         finally:
             if sandbox is not None:

@@ -27,6 +27,15 @@ stopped grader:
   hook refuses ``fork``, ``exec``, ``spawn``, ``system`` and ``subprocess`` beyond that,
   and the same C functions looked up through ``ctypes``. (``RLIMIT_NPROC`` would count
   every process and thread of the grader's user, and does not apply to root.)
+
+While it runs the cells again, the sandbox also keeps its own record of what they did
+that the kernel's progress would count (:func:`_tally_progress`): each try (a wrong check,
+a measured candidate), each help or solution shown, and each right check, by item and
+cell, as the lessons announce them (``tracking.PROGRESS_EVENT``). The record is an audit
+hook's, which the cells can neither remove nor reach (the ways to find its objects,
+``gc.get_objects`` and the like, are refused in the sandbox), so ``reset_progress()``
+or a progress file written by hand changes nothing in it; ``regrade`` reads it to say
+whether a right answer came after seeing the solution, as the lesson would.
 """
 
 from __future__ import annotations
@@ -42,6 +51,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from widgets.exercises.learner import PROCESS_EVENTS, PROCESS_FUNCTIONS, RaisedElsewhere
+from widgets.exercises.tracking import PROGRESS_EVENT
 
 from .answers import ANSWERS_ENV, Unencodable, decode, encode, python_running
 
@@ -98,6 +108,7 @@ def serve() -> None:  # pragma: no cover - runs in the sandbox process (tests dr
     from IPython.core.interactiveshell import InteractiveShell
 
     from autograd_core.tools.counting import count_ops
+    from widgets.exercises import tracking
     from widgets.exercises.learner import describe, engine_calls, where_it_failed
 
     class Shell(InteractiveShell):
@@ -106,6 +117,7 @@ def serve() -> None:  # pragma: no cover - runs in the sandbox process (tests dr
             cells start with it) only selects matplotlib's inline backend."""
 
     shell = Shell.instance()
+    _tally_progress(serve.__code__, tracking._note.__code__)  # before any cell runs
     kept: dict[tuple[int, str], object] = {}
     for line in sys.stdin:
         request = json.loads(line)
@@ -117,6 +129,7 @@ def serve() -> None:  # pragma: no cover - runs in the sandbox process (tests dr
                 for cell in request["cells"]:
                     if done < cell["cell"] <= capture["cell"] and not _skip(cell["source"]) \
                             and stopped is None:
+                        sys.audit(CELL_EVENT, cell["cell"])  # the tally's cell, from here only
                         result = shell.run_cell(cell["source"], store_history=True)
                         if isinstance(result.error_in_exec, CPULimitReached):
                             stopped = (f"TimeoutError: running the notebook again used more "
@@ -125,8 +138,10 @@ def serve() -> None:  # pragma: no cover - runs in the sandbox process (tests dr
                 done = max(done, capture["cell"])
                 for name in capture["names"]:
                     kept[capture["record"], name] = shell.user_ns.get(name)
+            tally: dict = {}
+            sys.audit(READ_EVENT, tally)
             reply = {"kept": [[r, n] for (r, n), fn in kept.items() if callable(fn)],
-                     "stopped": stopped}
+                     "stopped": stopped, "tally": tally}
         else:
             fn = kept.get((request["record"], request["name"]))
             try:
@@ -150,6 +165,49 @@ def serve() -> None:  # pragma: no cover - runs in the sandbox process (tests dr
                          "not_implemented": isinstance(error, NotImplementedError)}
         replies.write(json.dumps(reply) + "\n")
         replies.flush()
+
+
+# The audit events of the progress tally: the cell being run again, and reading the tally
+# (both accepted from serve() alone); what the lessons announce is tracking.PROGRESS_EVENT.
+CELL_EVENT, READ_EVENT = "autograd_lessons.sandbox_cell", "autograd_lessons.sandbox_tally"
+PROGRESS_KINDS = frozenset({"try", "help", "solution", "right"})
+REFUSED_EVENTS = frozenset({"gc.get_objects", "gc.get_referrers", "gc.get_referents"})
+MAX_RUNS = 10_000  # runs kept per item: far above what a notebook of the lessons makes
+
+
+def _tally_progress(owner, announcer) -> None:  # pragma: no cover - in the sandbox
+    """Keep, in an audit hook, what the replayed cells announce (``tracking._note``, whose
+    code is ``announcer``): per item, runs of ``[cell, kind, count]`` in order, the cell
+    being the one ``owner`` (``serve``'s code) said it runs. ``owner`` reads the tally by
+    passing a dict to fill. Nothing else can: the hook holds the only reference to it."""
+    from collections.abc import MutableMapping
+
+    runs: dict[str, list[list]] = {}
+    cell = [-1]
+    caller = sys._getframe
+
+    def tally(event: str, args) -> None:
+        if event == PROGRESS_EVENT:
+            if caller(1).f_code is not announcer:
+                return  # announced by the cells themselves: not the lessons' record
+            item, kind = args
+            if not isinstance(item, str) or kind not in PROGRESS_KINDS:
+                return
+            kept = runs.setdefault(item, [])
+            if kept and kept[-1][0] == cell[0] and kept[-1][1] == kind:
+                kept[-1][2] += 1
+            elif len(kept) < MAX_RUNS:
+                kept.append([cell[0], kind, 1])
+        elif event in REFUSED_EVENTS:
+            raise PermissionError("the grader does not let a submission walk the "
+                                  "interpreter's objects")
+        elif event in (CELL_EVENT, READ_EVENT) and caller(1).f_code is owner:
+            if event == CELL_EVENT:
+                cell[0] = int(args[0])
+            elif isinstance(args[0], MutableMapping):
+                args[0].update({item: [list(r) for r in kept] for item, kept in runs.items()})
+
+    sys.addaudithook(tally)
 
 
 def _limit_memory_and_processes(limits: Limits) -> None:  # pragma: no cover - in the sandbox
@@ -204,7 +262,7 @@ class Sandbox:
 
     def __init__(self, cells: list[dict], captures: list[dict], workdir: Path, root: Path):
         env = {k: v for k, v in os.environ.items() if k != ANSWERS_ENV}
-        env["AUTOGRAD_LESSONS_PROGRESS"] = str(workdir / "progress")
+        env["AUTOGRAD_LESSONS_PROGRESS"] = str(workdir / "sandbox-progress")
         env["MPLBACKEND"] = "Agg"
         env[LIMITS_ENV] = json.dumps(asdict(LIMITS))
         self.process = subprocess.Popen(
@@ -216,6 +274,8 @@ class Sandbox:
                           REPLAY_SECONDS)
         self.kept = {(r, n) for r, n in reply["kept"]}
         self.stopped = reply.get("stopped")  # why running the cells again stopped early
+        # item -> [[cell, kind, count], ...]: what the cells did that progress counts
+        self.tally = reply.get("tally") if isinstance(reply.get("tally"), dict) else {}
 
     def _ask(self, request: dict, seconds: float) -> dict:
         if self.process.poll() is not None:

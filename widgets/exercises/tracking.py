@@ -25,6 +25,7 @@ from __future__ import annotations
 import html
 import json
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -102,6 +103,8 @@ def record(exercise, check: str, result: Result, variant: str = "") -> str:
     placeholders = {_on_variant(key, variant) for key in placeholders}
     found = {_on_variant(key, variant): ok for key, ok in _part_results(check, result).items()}
 
+    if not variant:  # what the autograder's replay of a notebook tallies (see _note)
+        _note(exercise.id, "right" if result.ok else "try" if _a_wrong_answer(result) else "")
     notes = []
 
     def change(entry):
@@ -168,6 +171,11 @@ TRIES = "tries:"
 def count_try(exercise_id: str) -> None:
     """Count one try of an item outside its check (a measurement of a candidate plan);
     nothing is counted during a demonstration."""
+    _note(exercise_id, "try")
+    _count_try(exercise_id)
+
+
+def _count_try(exercise_id: str) -> None:
     if _in_demo():
         return
 
@@ -180,13 +188,29 @@ def count_try(exercise_id: str) -> None:
 
 def record_seen(exercise_id: str) -> None:
     """Record that the solution of an item was shown (only the first time counts)."""
+    _note(exercise_id, "solution")
     _first(exercise_id, "solution_seen")
 
 
 def record_help(exercise_id: str) -> None:
     """Record that help short of the solution (the item's skeleton) was shown: an item
     solved after it is "solved with the skeleton" (only the first time counts)."""
+    _note(exercise_id, "help")
     _first(exercise_id, "help_seen")
+
+
+# The audit event every try, help and solution shown, and right check is announced by
+# (sys.audit), as it happens, whatever the progress store then keeps. In a lesson nobody
+# listens; the autograder's sandbox, replaying a graded notebook, tallies them with an audit
+# hook of its own, which the notebook's code can neither remove nor reset (``sandbox``).
+PROGRESS_EVENT = "autograd_lessons.progress"
+_audit = sys.audit
+
+
+def _note(exercise_id: str, what: str) -> None:
+    """Announce ``what`` ("try", "help", "solution", "right") of ``exercise_id``."""
+    if what and not _in_demo():
+        _audit(PROGRESS_EVENT, exercise_id, what)
 
 
 def _in_demo() -> bool:
@@ -206,13 +230,16 @@ def _first(exercise_id: str, field: str) -> None:
 
 
 # What a helper that measures an item's answer records, by what the measurement gives.
-_HELPER_RECORDS = {"try": count_try, "help": record_help, "solution": record_seen}
+_HELPER_RECORDS = {"try": _count_try,
+                   "help": lambda exercise_id: _first(exercise_id, "help_seen"),
+                   "solution": lambda exercise_id: _first(exercise_id, "solution_seen")}
 
 
 def helper_measured(exercise_id: str, gives: str) -> None:
     """Record that a helper (lesson support, a reference answer) just computed what
     ``exercise_id`` asks: ``gives`` is "try" (a candidate measured, counted against the
     item's tries), "help" or "solution". Nothing is recorded once the item is solved."""
+    _note(exercise_id, gives)
     if store.read_item(exercise_id)["solved"] is not None:
         return
     _HELPER_RECORDS[gives](exercise_id)

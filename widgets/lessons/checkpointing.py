@@ -26,16 +26,22 @@ Plain data out, no plotting: the notebooks draw the pictures.
 
 from __future__ import annotations
 
+import importlib
+import sys
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 
 import numpy as np
 
 import autograd_core as ag
 from autograd_core import nn
 from autograd_core.func.checkpoint import checkpoint, checkpoint_sequential, sqrt_segments
-from autograd_core.recording.node import observing
+from autograd_core.recording.node import Node, Observer, observing
 from autograd_core.recording.tensor import Tensor
+from autograd_core.sweep.engine import sweep_state
 from autograd_core.tools.counting import count_ops
 from autograd_core.tools.memory import SavedBytesTracker, activation_bytes
 
@@ -44,7 +50,7 @@ from .report import Report
 
 __all__ = ["SwishBlock", "swish_stack", "HeldBytes", "CheckpointedStep", "measure_step",
            "checkpointed_step", "CheckpointCost", "checkpoint_costs", "STRATEGIES",
-           "plan_forward", "plan_problem"]
+           "plan_forward", "plan_problem", "StepSeen", "MEASURES", "measured_items"]
 
 
 class SwishBlock(nn.Module):
@@ -191,33 +197,35 @@ def measure_step(model: nn.Sequential, x: Tensor, segments: int = 1,
     model's own modules (``model.named_children()``) that ran again during backward:
     the ones a checkpoint rebuilt.
 
-    A plan measured on the capstone's CNN (``make_cnn()``, wrapped or not) is what C1
-    asks for: it counts as one of C1's tries, but the plain step and the plans lesson 12
-    shows. Each item's rule is in :data:`MEASURES` (A3's, on the memory lesson's GPT,
-    joins it from :mod:`.transformer`).
+    What the step measured may be what an item asks (a plan for the capstone's CNN, C1;
+    for the memory lesson's GPT, A3): that is read from what the engine ran, never from
+    how the model or the plan was built (see :class:`StepSeen` and :data:`MEASURES`). A
+    measurement the lessons show everyone (the plain step, the plans they measure) is
+    free; any other counts as one of the item's tries.
 
     >>> measure_step(swish_stack(4), ag.randn(2, 64), segments=1).recompute_macs
     0
     """
-    for item, gives in measured_items(model, segments, forward):
-        gate.measured(item, gives)
+    # a check measuring quietly may call a learner's forward: what that runs is the learner's
+    by_learner = not sys._getframe(1).f_code.co_filename.startswith(_PACKAGE)
     params = list(model.parameters())
     for p in params:
         p.grad = None
     tracker = HeldBytes(exclude=[*params, x])
+    watch = _WhatRan()
     phase = ["forward"]
     recomputed: list[str] = []
 
-    def watch(name):
-        def hook(module, args):
+    def hook(name):
+        def pre(module, args):
             if phase[0] == "backward" and name not in recomputed:
                 recomputed.append(name)
-        return hook
+        return pre
 
-    handles = [child.register_forward_pre_hook(watch(name))
+    handles = [child.register_forward_pre_hook(hook(name))
                for name, child in model.named_children()]
     try:
-        with count_ops() as work, observing(tracker):
+        with count_ops() as work, observing(tracker), observing(watch):
             if forward is not None:
                 out = forward(model, x)
             else:
@@ -229,6 +237,8 @@ def measure_step(model: nn.Sequential, x: Tensor, segments: int = 1,
     finally:
         for handle in handles:
             handle.remove()
+    for item, gives in measured_items(watch.seen(model)):
+        gate.measured(item, gives, by_learner=by_learner)
     order = [name for name, _ in model.named_children()]
     return CheckpointedStep(0 if forward is not None else segments, tuple(tracker.held),
                             tuple(tracker.phases), tracker.peak, kept, work.forward.macs,
@@ -238,41 +248,156 @@ def measure_step(model: nn.Sequential, x: Tensor, segments: int = 1,
                             tuple(sorted(recomputed, key=order.index)))
 
 
-# C1 asks for a checkpoint plan for the capstone's CNN: a measured plan of that model
-# is one of C1's tries (in any dtype, on any batch: the bytes scale), but the ones lesson
-# 12 measures for everyone to read (the plain step, three even segments, its example plan).
+_PACKAGE = str(Path(__file__).resolve().parent.parent)  # widgets/: the lessons' own code
+_NOT_WORK = frozenset({"cast"})  # ops a recomputation is not told by (a dtype's, only)
+
+
+@dataclass(frozen=True)
+class StepSeen:
+    """What the engine ran in one measured step, as far as an item's answer goes.
+
+    ``shapes``: how many parameters of each shape the step ran: the model's, and every
+    leaf its backward sent a gradient to, whatever module (or closure) holds it;
+    ``reached``: those its backward sent a gradient to. ``recomputed``: what the
+    checkpoints re-ran during backward, one tuple per recomputation, each op as (its
+    name, its output's shape without the batch axis); () if nothing was. None of them
+    depends on class names, a plan's attributes, the dtype or the batch size: only on the
+    layers run and the ops the engine really re-ran."""
+
+    model: object
+    shapes: Counter
+    reached: Counter
+    recomputed: tuple
+
+    def runs(self, layout: Counter) -> bool:
+        """Whether the step ran parameters of every shape of ``layout``, as many."""
+        return _within(layout, self.shapes)
+
+    def is_one_of(self, layout: Counter, shown: frozenset) -> bool:
+        """Whether the step was one ``shown``: it re-ran what one of them re-runs (() for
+        the plain step) and sent a gradient to every parameter of ``layout``, as they do.
+        (A segment cut off the graph re-runs nothing, but it is no plain step.)"""
+        return self.recomputed in shown and _within(layout, self.reached)
+
+
+def _within(layout: Counter, found: Counter) -> bool:
+    return all(found[shape] >= n for shape, n in layout.items())
+
+
+class _WhatRan(Observer):
+    """Notes, while a step runs, the leaves its backward reaches and the ops each
+    recomputation re-runs (the engine's ``recomputing`` phase, as ``count_ops`` counts
+    it)."""
+
+    def __init__(self):
+        self.leaves: dict[int, tuple] = {}
+        self.segments: list[tuple] = []
+        self._open: list[tuple] = []
+
+    def on_forward(self, op, node, arrays, out, params) -> None:
+        if sweep_state.recomputing and op.name not in _NOT_WORK:
+            shape = getattr(out, "shape", None)
+            shapes = tuple(shape)[1:] if shape is not None else tuple(
+                tuple(getattr(o, "shape", ()))[1:] for o in out)
+            self._open.append((op.name, shapes))
+
+    def on_backward(self, node, grad_output, grads) -> None:
+        if self._open:  # a recomputation ends where its segment's backward begins
+            self.segments.append(tuple(self._open))
+            self._open = []
+        for edge, grad in zip(node.edges, grads):
+            if edge is not None and grad is not None and edge.__class__ is not Node:
+                self.leaves[id(edge)] = tuple(edge.shape)
+
+    def seen(self, model) -> StepSeen:
+        segments = [*self.segments, tuple(self._open)] if self._open else self.segments
+        shapes = dict(self.leaves)
+        try:
+            shapes.update((id(p), tuple(p.shape)) for p in model.parameters())
+        except Exception:  # noqa: BLE001 - a learner's odd model: its leaves still count
+            pass
+        return StepSeen(model, Counter(shapes.values()), Counter(self.leaves.values()),
+                        tuple(segments))
+
+
+def recomputation_of(model, x, forward) -> tuple:
+    """What ``forward(model, x)``'s checkpoints re-run during backward
+    (``StepSeen.recomputed``), with nothing measured or recorded: how the lessons know
+    their own plans when a learner measures one of them again."""
+    watch = _WhatRan()
+    with ag.enable_grad(), observing(watch):
+        forward(model, x).sum().backward()
+    return watch.seen(model).recomputed
+
+
+def layout_of(model) -> Counter:
+    """How many parameters of each shape ``model`` has (what :meth:`StepSeen.trains`
+    looks for)."""
+    return Counter(tuple(p.shape) for p in model.parameters())
+
+
+# C1 asks for a checkpoint plan for the capstone's CNN: a measured step that trained its
+# layers (in any dtype, on any batch, in any module: the bytes scale) is one of C1's
+# tries, but what lesson 12 measures for everyone to read (the plain step, three even
+# segments, its example plan).
 C1_EXAMPLE_PLAN = [[7, 8]]
 C1_SHOWN_SEGMENTS = (1, 3)
 
 
-def _plans_the_capstone(model, segments: int, forward) -> tuple[str, str] | None:
-    """C1's try: a plan measured on the capstone's CNN (anywhere in ``model``), but the
-    ones lesson 12 shows."""
-    from .digits import is_capstone_cnn
+@cache
+def _capstone_layout() -> Counter:
+    """The capstone CNN's parameter layout."""
+    from .digits import make_cnn
 
-    if forward is None and segments in C1_SHOWN_SEGMENTS:
+    return layout_of(make_cnn())
+
+
+@cache
+def _capstone_shown() -> frozenset:
+    """What the plans lesson 12 measures for everyone recompute."""
+    from .digits import make_cnn
+
+    def shown():
+        x = ag.tensor(np.zeros((2, 1, 8, 8)))
+        model = make_cnn(generator=ag.Generator(0), dtype=ag.float64)
+        yield recomputation_of(model, x, plan_forward(C1_EXAMPLE_PLAN))
+        for segments in C1_SHOWN_SEGMENTS:  # 1: the plain step, which re-runs nothing
+            yield recomputation_of(model, x, lambda m, t, k=segments: checkpoint_sequential(
+                m, k, t) if k > 1 else m(t))
+
+    return frozenset(shown())
+
+
+def _plans_the_capstone(seen: StepSeen) -> tuple[str, str] | None:
+    """C1's try: a step that ran the capstone CNN's layers, but as lesson 12's own
+    measurements do."""
+    layout = _capstone_layout()
+    if not seen.runs(layout):
         return None
-    if forward is not None and getattr(forward, "plan", None) == C1_EXAMPLE_PLAN:
-        return None
-    return ("C1", "try") if any(is_capstone_cnn(m) for m in model.modules()) else None
+    return None if seen.is_one_of(layout, _capstone_shown()) else ("C1", "try")
 
 
-def _measures_the_swish_stack(model, segments: int, forward) -> tuple[str, str] | None:
+def _measures_the_swish_stack(seen: StepSeen) -> tuple[str, str] | None:
     """L8's answer shown: a step of lesson 10's swish stack measured (as
     :func:`checkpointed_step` measures it)."""
-    return ("L8", "solution") if any(isinstance(m, SwishBlock) for m in model.modules()) \
-        else None
+    modules = getattr(seen.model, "modules", None)
+    return ("L8", "solution") if callable(modules) and any(
+        isinstance(m, SwishBlock) for m in modules()) else None
 
 
-# What a measure_step of a model measures for an item: (model, segments, forward) ->
-# (item, "try" | "solution") or None, one rule per item.
-MEASURES: list[Callable[..., tuple[str, str] | None]] = [_plans_the_capstone,
-                                                         _measures_the_swish_stack]
+# What a measure_step measures for an item: StepSeen -> (item, "try" | "solution") or None,
+# one rule per item (A3's joins from .transformer, the lesson module of its GPT).
+MEASURES: list[Callable[[StepSeen], tuple[str, str] | None]] = [_plans_the_capstone,
+                                                                 _measures_the_swish_stack]
+_RULE_MODULES = ("widgets.lessons.transformer",)
 
 
-def measured_items(model, segments: int, forward) -> list[tuple[str, str]]:
-    """The items (and what each is given) a :func:`measure_step` of ``model`` answers."""
-    return [found for rule in MEASURES if (found := rule(model, segments, forward))]
+def measured_items(seen: StepSeen) -> list[tuple[str, str]]:
+    """The items (and what each is given) a :func:`measure_step` that ran as ``seen``
+    answers."""
+    for module in _RULE_MODULES:  # every item's rule, whatever the learner imported
+        importlib.import_module(module)
+    return [found for rule in MEASURES if (found := rule(seen))]
 
 
 def _swish_batch(batch: int, width: int, seed: int) -> Tensor:
@@ -422,7 +547,6 @@ def plan_forward(plan) -> Callable[[nn.Module, Tensor], Tensor]:
                 i += 1
         return h
 
-    forward.plan = plan  # which plan it places (measure_step reads it)
     return forward
 
 

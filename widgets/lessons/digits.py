@@ -20,7 +20,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
 
 import numpy as np
 
@@ -76,31 +75,6 @@ def make_cnn(channels: int = 16, generator: ag.Generator | None = None,
         nn.Flatten(),
         nn.Linear(channels * 4, 10, **kw),
     )
-
-
-def cnn_layout(model: nn.Module) -> tuple:
-    """Each child module's kind and parameter shapes: ``make_cnn``'s layout, whatever the
-    dtype, the seed or the batch it runs on."""
-    try:
-        return tuple((type(child).__name__, tuple(tuple(p.shape) for p in child.parameters()))
-                     for _, child in model.named_children())
-    except Exception:  # noqa: BLE001 - a learner's odd module is no CNN of ours
-        return ()
-
-
-def is_capstone_cnn(model: nn.Module) -> bool:
-    """Whether ``model`` is laid out as ``make_cnn()`` (the capstone's model, C1's problem).
-
-    >>> is_capstone_cnn(make_cnn(dtype=ag.float64)), is_capstone_cnn(make_mlp())
-    (True, False)
-    """
-    layout = cnn_layout(model)
-    return bool(layout) and layout == _capstone_layout()
-
-
-@cache
-def _capstone_layout() -> tuple:
-    return cnn_layout(make_cnn())
 
 
 def make_mlp(hidden: int = 64, generator: ag.Generator | None = None) -> nn.Module:

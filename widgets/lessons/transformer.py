@@ -16,6 +16,7 @@ strings, and the measurements the lesson makes on it.
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -33,7 +34,15 @@ from autograd_core.utils.checkpoint import checkpoint
 
 from .. import gate
 from ..figures import DescribedFigure
-from .checkpointing import MEASURES, CheckpointedStep, MeasuredPlan, measure_step
+from .checkpointing import (
+    MEASURES,
+    CheckpointedStep,
+    MeasuredPlan,
+    StepSeen,
+    layout_of,
+    measure_step,
+    recomputation_of,
+)
 
 DIGITS = 6            # digits per string to reverse
 SEPARATOR = 10        # the token between a string and its reversal
@@ -388,14 +397,31 @@ def plain_step() -> CheckpointedStep:
 LESSON_PLANS = ((frozenset(), frozenset()), (frozenset({"block"}), frozenset({"block"})))
 
 
-def _plans_a_gpt(model, segments: int, forward) -> tuple[str, str] | None:
-    """A3's try: a recomputation plan measured on a GPT of these blocks (wrapped or not),
-    or one placed by hand (``forward=``), but the lesson's own ``LESSON_PLANS``."""
-    blocks = [m for m in model.modules() if isinstance(m, GPTBlock)]
-    if not blocks:
+@cache
+def _memory_block_layout() -> Counter:
+    """The parameter layout of one block of the memory GPT (its width: the item's)."""
+    m = MEMORY_SHAPE
+    return layout_of(GPTBlock(m["hidden"], m["heads"], generator=ag.Generator(7)))
+
+
+@cache
+def _lesson_plans_known() -> tuple[Counter, frozenset]:
+    """The whole memory GPT's parameter layout, and what the lesson's own plans recompute."""
+    tokens = np.zeros((1, MEMORY_SHAPE["seq"]), dtype=np.int64)
+    shown = frozenset(recomputation_of(_memory_gpt(plan), tokens, lambda model, t: model(t))
+                      for plan in LESSON_PLANS)
+    return layout_of(_memory_gpt()), shown
+
+
+def _plans_a_gpt(seen: StepSeen) -> tuple[str, str] | None:
+    """A3's try: a step that ran a block of the memory GPT's width (in any model, under
+    any class name), but the lesson's ``LESSON_PLANS`` measured on the memory GPT. What
+    was re-run is the engine's record: a plan, a block's ``checkpoint_core`` or a
+    ``checkpoint`` written by hand alike."""
+    if not seen.runs(_memory_block_layout()):
         return None
-    plan = tuple(block.recompute for block in blocks)
-    return ("A3", "try") if forward is not None or plan not in LESSON_PLANS else None
+    whole, shown = _lesson_plans_known()
+    return None if seen.is_one_of(whole, shown) else ("A3", "try")
 
 
 MEASURES.append(_plans_a_gpt)

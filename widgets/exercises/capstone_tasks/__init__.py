@@ -10,7 +10,6 @@ from .checkpoint_plan import BATCH, BUDGET, MAX_EXTRA_WORK, N_MODULES, PlanRun, 
 from .planted_bug import (
     SNIPPET,
     BugHunt,
-    Identity,
     Residual,
     Swish,
     SwishOp,
@@ -20,6 +19,6 @@ from .planted_bug import (
 
 __all__ = [
     "PlanTask", "PlanRun", "BugHunt", "BUDGET", "MAX_EXTRA_WORK", "BATCH", "N_MODULES",
-    "SwishOp", "Swish", "Identity", "Residual", "bug_hunt_model",
+    "SwishOp", "Swish", "Residual", "bug_hunt_model",
     "bug_hunt", "SNIPPET",
 ]

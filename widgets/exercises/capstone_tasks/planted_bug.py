@@ -34,14 +34,14 @@ from ..problems import learner_name, rng
 
 
 class SwishOp(Function):
-    """f(x) = x · σ(x), one op with its backward written by hand."""
+    """f(x) = x · σ(βx), one op with its backward written by hand."""
 
     name = "swish"
-    rule = "dx = g * (s + x * s * (1 - s))  (s = sigmoid(x))"
+    rule = "dx = g * (s + x * s * (1 - s))  (s = sigmoid(beta * x))"
 
     @staticmethod
-    def forward(ctx, x):
-        s = 1 / (1 + np.exp(-x))
+    def forward(ctx, x, beta=1.0):
+        s = 0.5 * (1 + np.tanh(0.5 * (beta * x)))  # σ(βx), never overflowing
         ctx.save(x=x, s=s)
         return x * s
 
@@ -52,36 +52,33 @@ class SwishOp(Function):
 
 
 class Swish(nn.Module):
-    """x · σ(x) as a single op (fewer saved arrays than x * x.sigmoid())."""
+    """x · σ(βx) as a single op (fewer saved arrays than x * (beta * x).sigmoid());
+    β = 1 is SiLU."""
+
+    def __init__(self, beta=1.0):
+        super().__init__()
+        self.beta = beta
 
     def forward(self, x):
-        return SwishOp.apply(x)
-
-
-class Identity(nn.Module):
-    """Passes its input on: the shortcut of a residual block."""
-
-    def forward(self, x):
-        return x.data
+        return SwishOp.apply(x, beta=self.beta)
 
 
 class Residual(nn.Module):
-    """y = body(x) + shortcut(x); the body is conv → batch norm → Swish → conv → batch norm."""
+    """y = body(x) + x; the body is conv → batch norm → Swish → conv → batch norm."""
 
-    def __init__(self, channels, generator=None, dtype=np.float64):
+    def __init__(self, channels, beta=1.0, generator=None, dtype=np.float64):
         super().__init__()
         kw = {"generator": generator, "dtype": dtype}
         self.body = nn.Sequential(OrderedDict([
             ("conv1", nn.Conv2d(channels, channels, 3, padding=1, bias=False, **kw)),
             ("bn1", nn.BatchNorm2d(channels, dtype=dtype)),
-            ("act", Swish()),
+            ("act", Swish(beta)),
             ("conv2", nn.Conv2d(channels, channels, 3, padding=1, bias=False, **kw)),
             ("bn2", nn.BatchNorm2d(channels, dtype=dtype)),
         ]))
-        self.shortcut = Identity()
 
     def forward(self, x):
-        return self.body(x) + self.shortcut(x)
+        return self.body(x) + x
 
 
 def bug_hunt_model():
@@ -93,7 +90,7 @@ def bug_hunt_model():
         Swish(),
         nn.MaxPool2d(2),
         nn.ResidualBlock(8, 8, **kw),
-        Residual(8, **kw),
+        Residual(8, beta=2.0, **kw),
         nn.ReLU(),
         nn.AvgPool2d(2),
         nn.Flatten(),
@@ -101,23 +98,31 @@ def bug_hunt_model():
     )
 
 
-SNIPPET = "\n\n".join(inspect.getsource(o) for o in (SwishOp, Swish, Identity, Residual,
-                                                      bug_hunt_model))
+# The code of the hand-written modules, as it runs. It shows the bug to a learner who
+# derives the op's gradient and compares (a derivation of their own), and hides it from one
+# who only reads: every Swish looks alike, and the one that fails is found by measuring.
+SNIPPET = "\n\n".join(inspect.getsource(o) for o in (SwishOp, Swish, Residual, bug_hunt_model))
 
 # Where the bug is, and the modules around it (a gradient check of each fails too).
-_BUGGY_MODULE = "5.shortcut"
-_AROUND_THE_BUG = ("", "5")
+_BUGGY_MODULE = "5.body.act"
+_AROUND_THE_BUG = ("", "5", "5.body")
 
 
-class _PassOn(nn.Module):
+class _EngineSwish(nn.Module):
+    """x · σ(βx) in the engine's own ops: its gradient is the engine's."""
+
+    def __init__(self, beta):
+        super().__init__()
+        self.beta = beta
+
     def forward(self, x):
-        return x
+        return x * (self.beta * x).sigmoid()
 
 
 def _reference_model() -> nn.Module:
-    """The same model, weights and all, with the shortcut passing its input on."""
+    """The same model, weights and all, with the buggy Swish computed by the engine."""
     model = bug_hunt_model()
-    model[5].shortcut = _PassOn()
+    model[5].body.act = _EngineSwish(model[5].body.act.beta)
     return model
 
 
