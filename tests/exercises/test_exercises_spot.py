@@ -318,3 +318,33 @@ def test_a_measured_slope_is_no_fixed_sweep():
 def test_s5_refuses_the_engines_backward():
     result = ex.S5(s5_by_engine)
     assert not result.ok and result.diagnosis == "uses_engine", repr(result)
+
+
+def test_s3_refuses_the_formula_expanded_by_sympy():
+    """Issue #39's third audit: ``lambdify(symbolic.derivative(n, "logistic"))`` passed S3,
+    the very approach (expand, then differentiate the formula) the item is about."""
+    import sympy as sp
+
+    from widgets.lessons import symbolic
+
+    x = sp.Symbol("x")
+
+    def derivative(at, n):
+        return sp.lambdify(x, symbolic.derivative(n, "logistic"))(at)
+
+    result = ex.S3(derivative)
+    assert not result.ok and result.diagnosis == "symbolic", repr(result)
+
+
+def test_a_derivative_that_uses_sympy_is_refused_where_the_work_is_by_hand():
+    """D1's second derivative of tanh asked of sympy inside the function is refused as
+    engine use is: another library worked the derivative out."""
+    import sympy as sp
+
+    x = sp.Symbol("x")
+
+    def d2_tanh(at):
+        return sp.lambdify(x, sp.diff(sp.tanh(x), x, 2))(at)
+
+    result = ex.D1(d2_tanh)
+    assert not result.ok and result.diagnosis == "uses_engine" and "sympy" in result.message

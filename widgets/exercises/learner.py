@@ -8,6 +8,7 @@ learner's code it came from.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import sys
 import sysconfig
 import threading
@@ -39,6 +40,12 @@ PROCESS_EVENTS = frozenset({"os.fork", "os.forkpty", "os.exec", "os.spawn", "os.
                             "os.system", "subprocess.Popen", "pty.spawn"})
 PROCESS_FUNCTIONS = frozenset({"fork", "vfork", "clone", "clone3", "execve", "execv",
                                "execvp", "system", "popen", "posix_spawn", "posix_spawnp"})
+# Other libraries that differentiate (symbolically or automatically): a learner's answer that
+# calls one has the derivative worked out for it, as one that calls the engine has.
+_OTHER_ENGINES = {name: tuple(spec.submodule_search_locations or ())
+                  for name in ("sympy", "torch", "jax", "autograd", "tensorflow")
+                  if (spec := importlib.util.find_spec(name)) is not None}
+_OTHER_FOLDERS = tuple(folder for folders in _OTHER_ENGINES.values() for folder in folders)
 _WATCHED = [0]  # how many watched calls of a learner's function are running (any thread)
 _HOOKED: list[bool] = []  # the audit hook is added once per process (it cannot be removed)
 
@@ -184,6 +191,8 @@ def watch_engine_use(run: Callable[[], Any], elsewhere: Callable[[], int] = lamb
 def _how(ops: int, called: list[str]) -> str | None:
     if ops:
         return f"runs engine ops ({ops} of them)"
+    if called and called[0].split(".")[0] in _OTHER_ENGINES:
+        return f"calls {called[0].split('.')[0]}, which works the derivatives out for it"
     if called:
         return f"calls the engine's own code ({called[0]})"
     return None
@@ -222,6 +231,10 @@ def engine_calls(only: Collection[str] = ()) -> Iterator[list[str]]:
                     and (not only or code.co_name in only) and _called_by_the_learner(frame)):
                 module = Path(code.co_filename).stem
                 found.append(f"{module}.{getattr(code, 'co_qualname', code.co_name)}")
+            elif (not only and _OTHER_FOLDERS and code.co_filename.startswith(_OTHER_FOLDERS)
+                  and not frame.f_back.f_code.co_filename.startswith(_OTHER_FOLDERS)
+                  and _called_by_the_learner(frame)):
+                found.append(f"{_library_of(code.co_filename)}.{code.co_name}")
         if previous is not None:
             previous(frame, event, arg)
 
@@ -236,6 +249,11 @@ def engine_calls(only: Collection[str] = ()) -> Iterator[list[str]]:
         sys.setprofile(previous)
         threading.setprofile(previous_in_threads)
         _WATCHED[0] -= 1
+
+
+def _library_of(filename: str) -> str:
+    return next(name for name, folders in _OTHER_ENGINES.items()
+                if filename.startswith(folders))
 
 
 def _called_by_the_learner(frame) -> bool:

@@ -299,9 +299,16 @@ def _check_s3(fn=None, *, kind: str = S3_KIND) -> Result:
     for n in (1, 2, 3, 6, 10):
         xs = [0.1, 0.3]
         try:
-            got = [learner.call(fn, x, n, what=_named(fn, "derivative")) for x in xs]
+            with learner.engine_calls() as called:
+                got = [learner.call(fn, x, n, what=_named(fn, "derivative")) for x in xs]
         except learner.LearnerCodeFailed as exc:
             return learner.failed(exc)
+        if any(c.startswith("sympy.") for c in called):
+            return Result(False, f"Your {_named(fn, 'derivative')} has sympy expand the "
+                                 "formula and differentiate it: the snippet's approach, done by "
+                                 "a library. Its size still grows with n.", diagnosis="symbolic",
+                          hint="What differentiates the operations a program ran, one at a "
+                               "time, whatever n was?")
         if all(v is None for v in got):
             return Result(False, _nothing_yet(_named(fn, "derivative"), "d l_n / dx"),
                           diagnosis="none")
