@@ -40,6 +40,7 @@ returning dW itself) says so with ``arguments``, ``returns`` and ``form``.
 
 from __future__ import annotations
 
+import difflib
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -50,6 +51,7 @@ import numpy as np
 from ..feedback.check import check_gradient
 from ..feedback.result import Result
 from . import learner
+from .parts import named_answers
 from .problems import Problem, problem_for, unseen
 
 UNSEEN = 2  # the problems nobody was given that a function right on its own is run on
@@ -147,7 +149,7 @@ class Gradients:
             if any(k.lower() in lower for k in given):
                 per_part = any(callable(v) for v in given.values())
                 return self._how("a function per part" if per_part else "arrays by name")
-            named = ", ".join(repr(k[:40]) for k in given)
+            named = ", ".join(_near(k, self.options) for k in given)
             options = "".join(f", {k}=..." for k in self.options)
             return Result(False, f"{self.item} has no option called {named}; it takes your "
                                  f"function{' and ' + options[2:] if options else ''}: "
@@ -175,10 +177,12 @@ class Gradients:
             return {self.returns: out}
         if not isinstance(out, Mapping):
             return self._returned(what, _what_it_is(out))
-        unknown = [k for k in out if k not in self.parts]
-        if unknown or not out:
-            return self._returned(what, f"a dict with the keys {_keys(out)}" if out
-                                  else "an empty dict")
+        if not out or not all(isinstance(k, str) for k in out):
+            return self._returned(what, "a dict whose keys are not the parts' names"
+                                  if out else "an empty dict")
+        unknown = named_answers(dict(out), self.parts)  # a misspelled key: which one
+        if unknown is not None:
+            return unknown
         if all(v is None for v in out.values()):
             return Result(False, f"Your {what} returns None for every part: nothing to "
                                  "check yet.", diagnosis="none")
@@ -228,6 +232,12 @@ class Gradients:
         return found
 
 
+def _near(name: str, options) -> str:
+    """'sise' (did you mean 'size'?): a misspelled option, with the one it is near."""
+    near = difflib.get_close_matches(name, list(options), n=1, cutoff=0.5)
+    return f"{name[:40]!r}" + (f" (did you mean {near[0]!r}?)" if near else "")
+
+
 def _name_of(fn) -> str:
     name = getattr(fn, "__name__", "")
     return name if isinstance(name, str) and name.isidentifier() else ""
@@ -243,11 +253,6 @@ def _what_it_is(value) -> str:
     if isinstance(value, bool | int | float | complex | np.generic):
         return "a number"
     return f"a {type(value).__name__}"
-
-
-def _keys(out: Mapping) -> str:
-    keys = [repr(k)[:20] for k in list(out)[:4]]
-    return ", ".join(keys) + (" ..." if len(out) > 4 else "")
 
 
 def gradients(kind: Gradients, doc: str) -> Callable[..., Result]:
