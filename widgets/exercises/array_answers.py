@@ -117,12 +117,12 @@ class Gradients:
     def check(self, fn, options: Mapping[str, object], given: Mapping[str, Any]) -> Result:
         """Grade the learner's function ``fn`` on the problem ``options`` draw, then on
         problems nobody was given; ``given``: whatever else was passed by name."""
-        refused = self._refused(fn, given)
-        if refused is not None:
-            return refused
         p = problem_for(self.item, self.problem, **options)  # a problem it has, first
         if isinstance(p, Result):
             return p
+        refused = self._refused(fn, given)
+        if refused is not None:
+            return refused
         answers = self._answers(fn, p)
         if isinstance(answers, Result):
             return answers
