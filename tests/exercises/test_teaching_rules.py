@@ -1273,3 +1273,24 @@ def test_arrays_handed_in_the_old_way_get_a_sentence_naming_the_function(exercis
     assert "def " in result.message and "NumPy" in result.message
     assert not any(leaked(result.message, v) for v in values.values())
     assert untouched(exercise_id)
+
+
+def test_the_unseen_problems_seed_is_secret_and_gone_when_the_learners_code_runs():
+    """The unseen problems come from os.urandom at check time; the learner's function runs
+    after the draw, outside it, so no secret is there for it to read."""
+    from widgets.exercises import problems
+
+    seen_secret = []
+
+    def my_g6(p):
+        seen_secret.append(problems._UNSEEN.get())
+        return _g6_by_hand(p)
+
+    assert ex.G6(my_g6).ok and seen_secret == [None, None, None]
+    with problems.unseen():
+        first = ex.G6.problem().A
+    with problems.unseen():
+        second = ex.G6.problem().A
+    mine = ex.G6.problem().A
+    assert not np.array_equal(first, second) and not np.array_equal(first, mine)
+    assert np.array_equal(mine, ex.G6.problem().A)  # outside: the learner's own again
