@@ -1294,3 +1294,22 @@ def test_the_unseen_problems_seed_is_secret_and_gone_when_the_learners_code_runs
     mine = ex.G6.problem().A
     assert not np.array_equal(first, second) and not np.array_equal(first, mine)
     assert np.array_equal(mine, ex.G6.problem().A)  # outside: the learner's own again
+
+
+def test_the_engine_on_unseen_problems_only_is_refused_too():
+    """Precomputed arrays for the learner's own problem, the engine for any other: right
+    everywhere, and still not the learner's derivation."""
+    own = ex.G6.problem()
+    mine = _g6_by_hand(own)
+
+    def my_g6(p):
+        if np.array_equal(p.A, own.A):
+            return mine
+        a, b = ag.tensor(p.A, requires_grad=True), ag.tensor(p.B, requires_grad=True)
+        (a @ b).backward(ag.tensor(p.G))
+        return {"dA": a.grad.numpy(), "dB": b.grad.numpy()}
+
+    result = ex.G6(my_g6)
+    assert not result.ok and {p.diagnosis for p in result.parts} == {"uses_engine"}
+    assert all("another problem" in p.message and "engine" in p.message for p in result.parts)
+    assert status("G6") != "solved"

@@ -199,6 +199,7 @@ class Gradients:
         if not parts:
             return {}
         wrong: dict[str, str] = {}
+        code = NOT_FROM_P  # the engine used there says so in its own code
         for _ in range(UNSEEN):
             with unseen():  # drawn here; the learner's code runs outside
                 q = self.problem(**options)
@@ -209,6 +210,7 @@ class Gradients:
                     continue
                 if isinstance(answers, Result):
                     wrong[part] = answers.message[:1].lower() + answers.message[1:]
+                    code = answers.diagnosis if answers.diagnosis == "uses_engine" else code
                 elif not check_gradient(answers.get(part), right[part]).ok:
                     wrong[part] = ""
         what = _name_of(fn) or "your function"
@@ -220,7 +222,7 @@ class Gradients:
             elif wrong[part]:
                 found[part] = Result(False, f"Your {part} is right on your own problem, but "
                                             f"on another problem of the same kind: "
-                                            f"{wrong[part]}", name=part, diagnosis=NOT_FROM_P)
+                                            f"{wrong[part]}", name=part, diagnosis=code)
             else:
                 found[part] = Result(
                     False, f"Your {part} is right on your own problem but not on another "
