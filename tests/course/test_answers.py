@@ -20,7 +20,6 @@ import numpy as np
 import pytest
 
 import autograd_core as ag
-from widgets import exercises
 from widgets.course import sandbox as sandbox_module
 from widgets.course.answers import ANSWERS, CELLS, GRADED, Unencodable, decode, encode, read_jsonl
 from widgets.course.regrade import regrade
@@ -101,24 +100,33 @@ def write_records(folder: Path, answers: list[dict], graded: list[dict],
     return folder
 
 
-def g6_record(number: int, dA, dB) -> dict:  # noqa: N803 - the item's names
+def g6_record(number: int, function: str) -> dict:
+    """A record of ``G6(function)``: the learner's function, kept by its name and the cell
+    that defined it (cell 1 of ``G6_CELLS``)."""
     return {"record": number, "exercise": "G6", "check": "gradients", "learner": None,
-            "args": [], "kwargs": {"dA": encode(dA), "dB": encode(dB)}}
+            "args": [{"$": "function", "name": function}], "kwargs": {}, "cell": 1}
+
+
+G6_CELLS = [{"cell": 0, "source": "import numpy as np"},
+            {"cell": 1, "source": "def right_g6(p):\n"
+                                  "    return {'dA': p.G @ p.B.T, 'dB': p.A.T @ p.G}\n"
+                                  "def wrong_g6(p):  # dB transposed\n"
+                                  "    return {'dA': p.G @ p.B.T, 'dB': p.G.T @ p.A}"}]
 
 
 def test_regrade_grades_each_question_from_its_graded_record(tmp_path, monkeypatch):
     monkeypatch.setenv("AUTOGRAD_LESSONS_PROGRESS", str(tmp_path / "progress"))
-    p = exercises.G6.problem()
     folder = write_records(tmp_path / "answers", [
-        g6_record(1, p.G @ p.B.T, p.A.T @ p.G), g6_record(2, p.G @ p.B.T, p.G.T @ p.A),
+        g6_record(1, "right_g6"), g6_record(2, "wrong_g6"),
         {"record": 3, "exercise": "G9", "check": "db", "args": [], "kwargs": {}},
         {"record": 4, "exercise": "B2", "check": "op", "unencodable": "a type"},
     ], [{"question": "right", "record": 1}, {"question": "wrong", "record": 1},
         {"question": "wrong", "record": 2}, {"question": "other_item", "record": 3},
-        {"question": "op_class", "record": 4}, {"question": "forged", "record": 99}])
+        {"question": "op_class", "record": 4}, {"question": "forged", "record": 99}],
+        G6_CELLS)
     verdicts = regrade(folder, {"right": "G6", "wrong": "G6", "other_item": "G6",
                                 "never_checked": "G6", "op_class": "B2", "forged": "G6"})
-    assert verdicts["right"]["status"] == "graded" and verdicts["right"]["ok"]
+    assert verdicts["right"]["status"] == "graded" and verdicts["right"]["ok"], verdicts
     assert not verdicts["wrong"]["ok"] and "transposed" in verdicts["wrong"]["feedback"]
     assert "Named mistakes: mistake:gradients:dB:transpose" in verdicts["wrong"]["feedback"]
     for question in ("other_item", "never_checked", "forged"):

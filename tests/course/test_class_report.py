@@ -25,16 +25,22 @@ LEAVES_G6_OPEN = range(10, 14)  # transposed dB and never put it right
 
 
 def g6_answers(kind):
-    p = ex.G6.problem()
-    right = dict(dA=p.G @ p.B.T, dB=p.A.T @ p.G)
-    wrong = {"dB: transpose": dict(right, dB=p.G.T @ p.A), "dA: sign": dict(right, dA=-right["dA"]),
-             "dA: scale": dict(right, dA=2 * right["dA"])}
-    return right if kind is None else wrong[kind]
+    """The learner's G6 function: right (kind None), or with the planted mistake."""
+    def my_g6(p):
+        right = dict(dA=p.G @ p.B.T, dB=p.A.T @ p.G)
+        wrong = {"dB: transpose": dict(right, dB=p.G.T @ p.A),
+                 "dA: sign": dict(right, dA=-right["dA"]),
+                 "dA: scale": dict(right, dA=2 * right["dA"])}
+        return right if kind is None else wrong[kind]
+    return my_g6
 
 
 def g9_answer(kind):
-    g = ex.G9.problem().G
-    return {None: g.sum(0), "db: batch factor": g.mean(0), "db: missing broadcast sum": g}[kind]
+    def my_g9(p):
+        g = p.G
+        return {"db": {None: g.sum(0), "db: batch factor": g.mean(0),
+                       "db: missing broadcast sum": g}[kind]}
+    return my_g9
 
 
 def planned(plan, k):
@@ -49,15 +55,15 @@ def export_class(folder, homes, numbers):
             mp.setenv("AUTOGRAD_LESSONS_PROGRESS", str(homes / f"l{k}" / "progress.json"))
             mistake = planned(G6_PLAN, k)
             if mistake:
-                assert not ex.G6(**g6_answers(mistake)).ok
+                assert not ex.G6(g6_answers(mistake)).ok
             if k in SEES_G6_SOLUTION:
                 ex.G6.solution()
             if k not in LEAVES_G6_OPEN:
-                assert ex.G6(**g6_answers(None)).ok
+                assert ex.G6(g6_answers(None)).ok
             mistake = planned(G9_PLAN, k)
             if mistake:
-                assert not ex.G9(db=g9_answer(mistake)).ok
-            assert ex.G9(db=g9_answer(None)).ok
+                assert not ex.G9(g9_answer(mistake)).ok
+            assert ex.G9(g9_answer(None)).ok
             assert ex.export_progress(folder / f"learner{k:02}.json").startswith(
                 "Your progress (")
 
@@ -146,7 +152,7 @@ def test_solved_with_the_skeleton_is_counted_apart_from_solved_alone(tmp_path):
             mp.setenv("AUTOGRAD_LESSONS_PROGRESS", str(tmp_path / name / "progress.json"))
             for what in help_read:
                 assert getattr(ex.G6, what)
-            assert ex.G6(**g6_answers(None)).ok
+            assert ex.G6(g6_answers(None)).ok
             assert ex.export_progress(tmp_path / "in" / f"{name}.json").startswith(
                 "Your progress (1 item solved)")
     learners, _ = read_folder(tmp_path / "in")

@@ -50,12 +50,13 @@ def submitted(question, k):
 
 
 def answer(question, mistake):
-    """The keyword answers of ``question``'s check: right, or with the planted mistake."""
+    """The answers of ``question``'s check, positional and by name: right, or with the
+    planted mistake (G6's and G9's db: the learner's function of the problem)."""
     if question == "G6":
-        return g6_answers(mistake)
+        return (g6_answers(mistake),), {}
     if question == "G9":
-        return {"db": g9_answer(mistake)}
-    return {"sum_to": averaged_sum_to if mistake else sum_to}
+        return (g9_answer(mistake),), {}
+    return (), {"sum_to": averaged_sum_to if mistake else sum_to}
 
 
 def _broadcast_axes(g, shape):
@@ -88,7 +89,8 @@ def graded_entry(question, k):
     itself, so nothing is recorded) and graded as otter's results.json holds it."""
     exercise, check, points = QUESTIONS[question]
     raw = getattr(ex, exercise)._checks[check]  # the check function, unrouted
-    result = raw(**answer(question, submitted(question, k)))
+    args, kwargs = answer(question, submitted(question, k))
+    result = raw(*args, **kwargs)
     assert result.ok == (submitted(question, k) is None)
     return {"name": question, "score": points if result.ok else 0, "max_score": points,
             "visibility": "visible",

@@ -200,16 +200,23 @@ def test_otter_grades_the_lessons_checks(tmp_path):
 # -- the grading step itself, in this process --------------------------------------------
 
 
+def right_g6(p):
+    return {"dA": p.G @ p.B.T, "dB": p.A.T @ p.G}
+
+
+def transposed_g6(p):  # dB transposed
+    return {"dA": p.G @ p.B.T, "dB": p.G.T @ p.A}
+
+
 def test_grade_reads_the_lessons_check_and_its_feedback():
-    p = exercises.G6.problem()
     exercises.forget_results()
     grading._GRADED.clear()
     with pytest.raises(grading.NotAnswered, match="G6 has not been checked yet"):
         grading.grade("G6", "G6")
-    exercises.G6(dA=p.G @ p.B.T, dB=p.G.T @ p.A)
+    exercises.G6(transposed_g6)
     with pytest.raises(AssertionError, match="transpose"):
         grading.grade("G6", "G6")
-    exercises.G6(dA=p.G @ p.B.T, dB=p.A.T @ p.G)
+    exercises.G6(right_g6)
     grading.grade("G6", "G6")
     grading.grade("G6", "G6")  # checking again, unchanged, still passes
     with pytest.raises(grading.NotAnswered, match="No new check of G6"):
@@ -222,7 +229,6 @@ def test_grader_check_grades_the_cell_run_just_before_it(monkeypatch):
     """The IPython hooks of follow_checks(), driven by hand: cell by cell, as a kernel runs."""
     watcher = grading._CellWatcher()
     monkeypatch.setattr(grading, "_WATCHER", watcher)
-    p = exercises.G6.problem()
 
     class Ran:  # IPython's ExecutionResult, as far as the hooks read it
         def __init__(self, success=True):
@@ -234,21 +240,21 @@ def test_grader_check_grades_the_cell_run_just_before_it(monkeypatch):
             code()
         watcher.post_run_cell(Ran(success))
 
-    cell(lambda: exercises.G6(dA=p.G @ p.B.T, dB=p.A.T @ p.G))  # a right answer...
+    cell(lambda: exercises.G6(right_g6))  # a right answer...
     cell(lambda: grading.grade("G6", "G6"))
     cell(lambda: grading.grade("G6", "G6"))  # ...checked twice: the same grade
-    cell(lambda: exercises.G6(dA=p.G.T))  # a demonstration of a mistake
+    cell(lambda: exercises.G6(lambda p: {"dA": p.G.T}))  # a demonstration of a mistake
     cell(success=False)  # the next exercise cell stops with an error before its check
     with pytest.raises(grading.NotAnswered, match="did not check G6"):
         cell(lambda: grading.grade("G6_2", "G6"))
     cell(lambda: print("another cell"))  # a cell that checks nothing
     with pytest.raises(grading.NotAnswered, match="did not check G6"):
         cell(lambda: grading.grade("G6_2", "G6"))
-    cell(lambda: exercises.G6(dA=(p.G @ p.B.T).T, dB=p.A.T @ p.G))
+    cell(lambda: exercises.G6(lambda p: {"dA": (p.G @ p.B.T).T, "dB": p.A.T @ p.G}))
     with pytest.raises(AssertionError, match="transpose"):
         cell(lambda: grading.grade("G6_2", "G6"))
     watcher.pre_run_cell()  # exercise and grader.check in one cell
-    exercises.G6(dA=p.G @ p.B.T, dB=p.A.T @ p.G)
+    exercises.G6(right_g6)
     grading.grade("G6_2", "G6")
 
 

@@ -1,7 +1,8 @@
 """Grades the student's kernel cannot fake: the autograder grades the *answers* again.
 
-A small lesson (G6: arrays; G12 and D1: functions that must be NumPy only, D1's a closed
-form) is exported for otter, and graded with ``otter run`` as an instructor grades it:
+A small lesson (G6, G12 and D1: functions that must be NumPy only, G6's and G12's run on
+problems drawn at check time too, D1's a closed form) is exported for otter, and graded
+with ``otter run`` as an instructor grades it:
 
 * honestly right: full marks; honestly wrong: zero, with each check's own named
   mistake in the feedback (computed here by running the same checks in this process);
@@ -49,10 +50,10 @@ from autograd_core.nn import functional as F
 from widgets.exercises import D1, G6, G12"""
 
 RIGHT = {
-    "G6": """p = G6.problem()
-A_, B_ = ag.tensor(p.A, requires_grad=True), ag.tensor(p.B, requires_grad=True)
-(A_ @ B_).backward(p.G)
-G6(dA=A_.grad.numpy(), dB=B_.grad.numpy())""",
+    "G6": """def my_g6(p):
+    return {"dA": p.G @ p.B.T, "dB": p.A.T @ p.G}
+
+G6(my_g6)""",
     "G12": G12_ANSWERS["right"]["G12"]["code"].strip(),
     "D1": """def d2_tanh(x):
     t = np.tanh(x)
@@ -61,8 +62,10 @@ G6(dA=A_.grad.numpy(), dB=B_.grad.numpy())""",
 D1(d2_tanh)""",
 }
 WRONG = {
-    "G6": """p = G6.problem()
-G6(dA=p.G @ p.B.T, dB=p.G.T @ p.A)""",
+    "G6": """def my_g6(p):
+    return {"dA": p.G @ p.B.T, "dB": p.G.T @ p.A}
+
+G6(my_g6)""",
     "G12": G12_ANSWERS["mistakes"]["G12"]["code"].strip(),
     "D1": """def d2_tanh(x):
     t = np.tanh(x)
@@ -74,7 +77,10 @@ D1(d2_tanh)""",
 # Wrong answers of the right shapes (a NumPy patch that makes every difference vanish
 # fools a check only once the shapes match).
 WRONG_SHAPED = {
-    "G6": "p = G6.problem()\nG6(dA=np.ones_like(p.A), dB=np.ones_like(p.B))",
+    "G6": """def my_g6(p):
+    return {"dA": np.ones_like(p.A), "dB": np.ones_like(p.B)}
+
+G6(my_g6)""",
     "G12": """def backprop(p):
     return {"dW2": np.ones_like(p.W2), "db2": np.ones_like(p.b2),
             "delta1": np.ones((p.x.shape[0], p.W1.shape[0]))}
@@ -112,7 +118,7 @@ machinery._LAST[{item!r}] = machinery.Result(True, "Correct.")"""
 
 def lesson_notebook(path: Path) -> Path:
     """A small lesson: a setup cell, then one exercise cell per item, as shipped (None)."""
-    shipped = {"G6": "p = G6.problem()\nG6(dA=None, dB=None)",
+    shipped = {"G6": "def my_g6(p):\n    return {'dA': None, 'dB': None}\n\n\nG6(my_g6)",
                "G12": "def backprop(p):\n    return None\n\n\nG12(backprop)",
                "D1": "def d2_tanh(x):\n    return None\n\nD1(d2_tanh)"}
     cells = [{"cell_type": "code", "metadata": {}, "source": SETUP, "outputs": [],
@@ -171,10 +177,9 @@ def otter_scores(runs: dict[str, tuple[Path, Path]]) -> dict[str, dict[str, dict
 
 def expected_mistakes() -> dict[str, list[str]]:
     """Each wrong answer's named mistakes, from the same checks run in this process."""
-    p = exercises.G6.problem()
-    g6 = exercises.G6._checks["gradients"](dA=p.G @ p.B.T, dB=p.G.T @ p.A)
-    namespace = {"np": np, "G12": lambda fn: fn, "D1": lambda fn: fn}
+    namespace = {"np": np, "G6": lambda fn: fn, "G12": lambda fn: fn, "D1": lambda fn: fn}
     exec("import autograd_core as ag\nfrom autograd_core.nn import functional as F", namespace)
+    g6 = exercises.G6._checks["gradients"](eval_cell(WRONG["G6"], namespace))
     g12 = exercises.G12._checks["fixed"](eval_cell(WRONG["G12"], namespace))
     d1 = exercises.D1._checks["closed_form"](eval_cell(WRONG["D1"], namespace))
     return {q: [part.message for part in (r.parts or [r]) if not part.ok]

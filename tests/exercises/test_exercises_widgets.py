@@ -64,11 +64,14 @@ def test_true_false_widget_with_nothing_filled_in():
 
 
 def test_answer_widget_runs_the_same_check_as_the_function():
-    p = ex.G6.problem()
-    w = ex.G6.widget(lambda: dict(dA=p.G @ p.B.T, dB=p.G.T @ p.A))
+    def my_g6(p):
+        return dict(dA=p.G @ p.B.T, dB=p.G.T @ p.A)
+
+    w = ex.G6.widget(lambda: my_g6)
     w.check_button.click()
-    plain = ex.G6(dA=p.G @ p.B.T, dB=p.G.T @ p.A)
-    assert w.result.diagnosis == plain.diagnosis and w.feedback.value == plain._repr_html_()
+    plain = ex.G6(my_g6)
+    assert w.result.diagnosis == plain.diagnosis == "parts"
+    assert w.feedback.value == plain._repr_html_()
 
 
 @pytest.mark.parametrize("answer, words", [
@@ -88,7 +91,7 @@ def test_spot_error_widget_takes_the_function():
 
 
 def test_hint_and_solution_only_on_click():
-    w = ex.G6.widget(lambda: dict(dA=ex.G6.problem().G))
+    w = ex.G6.widget(lambda: lambda p: dict(dA=p.G))
     w.check_button.click()
     assert "Hint" not in w.extra.value and "Solution" not in w.extra.value
     assert "B.T" not in w.feedback.value
@@ -101,8 +104,7 @@ def test_hint_and_solution_only_on_click():
 def test_progress_never_says_all_while_something_failed():
     progress = ex.Progress("G6", "T9", title="Lesson 2")
     assert "nothing checked yet" in repr(progress)
-    p = ex.G6.problem()
-    ex.G6(dA=p.G @ p.B.T, dB=p.A.T @ p.G)
+    ex.G6(lambda p: dict(dA=p.G @ p.B.T, dB=p.A.T @ p.G))
     ex.T9(True, T9_REASON, t9_experiment)
     text = repr(progress)
     assert "1 of 2 solved" in text and not re.search(r"\ball\b", text, re.IGNORECASE)
@@ -110,7 +112,7 @@ def test_progress_never_says_all_while_something_failed():
     ex.T9(False, T9_REASON, t9_experiment)  # the verdict flipped: may be a guess
     assert repr(progress).startswith("Lesson 2: 2 of 2 solved (1 after seeing the solution).")
     assert progress.complete
-    ex.G6(dA=p.G)  # a later wrong check does not undo a solved item
+    ex.G6(lambda p: dict(dA=p.G))  # a later wrong check does not undo a solved item
     assert progress.complete
 
 

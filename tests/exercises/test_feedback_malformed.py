@@ -90,7 +90,7 @@ def test_odd_calls_get_a_sentence(exercise_id):
 
 def test_one_answer_items_take_their_answer_by_position():
     """G9, W5, E4, E5 raised TypeError positionally although help() shows it."""
-    p9, p5 = ex.G9.problem(), ex.W5.problem()
+    p5 = ex.W5.problem()
     s = 1 / (1 + np.exp(-p5.z))
     e5 = ex.E5.problem()
     dW = e5.x.T @ ((e5.t @ e5.W) * (1 - e5.h ** 2)) + e5.t.T @ e5.h
@@ -98,17 +98,18 @@ def test_one_answer_items_take_their_answer_by_position():
     def flat_points(a, t):  # by hand: 2(a·w² − t)·2a·w = 0 at w = 0 and where a·w² = t
         return [0.0] + ([np.sqrt(t / a), -np.sqrt(t / a)] if t / a > 0 else [])
 
-    assert ex.G9(p9.G.sum(0)).ok
+    assert ex.G9(lambda q: {"db": q.G.sum(0)}).ok  # the Gradients kind: a function
     assert ex.W5(p5.G * s * (1 - s)).ok
     assert ex.E4(flat_points).ok
     assert ex.E5(dW).ok
     assert "flat_points" in str(inspect.signature(ex.E4.checks["flat_points"]))  # help()
 
 
-def test_g5_by_position_says_it_takes_names():
+def test_g5_by_position_says_it_takes_one_function():
     result = ex.G5(1, 2, 3)
-    assert result.diagnosis == "call" and "by name" in result.message
-    assert "dW2=..." in result.message
+    assert result.diagnosis == "call" and "at most 1 answer by position" in result.message
+    arrays = ex.G5(np.ones((4, 5)))  # an array where its function goes
+    assert arrays.diagnosis == "call" and '"dW2": ...' in arrays.message
 
 
 @pytest.mark.parametrize("call, words", [
@@ -116,7 +117,8 @@ def test_g5_by_position_says_it_takes_names():
     (lambda: ex.T8(verdict=False, because="sum", experment=print), "did you mean 'experiment'"),
     (lambda: ex.S1(grads=lambda x, y: (x, y)), "by position"),
     (lambda: ex.W3(opp=object), "by position"),
-    (lambda: ex.G2(DA=1.0), "'DA' (did you mean 'da'?)"),
+    (lambda: ex.G2(print, sise=8), "'sise' (did you mean 'size'?)"),
+    (lambda: ex.G2(lambda p: {"DA": 1.0}), "'DA' (did you mean 'da'?)"),
 ])
 def test_a_misspelled_keyword_gets_a_sentence(call, words):
     result = call()
@@ -143,7 +145,7 @@ def test_a_huge_answer_is_not_echoed():
     or a shapes function that returns one."""
     for bad in (HUGE, list(range(10 ** 5)), tuple(range(10 ** 5)), "1," * 10 ** 6):
         assert len(repr(ex.G9.run("unbroadcast", lambda g, shape, bad=bad: bad))) < 1000
-        assert len(repr(ex.G9(db=bad))) < 1000
+        assert len(repr(ex.G9(lambda q, b=bad: {"db": b}))) < 1000
         assert len(repr(ex.G8(lambda x_shape, units, bad=bad: {
             "dx": bad, "dW": bad, "db": bad, "db_axes": bad}))) < 1000
         assert len(repr(ex.E4(lambda a, t, bad=bad: bad))) < 1000
@@ -151,11 +153,13 @@ def test_a_huge_answer_is_not_echoed():
 
 def test_g14_without_eps_is_named_not_rounded_away():
     """"you have 1.278, the engine has 1.278"."""
-    p = ex.G14.problem()
-    inv = 1 / np.sqrt(p.x.var(0))
-    xhat = (p.x - p.x.mean(0)) * inv
-    d = p.G * p.gamma
-    result = ex.G14(dx=inv * (d - d.mean(0) - xhat * (d * xhat).mean(0)))
+    def my_g14(p):
+        inv = 1 / np.sqrt(p.x.var(0))
+        xhat = (p.x - p.x.mean(0)) * inv
+        d = p.G * p.gamma
+        return {"dx": inv * (d - d.mean(0) - xhat * (d * xhat).mean(0))}
+
+    result = ex.G14(my_g14)
     assert result.diagnosis == "missing_eps" and "ε" in result.message
     assert "engine has" not in result.message
 

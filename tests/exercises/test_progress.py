@@ -32,30 +32,35 @@ def progress_file(tmp_path, monkeypatch):
     return path
 
 
-def g6_right(square=False):
-    p = ex.G6.problem(square=square)
+def g6_right(p):
+    """G6's derivation as the learner writes it: a function of the problem, in NumPy."""
     return dict(dA=p.G @ p.B.T, dB=p.A.T @ p.G)
+
+
+def g9_right(p):
+    return {"db": p.G.sum(0)}
 
 
 # -- every part, and only then -----------------------------------------------------------------
 
 
 def test_one_right_part_of_several_is_not_a_solved_item():
-    right, _, _ = mlp_right(ex.G5.problem())
+    def only(part):
+        return lambda p: {part: mlp_right(p)[0][part]}
+
     progress_ = Progress("G5", title="Lesson 5")
-    assert ex.G5(dW2=right["dW2"]).ok  # the check itself: one part, right
+    assert ex.G5(only("dW2")).ok  # the check itself: one part, right
     text = repr(progress_)
     assert "in progress: 1 of 3 parts right" in text
     assert "all" not in text.lower().split() and not progress_.complete
-    ex.G5(db2=right["db2"])
+    ex.G5(only("db2"))
     assert not progress_.complete
-    ex.G5(delta1=right["delta1"])  # parts checked in separate calls add up
+    ex.G5(only("delta1"))  # parts checked in separate calls add up
     assert progress_.complete and "all 1 exercises solved" in repr(progress_)
 
 
 def test_every_check_of_an_item_is_needed():
-    p = ex.G9.problem()
-    ex.G9(db=p.G.sum(0))
+    ex.G9(g9_right)
     assert status("G9") == "in progress"
     ex.G9.run("unbroadcast", _sum_to)
     assert status("G9") == "solved"
@@ -69,16 +74,15 @@ def _sum_to(g, shape):
 
 
 def test_a_wrong_part_beside_a_right_one_does_not_count_the_wrong_one():
-    right = g6_right()
-    ex.G6(dA=right["dA"], dB=right["dB"].T * 2)
+    ex.G6(lambda p: {"dA": g6_right(p)["dA"], "dB": g6_right(p)["dB"] * 2})
     assert status("G6") == "in progress"
-    ex.G6(dB=right["dB"])
+    ex.G6(lambda p: {"dB": g6_right(p)["dB"]})
     assert status("G6") == "solved"
 
 
 def test_a_later_wrong_check_does_not_undo_a_solved_item():
-    ex.G6(**g6_right())
-    ex.G6(dA=np.zeros((2, 3)))
+    ex.G6(g6_right)
+    ex.G6(lambda p: {"dA": np.zeros((2, 3))})
     assert status("G6") == "solved"
     assert "your last check" not in repr(Progress("G6"))
 
@@ -131,7 +135,8 @@ def test_demo_of_a_named_check():
 
 def test_placeholders_leave_a_fresh_start():
     """What a lesson's exercise cells hold before the learner works on them."""
-    ex.G5(dW2=None, db2=None, delta1=None)
+    ex.G5(lambda p: {"dW2": None, "db2": None, "delta1": None})
+    ex.G6(None)
     ex.G14.run("batch", training=None, evaluation=None)
     ex.G10.run("fix", None)
     ex.S2(lambda w, steps, micro: None)
@@ -165,8 +170,8 @@ def test_placeholders_leave_a_fresh_start():
 
 def test_solved_after_seeing_the_solution_is_recorded_differently():
     assert ex.G6.solution  # asking for it is recorded
-    ex.G6(**g6_right())
-    ex.G2(**{k: v for k, v in _g2_right().items()})
+    ex.G6(g6_right)
+    ex.G2(_g2_right)
     assert status("G6") == "solved after seeing the solution"
     assert status("G2") == "solved"
     assert ex.G2.solution  # seen after solving: still solved
@@ -176,8 +181,7 @@ def test_solved_after_seeing_the_solution_is_recorded_differently():
     assert "all" not in text.split(":")[1].split()
 
 
-def _g2_right():
-    p = ex.G2.problem()
+def _g2_right(p):
     tie = 0.5 * (p.a == p.b)
     return dict(da=p.G * ((p.a > p.b) + tie), db=p.G * ((p.b > p.a) + tie), dx=p.G * (p.x > 0))
 
@@ -216,7 +220,8 @@ def test_progress_survives_a_kernel_restart(progress_file):
     env = {**os.environ, "AUTOGRAD_LESSONS_PROGRESS": str(progress_file)}
     env.pop("PYTEST_CURRENT_TEST", None)
     solve = ("from widgets import exercises as ex; p = ex.G6.problem(); "
-             "ex.G6(dA=p.G @ p.B.T, dB=p.A.T @ p.G); ex.G9(db=ex.G9.problem().G.sum(0))")
+             "ex.G6(lambda p: {'dA': p.G @ p.B.T, 'dB': p.A.T @ p.G}); "
+             "ex.G9(lambda p: {'db': p.G.sum(0)})")
     read = "from widgets.exercises import Progress; print(Progress('G6', 'G9', 'G5'))"
     subprocess.run([sys.executable, "-c", solve], check=True, cwd=ROOT, env=env)
     out = subprocess.run([sys.executable, "-c", read], check=True, cwd=ROOT, env=env,
@@ -230,7 +235,7 @@ def test_progress_survives_a_kernel_restart(progress_file):
 
 
 def test_a_failed_write_is_cut_off_kept_for_the_session_and_written_later(progress_file):
-    ex.G6(**g6_right())
+    ex.G6(g6_right)
     journal = progress_file.with_name("progress.journal")
     (first,) = journal.iterdir()
     before = first.read_bytes()
@@ -245,13 +250,13 @@ def test_a_failed_write_is_cut_off_kept_for_the_session_and_written_later(progre
 
     journal_module.os.write = half
     try:
-        result = ex.G2(**_g2_right())
+        result = ex.G2(_g2_right)
     finally:
         journal_module.os.write = original
     assert result.ok and "could not be saved" in result.message
     assert first.read_bytes() == before  # what was written of the line was cut off
     assert status("G2") == "solved"  # kept for this session
-    ex.G9(db=ex.G9.problem().G.sum(0))  # a try; its write takes the held-back events too
+    ex.G9(g9_right)  # a try; its write takes the held-back events too
     env = {**os.environ, "AUTOGRAD_LESSONS_PROGRESS": str(progress_file)}
     env.pop("PYTEST_CURRENT_TEST", None)
     read = ("from widgets.exercises.tracking import status; "
@@ -267,7 +272,7 @@ def test_a_corrupt_earlier_file_gives_a_sentence_and_is_kept(progress_file):
     assert "could not be read" in text and "fresh one was started" in text
     kept = [p for p in progress_file.parent.iterdir() if ".corrupt-" in p.name]
     assert len(kept) == 1 and kept[0].read_text().startswith('{"version": 1')
-    result = ex.G6(**g6_right())  # checks go on
+    result = ex.G6(g6_right)  # checks go on
     assert result.ok and status("G6") == "solved"
 
 
@@ -281,7 +286,7 @@ def test_an_unwritable_location_keeps_progress_for_the_session(tmp_path, monkeyp
     blocker = tmp_path / "a file"
     blocker.write_text("")
     monkeypatch.setenv("AUTOGRAD_LESSONS_PROGRESS", str(blocker / "progress.json"))
-    result = ex.G6(**g6_right())
+    result = ex.G6(g6_right)
     assert result.ok and "could not be saved" in result.message
     assert status("G6") == "solved"
 
@@ -289,7 +294,7 @@ def test_an_unwritable_location_keeps_progress_for_the_session(tmp_path, monkeyp
 def test_under_pytest_without_a_location_nothing_is_written_to_home(tmp_path, monkeypatch):
     monkeypatch.delenv("AUTOGRAD_LESSONS_PROGRESS")
     monkeypatch.setenv("HOME", str(tmp_path))
-    ex.G6(**g6_right())
+    ex.G6(g6_right)
     assert store.location() is None
     assert not (tmp_path / ".autograd-lessons").exists()
 
@@ -312,7 +317,7 @@ def test_the_overview_lists_every_lesson():
     assert set(notebooks) <= set(LESSONS), "a lesson is missing from progress.LESSONS"
     covered = {i for _, ids in LESSONS.values() for i in ids}
     assert covered == set(ex.EXERCISE_IDS)  # every exercise, the course's own included
-    ex.G6(**g6_right())
+    ex.G6(g6_right)
     text = repr(progress())
     for number, (title, _) in LESSONS.items():
         assert f"{number} {title}" in text
@@ -330,14 +335,14 @@ def test_memory_only_mode_for_nbval_and_regeneration(monkeypatch, tmp_path):
     monkeypatch.setenv("HOME", str(tmp_path))
     assert store.location() is None
     store.reset()  # the kernel's memory: other tests of this process read G6's skeleton
-    ex.G6(**g6_right())
+    ex.G6(g6_right)
     assert status("G6") == "solved"
     assert list(tmp_path.iterdir()) == []
 
 
 def test_the_widgets_solution_button_is_recorded():
     pytest.importorskip("ipywidgets")
-    w = ex.G6.widget(lambda: g6_right())
+    w = ex.G6.widget(lambda: g6_right)
     w.solution_button.click()
     w.check_button.click()
     assert status("G6") == "solved after seeing the solution"

@@ -16,9 +16,12 @@ def spy():
     return calls, lambda: calls.append(1) or "compared"
 
 
+def my_g6(p):
+    return {"dA": p.G @ p.B.T, "dB": p.A.T @ p.G}
+
+
 def solve_g6():
-    p = ex.G6.problem()
-    assert ex.G6(dA=p.G @ p.B.T, dB=p.A.T @ p.G).ok
+    assert ex.G6(my_g6).ok
 
 
 def test_a_fresh_start_shows_a_sentence_and_runs_nothing():
@@ -29,9 +32,8 @@ def test_a_fresh_start_shows_a_sentence_and_runs_nothing():
 
 def test_a_wrong_or_partial_answer_is_not_enough():
     calls, show = spy()
-    p = ex.G6.problem()
-    ex.G6(dA=p.G @ p.B.T)
-    ex.G6(dA=p.G @ p.B.T, dB=p.A.T @ p.G * 2)
+    ex.G6(lambda p: {"dA": p.G @ p.B.T})
+    ex.G6(lambda p: {"dA": p.G @ p.B.T, "dB": p.A.T @ p.G * 2})
     ex.after_solving("G6", show)
     assert not calls
 
@@ -50,8 +52,7 @@ def test_seeing_the_solution_runs_it_too():
 
 def test_a_demonstration_does_not_count():
     calls, show = spy()
-    p = ex.G6.problem()
-    ex.G6.demo(dA=p.G @ p.B.T, dB=p.A.T @ p.G)
+    ex.G6.demo(my_g6)
     ex.after_solving("G6", show)
     assert not calls
 

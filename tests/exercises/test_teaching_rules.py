@@ -240,12 +240,14 @@ def test_a_right_answer_in_the_form_a_learner_types_is_right(exercise_id, check,
 # -- 5. every part the bank names is required ---------------------------------------------------
 
 
+def _g6_by_hand(p):
+    return {"dA": p.G @ p.B.T, "dB": p.A.T @ p.G}
+
+
 def test_g6_is_solved_on_the_non_square_problem_only():
-    sq = ex.G6.problem(square=True)
-    assert ex.G6(dA=sq.G @ sq.B.T, dB=sq.A.T @ sq.G, square=True).ok
+    assert ex.G6(_g6_by_hand, square=True).ok
     assert status("G6") != "solved"
-    p = ex.G6.problem()
-    ex.G6(dA=p.G @ p.B.T, dB=p.A.T @ p.G)
+    ex.G6(_g6_by_hand)
     assert status("G6") == "solved"
 
 
@@ -409,9 +411,8 @@ def test_a_skeleton_is_help_and_is_recorded(exercise_id):
 
 
 def test_an_item_solved_after_its_skeleton_says_so():
-    p = ex.G6.problem()
     assert ex.G6.skeleton  # read: help seen
-    ex.G6(dA=p.G @ p.B.T, dB=p.A.T @ p.G)
+    ex.G6(_g6_by_hand)
     assert status("G6") == "solved with the skeleton"
     assert "1 with the skeleton" in repr(Progress("G6", "G5"))
     assert ex.G5.solution and status("G5") == "not started"  # the solution stays stronger
@@ -1178,9 +1179,301 @@ def test_a_view_sweeping_your_own_problem_is_seeing_the_answer(_fresh_watch):
 
 
 def test_a_backward_on_another_problem_or_in_a_check_is_not_seeing_it(_fresh_watch):
-    p, other = ex.G6.problem(), ex.G6.problem(square=True)
+    ex.G6.problem()  # handed out: the learner's own
+    other = ex.G6.problem(square=True)
     a, b = ag.tensor(other.A, requires_grad=True), ag.tensor(other.B, requires_grad=True)
     (a @ b).backward(ag.tensor(other.G))  # another problem: not the learner's answer
     assert not seen("G6")
-    ex.G6(dA=p.G @ p.B.T, dB=p.A.T @ p.G)  # the check runs the engine on p itself
+    ex.G6(_g6_by_hand)  # the check runs the engine on p itself
     assert status("G6") == "solved"
+
+
+# -- 9. the Gradients kind: the learner's derivation is a function of the problem ------------
+#
+# Issue #39's fourth audit solved every item of the kind without deriving anything: the
+# engine run on a leaf holding the problem's array in disguise (shifted, float32, zeros),
+# its .grad handed back. Now the answer is a function of the problem, run by hand (no
+# engine inside) on the learner's own problem and then on problems drawn at check time
+# from a secret seed. Generated over every check of the kind; each needs a right function
+# written in NumPy below, so a new item of the kind cannot be added without one.
+
+KIND_CHECKS = [(i, c, fn.gradients) for i in IDS for c, fn in ex.registry()[i]._checks.items()
+               if getattr(fn, "gradients", None) is not None]
+KIND_IDS = [f"{i}.{c}" for i, c, _ in KIND_CHECKS]
+
+
+def _bn_dx_closed(p):
+    inv = 1 / np.sqrt(p.x.var(0) + p.eps)
+    xhat = (p.x - p.x.mean(0)) * inv
+    dxhat = p.G * p.gamma
+    return {"dx": inv * (dxhat - dxhat.mean(0) - xhat * (dxhat * xhat).mean(0))}
+
+
+def _scatter_add(ids, G, num_rows):
+    dW = np.zeros((num_rows, G.shape[1]))
+    np.add.at(dW, ids, G)
+    return dW
+
+
+def _pool_by_loops(p):
+    half = p.x.shape[-1] // 2
+    dmax, davg = np.zeros_like(p.x), np.zeros_like(p.x)
+    for i in range(half):
+        for j in range(half):
+            win = p.x[0, 0, 2 * i:2 * i + 2, 2 * j:2 * j + 2]
+            k = np.unravel_index(np.argmax(win), win.shape)
+            dmax[0, 0, 2 * i + k[0], 2 * j + k[1]] = p.G[0, 0, i, j]
+            davg[0, 0, 2 * i:2 * i + 2, 2 * j:2 * j + 2] = p.G[0, 0, i, j] / 4
+    return {"dx_max": dmax, "dx_avg": davg}
+
+
+def _mlp_by_hand(p):
+    d3 = (p.z3 - p.target) / len(p.x)
+    d2 = (d3 @ p.W3) * (1 - p.a2 ** 2)
+    return {"dW2": d2.T @ p.a1, "db2": d2.sum(0), "delta1": (d2 @ p.W2) * (1 - p.a1 ** 2)}
+
+
+def _max_relu_by_hand(p):
+    tie = 0.5 * (p.a == p.b)
+    return {"da": p.G * ((p.a > p.b) + tie), "db": p.G * ((p.b > p.a) + tie),
+            "dx": p.G * (p.x > 0)}
+
+
+# Each check's right function, derived by hand and written in NumPy (independent of the
+# engine and of the checks' own code).
+BY_HAND_RIGHT = {
+    "G2.gradients": _max_relu_by_hand,
+    "G3.gradients": _pool_by_loops,
+    "G5.gradients": _mlp_by_hand,
+    "G6.gradients": _g6_by_hand,
+    "G9.db": lambda p: {"db": p.G.sum(axis=0)},
+    "G10.gradients": lambda p: {"dW": _scatter_add(p.ids, p.G, len(p.W)),
+                                "row1": p.G[p.ids == 1].sum(axis=0)},
+    "G10.fix": _scatter_add,
+    "G12.fixed": _mlp_by_hand,
+    "G13.gradients": lambda p: {  # a token's (x·w − t)² weighed by 1 (sum), 1/(B·n_b) (seq)
+        "grad_sum": (p.mask[..., None] * 2 * (p.x @ p.w - p.t)[..., None] * p.x).sum((0, 1)),
+        "grad_seq": ((p.mask / (len(p.mask) * p.mask.sum(axis=1, keepdims=True)))[..., None]
+                     * 2 * (p.x @ p.w - p.t)[..., None] * p.x).sum(axis=(0, 1))},
+    "G14.dx": _bn_dx_closed,
+}
+
+
+def _own(kind):
+    """The learner's own problem of a check of the kind (drawn without handing it out)."""
+    return kind.problem(**kind.options)
+
+
+def _engine_values(kind, p) -> dict:
+    """The engine's gradient of every part on ``p``, as arrays."""
+    right = kind.engine(p)
+    return {k: np.array(right[k].numpy() if hasattr(right[k], "numpy") else right[k])
+            for k in kind.parts}
+
+
+def _answering(kind, values: dict):
+    """A learner's function of the check's form that returns ``values`` (by part)."""
+    def precomputed(*args):
+        return values if kind.returns is None else values[kind.returns]
+    return precomputed
+
+
+def test_every_check_of_the_kind_has_a_right_function_by_hand():
+    assert KIND_CHECKS and set(KIND_IDS) == set(BY_HAND_RIGHT)
+
+
+@pytest.mark.parametrize("exercise_id, check, kind", KIND_CHECKS, ids=KIND_IDS)
+def test_the_right_function_in_numpy_is_right_on_yours_and_on_unseen_problems(
+        exercise_id, check, kind):
+    exercise = ex.registry()[exercise_id]
+    right = BY_HAND_RIGHT[f"{exercise_id}.{check}"]
+    calls = []
+
+    def learners(*args):
+        calls.append(args)
+        return right(*args)
+
+    result = exercise.run(check, learners)
+    assert result.ok, repr(result)
+    assert all("drawn at check time" in p.message for p in result.parts or (result,))
+    from widgets.exercises.array_answers import UNSEEN
+
+    assert len(calls) == 1 + UNSEEN  # the learner's own problem, then the unseen ones
+    own = kind.arguments(_own(kind))
+    floats = [[a for a in (c[0].values() if hasattr(c[0], "values") else c)
+               if isinstance(a, np.ndarray) and a.dtype.kind == "f"] for c in [own, *calls]]
+    assert all(np.array_equal(a, b) for a, b in zip(floats[0], floats[1]))  # yours first
+    for i, other in enumerate(floats[2:], start=2):  # then others, of the same shapes
+        assert [a.shape for a in other] == [a.shape for a in floats[0]]
+        for earlier in floats[1:i]:
+            assert not all(np.array_equal(a, b) for a, b in zip(other, earlier))
+    required = [k for k in required_parts(exercise) if k.startswith(f"{check}:")]
+    assert all(store.read_item(exercise_id)["parts"][k]["ever"] for k in required)
+
+
+@pytest.mark.parametrize("exercise_id, check, kind", KIND_CHECKS, ids=KIND_IDS)
+def test_the_engines_arrays_for_your_own_problem_only_are_not_a_derivation(
+        exercise_id, check, kind):
+    """The audit's route: the engine's gradients on the learner's own problem, worked out
+    outside (any disguise) and handed back by a function that ignores its argument."""
+    exercise = ex.registry()[exercise_id]
+    values = _engine_values(kind, _own(kind))
+    for _ in range(3):  # again and again: never solved, never a value shown
+        result = exercise.run(check, _answering(kind, values))
+        assert not result.ok
+        parts = result.parts or (result,)
+        assert {p.diagnosis for p in parts} == {"not_from_problem"}, repr(result)
+        for part in parts:
+            assert "must compute it from the arrays" in part.message
+            assert not leaked(part.message, values[part.name]), part.message
+    assert not status(exercise_id).startswith("solved")
+    assert store.read_item(exercise_id)["misses"]  # each was a try
+
+
+def _shifted_leaf_route(kind):
+    """The learner's function running the engine itself on leaves holding its problem's
+    arrays shifted by one (so no leaf equals a handed-out array): the engine's gradients,
+    right on every problem, and refused all the same."""
+    from widgets.exercises.problems import Problem
+
+    def shifted(q: Problem) -> Problem:
+        moved = {}
+        for name, value in q.items():
+            if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+                leaf = ag.tensor(value + 1, requires_grad=True)
+                value = (leaf - 1).detach().numpy()
+            moved[name] = value
+        return Problem(q.description, **moved)
+
+    if kind.returns is None:
+        return lambda q: _engine_values(kind, shifted(q))
+
+    def embedding_backward(ids, G, num_rows):  # G10's fix: the lookup run by the engine
+        from autograd_core.nn import functional as F
+
+        table = ag.tensor(np.zeros((num_rows, G.shape[1])) + 1, requires_grad=True)
+        F.embedding(ids, table - 1).backward(ag.tensor(G))
+        return table.grad.numpy()
+
+    return embedding_backward
+
+
+@pytest.mark.parametrize("exercise_id, check, kind", KIND_CHECKS, ids=KIND_IDS)
+def test_the_engine_inside_the_function_on_shifted_leaves_is_refused(exercise_id, check,
+                                                                     kind, _fresh_watch):
+    route = _shifted_leaf_route(kind)
+    result = ex.registry()[exercise_id].run(check, route)
+    assert not result.ok and result.diagnosis == "uses_engine", repr(result)
+    assert "engine" in result.message and "NumPy" in result.message
+    assert not status(exercise_id).startswith("solved")
+
+
+def _raises(*args):
+    raise KeyError("nope")
+
+
+def _arrays(args: tuple) -> list:
+    """The arrays a learner's function was called with (a problem's, or its arguments)."""
+    values = args[0].values() if hasattr(args[0], "values") else args
+    return [a for a in values if isinstance(a, np.ndarray)]
+
+
+def _raises_on_others(kind, right):
+    """Right on the learner's own problem; raises on any other."""
+    mine = _arrays(kind.arguments(_own(kind)))
+
+    def learners(*args):
+        if not all(np.array_equal(a, b) for a, b in zip(_arrays(args), mine)):
+            raise IndexError("only my own numbers")
+        return right(*args)
+
+    return learners
+
+
+@pytest.mark.parametrize("exercise_id, check, kind", KIND_CHECKS, ids=KIND_IDS)
+@pytest.mark.parametrize("how", ["raises", "None", "text", "a tuple", "unknown key",
+                                 "raises on another problem"])
+def test_a_function_that_raises_or_returns_garbage_gets_a_sentence(exercise_id, check, kind,
+                                                                   how):
+    make = {"raises": lambda: _raises, "None": lambda: (lambda *a: None),
+            "text": lambda: (lambda *a: "abc"), "a tuple": lambda: (lambda *a: (1.0, 2.0)),
+            "unknown key": lambda: (lambda *a: {"zz": np.ones(3)}),
+            "raises on another problem": lambda: _raises_on_others(
+                kind, BY_HAND_RIGHT[f"{exercise_id}.{check}"])}[how]
+    result = ex.registry()[exercise_id].run(check, make())
+    assert not result.ok
+    for part in (result, *result.parts):
+        assert 0 < len(part.message) <= 600 and "Traceback" not in part.message
+    assert result.diagnosis != "check_error", repr(result)
+    if how == "raises":
+        assert "KeyError" in result.message and result.diagnosis == "raised"
+    if how == "raises on another problem":
+        assert {p.diagnosis for p in result.parts or (result,)} == {"not_from_problem"}
+        assert "IndexError" in said_all(result)
+    if how == "None":
+        assert status(exercise_id) == "not started"  # a placeholder: no try
+    if kind.returns is None and how in ("text", "a tuple", "unknown key"):
+        assert result.diagnosis in ("call", "unknown_name"), repr(result)
+        assert status(exercise_id) == "not started"  # a form to fix: no try
+
+
+def said_all(result) -> str:
+    return "\n".join([result.message, *(p.message for p in result.parts)])
+
+
+@pytest.mark.parametrize("exercise_id, check, kind", KIND_CHECKS, ids=KIND_IDS)
+@pytest.mark.parametrize("how", ["arrays by name", "an array by position",
+                                 "a function per part", "a dict"])
+def test_arrays_handed_in_the_old_way_get_a_sentence_naming_the_function(exercise_id, check,
+                                                                         kind, how):
+    values = _engine_values(kind, _own(kind))
+    run = ex.registry()[exercise_id].run
+    result = {"arrays by name": lambda: run(check, **values),
+              "an array by position": lambda: run(check, next(iter(values.values()))),
+              "a function per part": lambda: run(check, **{k: (lambda p, v=v: v)
+                                                           for k, v in values.items()}),
+              "a dict": lambda: run(check, values)}[how]()
+    assert not result.ok and result.diagnosis == "call", repr(result)
+    assert "def " in result.message and "NumPy" in result.message
+    assert not any(leaked(result.message, v) for v in values.values())
+    assert untouched(exercise_id)
+
+
+def test_the_unseen_problems_seed_is_secret_and_gone_when_the_learners_code_runs():
+    """The unseen problems come from os.urandom at check time; the learner's function runs
+    after the draw, outside it, so no secret is there for it to read."""
+    from widgets.exercises import problems
+
+    seen_secret = []
+
+    def my_g6(p):
+        seen_secret.append(problems._UNSEEN.get())
+        return _g6_by_hand(p)
+
+    assert ex.G6(my_g6).ok and seen_secret == [None, None, None]
+    with problems.unseen():
+        first = ex.G6.problem().A
+    with problems.unseen():
+        second = ex.G6.problem().A
+    mine = ex.G6.problem().A
+    assert not np.array_equal(first, second) and not np.array_equal(first, mine)
+    assert np.array_equal(mine, ex.G6.problem().A)  # outside: the learner's own again
+
+
+def test_the_engine_on_unseen_problems_only_is_refused_too():
+    """Precomputed arrays for the learner's own problem, the engine for any other: right
+    everywhere, and still not the learner's derivation."""
+    own = ex.G6.problem()
+    mine = _g6_by_hand(own)
+
+    def my_g6(p):
+        if np.array_equal(p.A, own.A):
+            return mine
+        a, b = ag.tensor(p.A, requires_grad=True), ag.tensor(p.B, requires_grad=True)
+        (a @ b).backward(ag.tensor(p.G))
+        return {"dA": a.grad.numpy(), "dB": b.grad.numpy()}
+
+    result = ex.G6(my_g6)
+    assert not result.ok and {p.diagnosis for p in result.parts} == {"uses_engine"}
+    assert all("another problem" in p.message and "engine" in p.message for p in result.parts)
+    assert status("G6") != "solved"

@@ -334,7 +334,7 @@ def test_g13_both_gradients_worked_out_solve_it(learner):
     r = ex.G13.problem()
     grad_sum, grad_seq = g13_by_hand(r)
     assert np.allclose(grad_sum, r.mask.sum() * r.grad_tok)  # L_sum = n_real · L_tok
-    assert ex.G13(grad_sum=grad_sum, grad_seq=grad_seq).ok
+    assert ex.G13(lambda q: dict(zip(("grad_sum", "grad_seq"), g13_by_hand(q)))).ok
     assert status("G13") == "solved"
 
 
@@ -349,15 +349,15 @@ def test_g13_no_factor_turns_grad_tok_into_grad_seq(learner):
     cosine = grad_seq @ r.grad_tok / (np.linalg.norm(grad_seq) * np.linalg.norm(r.grad_tok))
     assert cosine < 1 - 1e-6
     factor = grad_seq @ r.grad_tok / (r.grad_tok @ r.grad_tok)  # the best a factor can do
-    assert not ex.G13(grad_seq=factor * r.grad_tok).ok
+    assert not ex.G13(lambda q: {"grad_seq": factor * q.grad_tok}).ok
 
 
 def test_g13_the_old_answers_do_not_solve_it():
     r = ex.G13.problem()
     n_rows = len(r.x)                                   # the skeleton's old N = len(r.x)
     old = ex.G13(grad_sum=n_rows * r.grad_tok, factor=float(n_rows))
-    assert not old.ok and old.diagnosis == "unknown_name"
-    assert not ex.G13(grad_sum=n_rows * r.grad_tok).ok
+    assert not old.ok and old.diagnosis == "call"
+    assert not ex.G13(lambda q: {"grad_sum": len(q.x) * q.grad_tok}).ok
     assert status("G13") != "solved"
 
 
@@ -374,8 +374,7 @@ def test_g13_the_old_answers_do_not_solve_it():
 ])
 def test_g13_each_slip_is_named(part, answer, diagnosis):
     r = ex.G13.problem()
-    grad_sum, grad_seq = g13_by_hand(r)
-    result = ex.G13(**{part: answer(r, grad_sum, grad_seq)})
+    result = ex.G13(lambda q: {part: answer(q, *g13_by_hand(q))})
     assert not result.ok and result.diagnosis == diagnosis, repr(result)
     assert str(int(r.mask.sum())) not in result.message
 
@@ -388,7 +387,9 @@ def test_g13_the_engines_backward_on_the_problem_counts_as_seeing_it():
         per_token = (ag.tensor(r.x) @ w - ag.tensor(r.t)) ** 2 * ag.tensor(r.mask)
         per_token.sum().backward()
         assert seen("G13")
-        assert ex.G13(grad_sum=w.grad.numpy(), grad_seq=g13_by_hand(r)[1]).ok
+        precomputed = {"grad_sum": w.grad.numpy(), "grad_seq": g13_by_hand(r)[1]}
+        assert not ex.G13(lambda q: precomputed).ok  # right on r only: not derived
+        assert ex.G13(lambda q: dict(zip(("grad_sum", "grad_seq"), g13_by_hand(q)))).ok
         assert status("G13") == "solved after seeing the solution"
     finally:
         engine_watch.forget()

@@ -525,8 +525,8 @@ class Kernel:
 
 
 G6_ANSWERS = {  # in each learner's kernel: p is that learner's own G6 problem
-    "ada": "G6(dA=p.G @ p.B.T, dB=p.A.T @ p.G)",  # right
-    "grace": "G6(dA=p.G @ p.B.T, dB=p.G.T @ p.A)",  # B's gradient transposed
+    "ada": "G6(lambda q: {'dA': q.G @ q.B.T, 'dB': q.A.T @ q.G})",  # right
+    "grace": "G6(lambda q: {'dA': q.G @ q.B.T, 'dB': q.G.T @ q.A})",  # B's gradient transposed
 }
 
 G6_REPORT = """\

@@ -2,7 +2,7 @@
 
 The student notebook runs ``grader.check("G6")`` right after the exercise cell, and the
 test file ``tests/G6.py`` calls :func:`grade`. The exercise cell has just run the question
-bank's check on the student's answer (``G6(dA=dA, dB=dB)``), exactly as in the lesson;
+bank's check on the student's answer (``G6(my_g6)``), exactly as in the lesson;
 :func:`grade` takes that Result and passes when it is right, or fails with the Result's
 own words. So ``grader.check`` shows the same feedback (the named mistake) as the lesson,
 and the grade counts the same check: one source of truth, the question-bank registry.

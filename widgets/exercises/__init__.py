@@ -6,13 +6,14 @@ your answer; the :class:`Result` it returns prints the feedback, naming the mist
 the evidence allows:
 
 >>> from widgets import exercises
->>> p = exercises.G6.problem()                              # doctest: +SKIP
->>> exercises.G6(dA=p.G @ p.B.T, dB=p.A.T @ p.G)            # doctest: +SKIP
+>>> def my_g6(p):                                           # doctest: +SKIP
+...     return {"dA": ..., "dB": ...}   # your derivation, in NumPy, from p.A, p.B, p.G
+>>> exercises.G6(my_g6)                                     # doctest: +SKIP
 >>> exercises.T9(verdict=..., because="...", experiment=my_experiment)  # doctest: +SKIP
 
 Hints and solutions only on request: ``result.hint()``, ``exercises.G6.hint``,
 ``exercises.G6.solution``, ``check(..., hint=True)`` or the widget's buttons
-(``exercises.G6.widget(lambda: dict(dA=dA, dB=dB))``). Asking for a solution is
+(``exercises.G6.widget(lambda: my_g6)``). Asking for a solution is
 recorded, and reading ``exercises.G6.skeleton`` is recorded as help. ``Progress("G1",
 "G2")`` summarises a notebook's exercises and ``progress()`` every lesson, from small
 files that survive a kernel restart and several kernels at once

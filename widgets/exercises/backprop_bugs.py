@@ -9,14 +9,11 @@ import numpy as np
 import autograd_core as ag
 
 from .. import gate
-from ..feedback.check import check_gradient
 from ..feedback.context import Mistake
-from ..feedback.result import Result
 from ..lessons.report import Report
-from . import learner, mlp
+from . import mlp
 from .array_answers import Gradients, gradients
 from .exercise import Exercise, register
-from .parts import answers
 from .problems import Problem, rng
 
 # -- G10: an embedding row used several times ----------------------------------------------------
@@ -58,23 +55,24 @@ def _g10_context(p: Problem, right: dict) -> dict:
 _check_g10 = gradients(Gradients(
     "G10", ("dW", "row1"), g10_problem,
     lambda p: {"dW": _g10_engine(p), "row1": _g10_engine(p)[1]}, _g10_context),
-    """``G10(dW=..., row1=...)`` for ``G10.problem()``.""")
+    """``G10(my_g10)``: your ``my_g10(p) -> {"dW": ..., "row1": ...}`` on ``G10.problem()``.""")
 
 
-@answers("dW")
-def _check_g10_fix(fn=None) -> Result:
-    """``G10.run("fix", embedding_backward)``: your fixed ``embedding_backward(ids, G, rows)``."""
-    p = g10_problem()
-    try:
-        got = learner.by_hand(fn, p.ids.copy(), p.G.copy(), p.W.shape[0],
-                              what="embedding_backward")
-    except learner.LearnerCodeFailed as exc:
-        return learner.failed(exc)
-    return check_gradient(got, _g10_engine(p), name="dW", of="W", mistakes=[Mistake(
+def _g10_fix_context(p: Problem, right: dict) -> dict:
+    return {"dW": dict(of="W", mistakes=[Mistake(
         _overwritten(p), "Still an overwrite: each repeated id keeps only its last row of G.",
         "Look at the line that writes G's rows into dW: with a repeated id, does a later "
         "row replace an earlier one, or join it? (NumPy's fancy-index assignment is "
-        "buffered.)", "overwrite")])
+        "buffered.)", "overwrite")])}
+
+
+# the fixed snippet: a function of the lookup's ids and upstream gradient, returning dW
+_check_g10_fix = gradients(Gradients(
+    "G10", ("dW",), g10_problem, lambda p: {"dW": _g10_engine(p)}, _g10_fix_context,
+    arguments=lambda p: (p.ids.copy(), p.G.copy(), p.W.shape[0]), returns="dW",
+    form=("embedding_backward", "ids, G, num_rows"), call='G10.run("fix", embedding_backward)'),
+    """``G10.run("fix", embedding_backward)``: your fixed ``embedding_backward(ids, G,
+    num_rows) -> dW``.""")
 
 
 register(Exercise(
@@ -86,24 +84,15 @@ register(Exercise(
 # -- G12: mistakes that survive a shape check ---------------------------------------------------
 
 
-def _check_g12(fn=None) -> Result:
+def _square_mlp() -> Problem:
+    return mlp.problem(square=True)
+
+
+_check_g12 = gradients(Gradients(
+    "G12", mlp.PARTS, _square_mlp, mlp._engine_gradients, mlp._context,
+    form=("backprop", "p")),
     """``G12(backprop)``: your fixed ``backprop(p) -> {"dW2", "db2", "delta1"}`` on the
-    square MLP (``G12.problem()``)."""
-    p = mlp.problem(square=True)
-    try:
-        got = learner.by_hand(fn, p, what="backprop")
-    except learner.LearnerCodeFailed as exc:
-        return learner.failed(exc)
-    if got is None:
-        return Result(False, "backprop returned None, so there is nothing to check yet: make "
-                             "it return {'dW2': ..., 'db2': ..., 'delta1': ...}.",
-                      diagnosis="none")
-    if not isinstance(got, dict) or set(got) != set(mlp.PARTS):
-        return Result(False, "backprop should return a dict with the keys 'dW2', 'db2' and "
-                             f"'delta1'; it returned {type(got).__name__}"
-                             f"{' with keys ' + str(sorted(got)) if isinstance(got, dict) else ''}"
-                             ".", diagnosis="type")
-    return Result.combine(mlp._check_parts(p, got))
+    square MLP (``G12.problem()``).""")
 
 
 @gate.answers("G12")
@@ -131,6 +120,6 @@ def silent_mistakes() -> Report:
 
 register(Exercise(
     "G12", "spot_error", {"fixed": _check_g12}, level="S",
-    experiment=silent_mistakes, problem=lambda: mlp.problem(square=True),
+    experiment=silent_mistakes, problem=_square_mlp,
     snippet_gives=("G5",),  # its lines, right and wrong, derive G5's three gradients
 ))

@@ -106,12 +106,15 @@ def same_on_every_problem(exercise, check: str, kwargs: dict) -> Result | None:
 
 def refusal_after(exercise, check: str, kwargs: dict, result: Result) -> Result | None:
     """The refusal for a demonstration on another problem whose result would record a part
-    the item requires under the variant's own name (G7's strided problem), or None."""
+    the item requires under the variant's own name (G7's strided problem: "dx (stride=2,
+    padding=1)"), or None. A part under its plain name ("da", whether passed by name or
+    returned by the learner's function) is recorded under the variant: no refusal."""
     from .tracking import _part_results, required_parts
 
     required = set(required_parts(exercise))
     plain = {f"{check}:{name}" for name in kwargs} | {f"{check}:"}
-    if any(key in required and key not in plain for key in _part_results(check, result)):
+    if any(key in required and key not in plain and " (" in key.partition(":")[2]
+           for key in _part_results(check, result)):
         return _refused(exercise, problem_options(exercise, check))
     return None
 

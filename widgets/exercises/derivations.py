@@ -29,8 +29,8 @@ from .problems import Problem, rng
 
 
 _check_g5 = gradients(Gradients("G5", mlp.PARTS, mlp.problem, mlp._engine_gradients, mlp._context),
-                      """``G5(dW2=..., db2=..., delta1=...)`` on ``G5.problem()`` (any subset
-                      of the three).""")
+                      """``G5(my_g5)``: your ``my_g5(p) -> {"dW2": ..., "db2": ...,
+                      "delta1": ...}`` on ``G5.problem()`` (any subset of the three).""")
 
 
 register(Exercise("G5", "derivation", {"gradients": _check_g5}, level="M", problem=mlp.problem))
@@ -94,7 +94,8 @@ def _g6_label(result: Result, p: Problem) -> Result:
 _check_g6 = gradients(Gradients(
     "G6", ("dA", "dB"), g6_problem, _g6_engine, _g6_context, options={"square": False},
     label=_g6_label),
-    """``G6(dA=..., dB=...)``; pass ``square=True`` for answers from ``problem(square=True)``.""")
+    """``G6(my_g6)``: your ``my_g6(p) -> {"dA": ..., "dB": ...}`` on ``G6.problem()``;
+    ``square=True`` runs it on ``problem(square=True)``.""")
 
 
 register(Exercise("G6", "derivation", {"gradients": _check_g6}, level="M", problem=g6_problem))

@@ -6,7 +6,10 @@ arrays prints the answer: a route to it like ``.solution``. So once a learner ha
 for an item's problem, a watch on the engine notes every reverse sweep that sends a
 gradient to a leaf holding one of that problem's arrays (bit for bit), outside a check.
 That records the item's solution as seen (an item solved after it is "solved after
-seeing the solution"), and a sentence says so, once per item.
+seeing the solution"), and a sentence says so, once per item. (No watch sees every
+disguise: a leaf holding the array shifted, or in float32, is another array. So the
+Gradients kind does not take arrays: it takes the learner's function of the problem and
+runs it on problems drawn at check time too, where arrays seen here do not carry over.)
 
 A prediction item asks about a program instead ("in which order does backward visit the
 ops of ``a = x * w; c = a + tanh(a)``?"), and the engine's sweep of that very program is

@@ -19,7 +19,7 @@ solution's text is kept off the exercise and its Results: only those routes read
 ``texts()`` gives the words a learner reads before any help (never a skeleton or a
 solution).
 
-Calling an exercise runs its first check: ``exercises.G6(dA=..., dB=...)``.
+Calling an exercise runs its first check: ``exercises.G6(my_g6)``.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ class Exercise:
     """One question-bank item as something a learner can run.
 
     >>> ex = registry()["G6"]                   # doctest: +SKIP
-    >>> ex(dA=my_dA, dB=my_dB)                  # doctest: +SKIP
+    >>> ex(my_g6)                               # doctest: +SKIP
     """
 
     def __init__(self, id: str, kind: str, checks: Mapping[str, Callable[..., Result]],
@@ -395,7 +395,7 @@ def registry() -> Mapping[str, Exercise]:
 
 
 def check(exercise_id: str, *args, hint: bool = False, **kwargs) -> Result:
-    """Run the main check of a question-bank item: ``check("G6", dA=..., dB=...)``."""
+    """Run the main check of a question-bank item: ``check("G6", my_g6)``."""
     exercises = registry()
     if exercise_id not in exercises:
         return _no_such_item(exercise_id)

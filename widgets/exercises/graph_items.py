@@ -239,8 +239,8 @@ _check_g2 = gradients(Gradients(
     "G2", ("da", "db", "dx"), g2_problem, _g2_engine, _g2_context, options={"size": G2_SIZE},
     where=lambda part, given, right, p: _g2_where(part, given, right.numpy(),
                                                   _g2_places(p)[part])),
-    """``G2(da=..., db=..., dx=...)`` for ``G2.problem()``; ``size=`` for answers to
-    ``G2.problem(size)``.""")
+    """``G2(my_g2)``: your ``my_g2(p) -> {"da": ..., "db": ..., "dx": ...}`` on
+    ``G2.problem()``; ``size=`` runs it on ``G2.problem(size)``.""")
 
 
 # Wrong checks before a right answer counts as found by search: a few slips at the tie or
@@ -306,8 +306,8 @@ def _g3_context(p: Problem, right: dict) -> dict:
 
 _check_g3 = gradients(Gradients(
     "G3", ("dx_max", "dx_avg"), g3_problem, _g3_engine, _g3_context, options={"size": G3_SIZE}),
-    """``G3(dx_max=..., dx_avg=...)`` for ``G3.problem()``; ``size=`` for answers to
-    ``G3.problem(size)``.""")
+    """``G3(my_g3)``: your ``my_g3(p) -> {"dx_max": ..., "dx_avg": ...}`` on
+    ``G3.problem()``; ``size=`` runs it on ``G3.problem(size)``.""")
 
 
 register(Exercise("G3", "derivation", {"gradients": _check_g3}, level="J", problem=g3_problem))

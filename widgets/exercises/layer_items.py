@@ -222,7 +222,7 @@ def _g9_steps(p: Problem):
 _check_g9 = gradients(Gradients(
     "G9", ("db",), g9_problem, lambda p: {"db": _g9_steps(p)[1].grad},
     lambda p, right: {"db": dict(of="b", batch_size=p.x.shape[0])}),
-    """``G9(db=...)`` for ``G9.problem()``.""")
+    """``G9(my_g9)``: your ``my_g9(p) -> {"db": ...}`` on ``G9.problem()``.""")
 
 
 def _g9_engine_sum_to(g: np.ndarray, shape: tuple) -> np.ndarray:
@@ -418,8 +418,8 @@ def _g14_context(p: Problem, right: dict) -> dict:
 
 _check_g14 = gradients(Gradients(
     "G14", ("dx",), g14_problem, _g14_engine, _g14_context, options={"batch_size": G14_BATCH}),
-    """``G14(dx=...)`` for ``G14.problem()``; ``batch_size=`` for answers to
-    ``G14.problem(batch_size)``.""")
+    """``G14(my_g14)``: your ``my_g14(p) -> {"dx": ...}`` on ``G14.problem()``;
+    ``batch_size=`` runs it on ``G14.problem(batch_size)``.""")
 
 
 @gate.answers("G14")

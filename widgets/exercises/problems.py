@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 import numpy as np
 
@@ -109,9 +111,37 @@ def _learner_key(name: str) -> int:
     return int.from_bytes(hashlib.sha256(name.encode("utf-8")).digest()[:8], "little")
 
 
+# While a check draws a problem nobody was given (see ``unseen``): its secret.
+_UNSEEN: ContextVar[int | None] = ContextVar("unseen", default=None)
+
+
+@contextmanager
+def unseen() -> Iterator[None]:
+    """Inside, every problem is one nobody was given: ``rng(seed)`` draws from ``[seed,
+    secret]``, with a secret from ``os.urandom`` made for this block alone, so a problem
+    drawn here has the options (shapes, sizes, ties) of the one asked for and numbers that
+    no learner could have worked on beforehand. A check draws its unseen problems here and
+    leaves the block before it runs the learner's code on them.
+
+    >>> with unseen():
+    ...     a = rng(6).standard_normal(2)
+    >>> bool(np.array_equal(a, rng(6).standard_normal(2)))
+    False
+    """
+    token = _UNSEEN.set(int.from_bytes(os.urandom(16), "little"))
+    try:
+        yield
+    finally:
+        _UNSEEN.reset(token)
+
+
 def rng(seed: int) -> np.random.Generator:
     """The seeded generator every problem draws from: the same data on every run, and,
-    once a learner is set (``set_learner``), data of their own."""
+    once a learner is set (``set_learner``), data of their own; inside ``unseen()``, data
+    nobody was given."""
+    secret = _UNSEEN.get()
+    if secret is not None:
+        return np.random.default_rng([seed, secret])
     name = learner_name()
     if name is None:
         return np.random.default_rng(seed)

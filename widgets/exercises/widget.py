@@ -5,7 +5,7 @@ The widget only calls the exercise's own check; the same check is callable as a
 plain function, whose Result prints the same feedback (that is what nbval sees).
 
 >>> registry()["T9"].widget(my_experiment)     # doctest: +SKIP   (verdict, reason: inputs)
->>> registry()["G6"].widget(lambda: dict(dA=dA, dB=dB))   # doctest: +SKIP
+>>> registry()["G6"].widget(lambda: my_g6)   # doctest: +SKIP   (the function itself)
 """
 
 from __future__ import annotations
