@@ -188,7 +188,7 @@ def _g2_right(p):
 
 def test_result_solution_and_reveal_are_recorded():
     p = ex.G13.problem()
-    result = ex.G13(grad_sum=3 * p.grad_tok)
+    result = ex.G13(lambda q: {"grad_sum": 3 * q.grad_tok})
     assert status("G13") == "in progress"
     assert str(int(p.mask.sum())) not in result.message
     result.solution()

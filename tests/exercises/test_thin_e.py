@@ -244,8 +244,7 @@ def sum_to(g, shape):
 
 @pytest.mark.parametrize("learner", LEARNERS, indirect=True)
 def test_g9_db_and_sum_to_worked_out_solve_it(learner):
-    q = ex.G9.problem()
-    assert ex.G9(db=q.G.sum(axis=0)).ok
+    assert ex.G9(lambda q: {"db": q.G.sum(axis=0)}).ok
     assert status("G9") == "in progress"
     result = ex.G9.run("unbroadcast", sum_to)
     assert result.ok, repr(result)
@@ -254,7 +253,7 @@ def test_g9_db_and_sum_to_worked_out_solve_it(learner):
 
 def test_g9_the_old_shape_prediction_does_not_solve_it():
     q = ex.G9.problem()
-    ex.G9(db=q.G.sum(axis=0))
+    ex.G9(lambda p: {"db": p.G.sum(axis=0)})
     old = ex.G9.run("unbroadcast", shape=q.G.shape)  # the (5, 4) shown in the set-up
     assert not old.ok and old.diagnosis == "unknown_name"
     assert not ex.G9.run("unbroadcast", q.G.shape).ok

@@ -178,7 +178,7 @@ def watch_engine_use(run: Callable[[], Any], elsewhere: Callable[[], int] = lamb
     ("runs engine ops (3 of them)", "calls the engine's own code (conv.input_grad)"), or
     None. ``elsewhere()`` adds the ops it ran in another process. If ``run`` raises, the
     exception carries the same sentence end as its ``engine_use`` attribute."""
-    with count_ops() as counts, engine_calls() as called:
+    with count_ops() as counts, engine_calls() as called, no_new_process():
         try:
             out = run()
         except Exception as exc:
@@ -201,7 +201,7 @@ def _how(ops: int, called: list[str]) -> str | None:
 def without(fn: Callable, *args, forbidden: Collection[str], what: str = "", **kwargs):
     """:func:`call`, but ``LearnerCodeFailed`` (code ``"library"``) if ``fn`` called one of
     the engine functions named in ``forbidden`` (D3's my_hvp may not call hvp itself)."""
-    with engine_calls(only=forbidden) as called:
+    with engine_calls(only=forbidden) as called, no_new_process():
         out = call(fn, *args, what=what, **kwargs)
     if called:
         named = f"Your {what}" if what else "Your function"
@@ -219,8 +219,7 @@ def engine_calls(only: Collection[str] = ()) -> Iterator[list[str]]:
     ``functools.singledispatch(engine_function)`` is the learner's call too, and in threads
     the block starts), as ``"module.function"`` names; ``only`` keeps just the functions of
     those names. A node's ``ctx`` API (save, load, params) is not counted: it is how an op
-    written by the learner talks to the engine. Starting another process in the block is
-    refused (``PermissionError``): a check runs the learner's code here, where it is seen."""
+    written by the learner talks to the engine."""
     found: list[str] = []
     previous = sys.getprofile()
 
@@ -238,8 +237,6 @@ def engine_calls(only: Collection[str] = ()) -> Iterator[list[str]]:
         if previous is not None:
             previous(frame, event, arg)
 
-    _refuse_processes_while_watched()
-    _WATCHED[0] += 1
     previous_in_threads = threading.getprofile()
     sys.setprofile(watch)
     threading.setprofile(watch)
@@ -248,6 +245,17 @@ def engine_calls(only: Collection[str] = ()) -> Iterator[list[str]]:
     finally:
         sys.setprofile(previous)
         threading.setprofile(previous_in_threads)
+
+
+@contextmanager
+def no_new_process() -> Iterator[None]:
+    """Refuse (``PermissionError``) any process started while the block runs: a check runs
+    the learner's code here, where its use of the engine is seen, not in a child."""
+    _refuse_processes_while_watched()
+    _WATCHED[0] += 1
+    try:
+        yield
+    finally:
         _WATCHED[0] -= 1
 
 
