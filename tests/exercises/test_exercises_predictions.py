@@ -36,7 +36,6 @@ RIGHT = {
     "G1": dict(outputs_equal=True, saved_bytes_no_grad=0, backward_after_no_grad_raises=True,
                frozen_layer_passes_gradient=True, holding_tensor_keeps_saved=True,
                holding_number_keeps_saved=False),
-    "G4": dict(order=["sum", "add", "tanh", "mul"]),
     "W6": dict(w_pos_grad=_tanh_chain_grad(2.5, 1.5), w_neg_grad=None,
                w_neg_grad_negative=_tanh_chain_grad(-0.5, -2.0)),
     "E1": dict(grad_none={"b", "e"}, grad_zero="c, d"),  # by hand: see test_e1_* below
@@ -59,7 +58,6 @@ RIGHT = {
 # One wrong prediction per item, and the diagnosis it gets.
 WRONG = {
     "G1": (dict(frozen_layer_passes_gradient=False), "prediction"),
-    "G4": (dict(order=["mul", "tanh", "add", "sum"]), "reversed"),
     "W6": (dict(w_neg_grad=0.0), "prediction"),
     "E1": (dict(grad_zero={"b", "c", "d", "e"}), "set"),
     "L1": (dict(parameters_wider=_residual_parameters(8, 16) - 8 * 16), "missing_projection"),

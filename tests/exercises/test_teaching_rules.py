@@ -593,7 +593,7 @@ def test_the_checks_own_measurements_are_not_recorded_as_help():
     """A check that grades with a gated helper records its result only."""
     ex.A3([["attention_core"], []])
     ex.L8(gradients_identical=True)
-    ex.G4(order=["sum"])
+    ex.G4(lambda ops, loss: [loss])
     ex.G14.run("batch", training=True)
     ex.C1([[7, 8]])
     ex.A2(lambda b, s, h, a: 0)  # measures A2's other sizes to grade
@@ -870,10 +870,10 @@ def test_quietly_from_a_learners_cell_records_as_usual():
     """The gate's ``quietly`` is for a check grading with the helper it records; from a
     learner's code (here, code compiled outside the package) it changes nothing."""
     from widgets import gate
-    from widgets.exercises.graph_items import backward_order  # gated: G4's answer
+    from widgets.exercises.sweep_order import sweep_of_g4  # gated: G4's engine order
 
-    namespace = {"gate": gate, "backward_order": backward_order}
-    exec("with gate.quietly():\n    backward_order()", namespace)
+    namespace = {"gate": gate, "sweep_of_g4": sweep_of_g4}
+    exec("with gate.quietly():\n    sweep_of_g4()", namespace)
     assert store.read_item("G4")["solution_seen"], "quietly() hid a reference from the gate"
 
 
@@ -1082,8 +1082,8 @@ ASKED_PROGRAMS = sorted((i, k) for i, programs in __import__(
 @pytest.mark.parametrize("exercise_id, k", ASKED_PROGRAMS)
 def test_a_sweep_of_the_program_an_item_asks_about_is_seeing_its_answer(exercise_id, k,
                                                                         _fresh_watch, capsys):
-    """G4 asks in which order backward visits ``a = x * w; c = a + tanh(a)``: the engine's
-    sweep of that program, stepped by the learner, is the answer. Generated over every item
+    """G4's first graph is ``a = x * w; c = a + tanh(a)``: the engine's sweep of that
+    program, stepped by the learner, shows its order. Generated over every item
     that names the program it asks about."""
     from autograd_core.tools.graph import backward_steps
     from widgets.exercises.engine_watch import programs_asked_about
@@ -1092,6 +1092,22 @@ def test_a_sweep_of_the_program_an_item_asks_about_is_seeing_its_answer(exercise
     list(backward_steps(programs_asked_about()[exercise_id][k][0]()))
     assert seen(exercise_id)
     assert f"{exercise_id}'s own problem" in capsys.readouterr().err
+
+
+def _g4_any_graph(ops, loss):
+    """A right G4: the ops the loss reaches, each after every reached op that read it."""
+    reads = {name: set(inputs) for name, inputs in ops}
+    reached, stack = set(), [loss]
+    while stack:
+        name = stack.pop()
+        if name in reads and name not in reached:
+            reached.add(name)
+            stack += reads[name]
+    order = []
+    while len(order) < len(reached):
+        order += [n for n in reached if n not in order and all(
+            r in order for r in reached if n in reads[r])][:1]
+    return order
 
 
 def _g4_shaped(x, w, *, commuted=False):
@@ -1127,7 +1143,7 @@ def test_a_sweep_of_another_program_or_g4s_own_check_is_not_seeing_g4(_fresh_wat
     (a + ag.tanh(a) * 2.0).sum().backward()    # one op more, inside
     ag.tanh(x * w).sum().backward()
     assert not seen("G4")
-    ex.G4(order=["sum", "add", "tanh", "mul"])  # the check sweeps the program itself
+    ex.G4(_g4_any_graph)                        # the check sweeps the program itself
     assert status("G4") == "solved"
     ex.G4.experiment()                          # and, once solved, shows it
     assert status("G4") == "solved"

@@ -40,9 +40,9 @@ KINDS = ("derivation", "true_false", "spot_error", "prediction", "write_backward
 
 # The modules that register exercises, imported once by ``registry()``.
 _ITEM_MODULES = (
-    "graph_items", "derivations", "layer_items", "spot_error", "backprop_bugs", "true_false",
-    "why_items", "edge_items", "forward_items", "backward_check", "own_gradcheck", "by_hand",
-    "capstone_tasks", "second_order", "attention",
+    "graph_items", "sweep_order", "derivations", "layer_items", "spot_error", "backprop_bugs",
+    "true_false", "why_items", "edge_items", "forward_items", "backward_check", "own_gradcheck",
+    "by_hand", "capstone_tasks", "second_order", "attention",
 )
 
 _REGISTRY: dict[str, Exercise] = {}

@@ -1,6 +1,6 @@
 """The graph and what backward reads: G1 (recording vs inference), G2 (max/ReLU routing),
-G3 (pooling backward), G4 (the order of the reverse sweep), G11 (what each op keeps, and
-the backward that reads only that)."""
+G3 (pooling backward), G11 (what each op keeps, and the backward that reads only that).
+G4 (the order of the reverse sweep) is in :mod:`.sweep_order`."""
 
 from __future__ import annotations
 
@@ -9,22 +9,19 @@ from functools import lru_cache
 import numpy as np
 
 import autograd_core as ag
-from autograd_core.sweep.engine import backward_steps
 from autograd_core.tools import memory as ag_memory
-from autograd_core.tools.graph import capture, saved_bytes
+from autograd_core.tools.graph import saved_bytes
 
 from .. import gate
 from ..feedback.context import Mistake
 from ..feedback.result import Result
 from ..feedback.tolerance import mismatches, tolerance_for
 from ..lessons.report import Report
-from . import engine_watch
 from .array_answers import Gradients, gradients
 from .backward_specs import BackwardSpec
 from .exercise import Exercise, register
 from .keeping import Keeping, keeping
-from .parts import one_answer
-from .predictions import Fact, check_predictions, predicting
+from .predictions import Fact, predicting
 from .problems import Problem, distinct, learner_name, rng
 
 
@@ -311,47 +308,6 @@ _check_g3 = gradients(Gradients(
 
 
 register(Exercise("G3", "derivation", {"gradients": _check_g3}, level="J", problem=g3_problem))
-
-
-# -- G4: the order of the reverse sweep --------------------------------------------------------
-
-
-def _g4_program():
-    x = ag.tensor([0.5, -1.0, 2.0], requires_grad=True)
-    w = ag.tensor([1.5, 0.5, -0.5], requires_grad=True)
-    a = x * w
-    c = a + ag.tanh(a)  # a feeds two ops: tanh and add
-    return c.sum()
-
-
-@gate.answers("G4")
-def backward_order() -> Report:
-    """The ops in recording order and in the order backward visits them."""
-    loss = _g4_program()
-    forward = [op.op for op in capture(loss).ops]
-    steps = list(backward_steps(loss))
-    rows = [(s.index, s.node.op.name, ", ".join(s.reads) or "-",
-             sum(x.accumulated for x in s.sent)) for s in steps]
-    return Report("a = x * w;  c = a + tanh(a);  loss = c.sum()",
-                  f"Recorded in the order {forward}; backward visits "
-                  f"{[r[1] for r in rows]}: each node only after every consumer of its output "
-                  "(mul after both tanh and add).",
-                  ("step", "op", "reads", "accumulated sends"), rows,
-                  data={"forward": forward, "backward": [r[1] for r in rows]})
-
-
-@one_answer("order")
-def _check_g4(order) -> Result:
-    """``G4(order=[...])``: the op names in the order backward visits them."""
-    with gate.quietly():  # G4's own check
-        data = backward_order().data
-    fact = Fact(data["backward"], "Backward visits a node only after every op that consumed "
-                "its output: reverse topological order.", "sequence")
-    return check_predictions({"order": order} if order is not None else {}, {"order": fact})
-
-
-register(Exercise("G4", "prediction", {"order": _check_g4}, level="M", experiment=backward_order))
-engine_watch.asks_about("G4", _g4_program)  # a sweep of this program shows G4's answer
 
 
 # -- G11: what each op keeps, and the backward that reads only that ---------------------------

@@ -138,8 +138,8 @@ def by_hand(fn: Callable, *args, what: str = "", **kwargs):
     own = _engine_function(fn)
     if own is not None:
         named = f"Your {what}" if what else "Your function"
-        raise LearnerCodeFailed(f"{named} is the engine's own code ({own}): write the "
-                                "derivation yourself, with NumPy on the arrays it gets.",
+        raise LearnerCodeFailed(f"{named} is the engine's own code ({own}): work it out "
+                                "yourself, in plain Python and NumPy on what it gets.",
                                 RuntimeError("engine"), "uses_engine")
     failed = None
     try:
@@ -151,8 +151,8 @@ def by_hand(fn: Callable, *args, what: str = "", **kwargs):
         raise failed
     if used is not None:
         named = f"Your {what}" if what else "Your function"
-        raise LearnerCodeFailed(f"{named} {used}: write the derivation yourself, with NumPy "
-                                "on the arrays it gets.", RuntimeError("engine"), "uses_engine")
+        raise LearnerCodeFailed(f"{named} {used}: work it out yourself, in plain Python and "
+                                "NumPy on what it gets.", RuntimeError("engine"), "uses_engine")
     return out
 
 
