@@ -1,6 +1,6 @@
-"""Derivation checks (G2, G3, G5–G7, G9's db, G13, G14, W5, E2, E3, E5, E6, L2): a correct
+"""Derivation checks (G2, G3, G5–G7, G9's db, G13, G14, W5, E2, E5, E6, L2): a correct
 answer passes, each diagnosable mistake is named, malformed answers get a sentence (E4, G8
-and G9's sum_to, answered with a function, are in test_thin_e).
+and G9's sum_to, answered with a function, are in test_thin_e; E3 in test_e3_slope).
 
 Right answers are computed here independently of the engine: closed-form NumPy,
 naive loops (convolution, pooling) or central finite differences. An item of the
@@ -189,15 +189,6 @@ def _e2(p, kind):
             dict(dw="missing_constant", literal_gets_gradient="prediction", dk="kept_literal"))
 
 
-def _e3(p, kind):
-    # by hand: σ' = σ(1 - σ) peaks where σ = 1/2 (z = 0) at 1/4; far out σ' ≈ e^(-z)
-    tail = [1 / (1 + np.exp(-z)) * (1 - 1 / (1 + np.exp(-z))) for z in (20.0, 21.0)]
-    if kind == "right":
-        return dict(peak_z=0.0, peak_slope=0.25, falloff=tail[0] / tail[1]), {}
-    return dict(peak_slope=0.5, falloff=tail[1] / tail[0]), dict(peak_slope="value",
-                                                                falloff="inverse")
-
-
 def _e5_parts(p):
     second = p.t.T @ p.h
     first = p.x.T @ ((p.t @ p.W) * (1 - p.h ** 2))
@@ -230,7 +221,7 @@ def _l2(p, kind):
 CASES = {
     "G2": (_g2, {}), "G3": (_g3, {}), "G5": (_g5, {}), "G6": (_g6, {}),
     "G9": (_g9, {}), "G13": (_g13, {}), "G14": (_g14, {}), "W5": (_w5, {}), "E2": (_e2, {}),
-    "E3": (_e3, {}), "E5": (_e5, {}), "E6": (_e6, {}), "L2": (_l2, {}),
+    "E5": (_e5, {}), "E6": (_e6, {}), "L2": (_l2, {}),
 }
 
 
@@ -334,12 +325,12 @@ def test_g10s_fixed_embedding_backward_is_run_on_ids_and_g():
 
 MALFORMED = [None, "dA", [1.0, 2.0], 0.5, np.full((3, 3), np.nan), {"x": 1}, print]
 NAMED = [("G2", "da"), ("G3", "dx_max"), ("G5", "dW2"), ("G6", "dA"), ("G7", "dx"),
-         ("G9", "db"), ("G13", "grad_sum"), ("G14", "dx"), ("W5", "dz"), ("E3", "peak_slope"),
+         ("G9", "db"), ("G13", "grad_sum"), ("G14", "dx"), ("W5", "dz"),
          ("E5", "dW"), ("E6", "dx"), ("L2", "da"), ("G10", "dW")]
 
 
 MALFORMED_IDS = ["None", "str", "list", "scalar", "nan", "dict", "function"]
-SCALAR_ITEMS = {"E3"}  # every answer is one number: a scalar is an answer, not malformed
+SCALAR_ITEMS: set[str] = set()  # items whose every answer is one number (a scalar is one)
 
 
 @pytest.mark.parametrize("exercise_id, name, answer", [

@@ -121,13 +121,6 @@ def test_a_shape_message_names_what_is_compared(item_id, answer, says, never):
     assert not any(word in messages for word in never), messages
 
 
-@pytest.mark.parametrize("peak_z", [[0], [0.0, 0.0]])
-def test_e3_peak_z_in_a_list_is_not_a_gradient_nor_a_reduction(peak_z):
-    message = _part(ex.E3(peak_z=peak_z), "peak_z").message
-    assert "single number" in message
-    assert "gradient" not in message and "reduction" not in message, message
-
-
 # -- hints point where to look, they do not hand over the fix ------------------------------
 
 CODE = re.compile(r"[A-Za-z_][\w.]*\([^)]*\)|\b\w+(\.\w+)+\s*=|=\s*None"

@@ -150,8 +150,6 @@ def _array_items():
     s = 1 / (1 + np.exp(-q.z))
     items.append(("W5", {}, {"dz": q.G * s * (1 - s)}))
     items.append(("E2", {}, {"dw": 2 * ex.E2.problem().x}))
-    tail = [1 / (1 + np.exp(-z)) * (1 - 1 / (1 + np.exp(-z))) for z in (20.0, 21.0)]
-    items.append(("E3", {}, {"peak_slope": 0.25, "falloff": tail[0] / tail[1]}))
     q = ex.E5.problem()
     items.append(("E5", {}, {"dW": q.x.T @ ((q.t @ q.W) * (1 - q.h ** 2)) + q.t.T @ q.h}))
     q = ex.E6.problem()

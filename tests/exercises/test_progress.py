@@ -112,7 +112,7 @@ def test_a_demonstration_never_changes_the_learners_result(how):
 
 def test_a_demonstration_on_an_untouched_item_leaves_a_fresh_start():
     ex.L8.demo(gradients_identical=False)
-    ex.demo("E3", slopes=np.zeros(5))
+    ex.demo("E3", log_slope=lambda z: -np.abs(z))
     assert status("L8") == "not started" and status("E3") == "not started"
     assert "L8" not in last_results()
 

@@ -174,9 +174,12 @@ def g12() -> list[Forbidden]:
 
 
 def e3() -> list[Forbidden]:
+    # by hand: log σ'(z) = −|z| − 2·log(1 + e^(−|z|)), in NumPy and in words
     return (["σ(z)(1 − σ(z))", "σ(1 − σ)", "σ(z)(1 - σ(z))", "s * (1 - s)", "s*(1-s)",
              "1/2 · 1/2", "4.5 × 10⁻⁵", "4.5e-5", "0.25", number(0.25, ".2f"), "2.718",
-             "falloff = e", "falloff=np.e", "≈ e^(−z)", "≈ e^(-z)", "peak_z=0", "peak_z = 0"]
+             "2 * np.log1p(np.exp(-", "2*np.log1p(np.exp(-", "log1p(np.exp(-a))",
+             "-np.logaddexp(0", "− 2·log(1 + e^(−", "e^(−z) / (1 + e^(−z))²",
+             "e^(−a) / (1 + e^(−a))²", "−2 log 2", "≈ e^(−z)", "≈ e^(-z)", "≈ −|z|"]
             + solution_lines("E3"))
 
 

@@ -14,7 +14,7 @@ from ..feedback.context import Mistake
 from ..feedback.result import Result
 from . import engine_watch
 from .exercise import Exercise, register
-from .function_cases import Derivation, deriving
+from .function_cases import MACHINE_AGREEMENT, Derivation, deriving, not_closed_form
 from .parts import answers, check_named, one_answer
 from .predictions import Fact, check_fact, predicting
 from .problems import Problem, problem_for, rng
@@ -131,58 +131,125 @@ def _check_e2(*, literal: int = E2_LITERAL, **answers) -> Result:
 register(Exercise("E2", "derivation", {"gradients": _check_e2}, problem=e2_problem))
 
 
-# -- E3: where sigmoid is steepest, and how fast its slope falls away -----------------------------
+# -- E3: sigmoid's slope on a log scale, finite over the whole range ----------------------------
 
-E3_FAR = 20.0  # the fall-off is measured from z = 20 to z = 21, deep in the tail
-
-
-def _sigmoid_slopes(z) -> np.ndarray:
-    """σ'(z) entry by entry, from the engine's own backward through sigmoid."""
-    t = ag.tensor(np.asarray(z, dtype=np.float64), requires_grad=True)
-    ag.sigmoid(t).sum().backward()
-    return t.grad.numpy()
+E3_REACH = 800.0  # the check's points run to |z| = 800, past where e^|z| overflows (~709)
 
 
-def _e3_engine() -> dict[str, float]:
-    """Where σ' is largest on a fine grid from -10 to 10 (step 0.01), its value there, and
-    how many times smaller it gets from z = 20 to z = 21."""
-    grid = np.arange(-1000, 1001) / 100
-    slopes = _sigmoid_slopes(grid)
-    tail = _sigmoid_slopes([E3_FAR, E3_FAR + 1])
-    return {"peak_z": float(grid[np.argmax(slopes)]), "peak_slope": float(slopes.max()),
-            "falloff": float(tail[0] / tail[1])}
+def _e3_points(seed: int, low: float, high: float, n: int) -> np.ndarray:
+    """n points drawn for this learner with |z| from low to high, both signs, sorted (the
+    centre's include 0 and its ends, where finite differences are least exact; the far
+    tails' the ends ±E3_REACH)."""
+    g = rng(seed)
+    z = np.sign(g.uniform(-1, 1, n)) * g.uniform(low, high, n)
+    extra = [-high, 0.0, high] if low == 0 else ([-high, high] if high == E3_REACH else [])
+    return np.sort(np.concatenate([z, extra]))
 
 
-@answers("peak_z", "peak_slope", "falloff")
-def _check_e3(**answers) -> Result:
-    """``E3(peak_z=..., peak_slope=..., falloff=...)``: where sigmoid's slope is largest,
-    how large it is there, and by what factor it shrinks per unit of z far out in the tail
-    (from z = 20 to z = 21)."""
-    def run(given):
-        want = _e3_engine()
-        mistakes = {
-            "peak_z": [],
-            "peak_slope": [
-                Mistake(0.5, "That is σ(0), the sigmoid's value there, not its slope.", "",
-                        "value"),
-                Mistake(1.0, "That is tanh's slope at its peak; sigmoid rises from 0 to 1 "
-                        "over a wider stretch of z, so it is less steep.", "", "tanh")],
-            "falloff": [
-                Mistake(1 / want["falloff"], "That is how much the slope grows per unit step "
-                        "toward 0; the question asks how many times smaller it gets per unit "
-                        "step away from 0.", "", "inverse")],
-        }
-        what = {"peak_z": "the z where the engine's sigmoid is steepest",
-                "peak_slope": "the engine's slope of sigmoid there",
-                "falloff": "the engine's fall-off factor of sigmoid's slope"}
-        return [check_gradient(given[k], want[k], name=k, reference=what[k],
-                               mistakes=mistakes[k])
-                for k in ("peak_z", "peak_slope", "falloff") if k in given]
-
-    return check_named(answers, ("peak_z", "peak_slope", "falloff"), run)
+def _e3_mistakes(z: np.ndarray) -> list[Mistake]:
+    """log σ'(z) with one thing wrong, each named in the learner's terms."""
+    log_sigma = -np.logaddexp(0.0, -z)                  # log σ(z)
+    right = log_sigma - np.logaddexp(0.0, z)            # log σ(z) + log σ(−z)
+    a = np.abs(z)
+    return [
+        Mistake(log_sigma, "Your log_slope is the log of σ(z) itself, not of its slope: the "
+                "derivative of σ has a second factor besides σ.", "Differentiate "
+                "(1 + e^(−z))^(−1) with the chain rule before taking any log.", "sigma"),
+        Mistake(np.exp(right), "Your log_slope returns the slope σ'(z) itself; the item asks "
+                "for its natural log, which stays a moderate number where σ' underflows.", "",
+                "not_log"),
+        Mistake(-right, "Your values have the wrong sign everywhere: that is the log of "
+                "1/σ'(z), the slope turned upside down (a slope below 1 has a negative log).",
+                "", "inverted"),
+        Mistake(-a + 2 * np.log1p(np.exp(-a)), "A sign slip: your formula adds the log of "
+                "σ''s denominator where log(a / b) = log a − log b subtracts it.", "",
+                "sign"),
+        Mistake(-a, "Right far from 0, wrong near it: you kept only how σ' behaves in the "
+                "tail; near 0 its denominator is not close to 1.", "Keep every factor of "
+                "σ', then simplify only what is exact.", "tail_only"),
+        Mistake(-a - np.log1p(np.exp(-a)), "Your formula keeps one of the two factors of "
+                "σ' and drops the other: near 0 neither factor is close to 1.", "",
+                "one_factor"),
+    ]
 
 
-register(Exercise("E3", "derivation", {"slope": _check_e3}))
+def _e3_case(z: np.ndarray, centre: bool = False) -> tuple[tuple, np.ndarray, dict]:
+    """(z,), log σ'(z) = log σ(z) + log σ(−z) with each log σ from np.logaddexp (finite
+    for every z), and what the comparison needs. The engine's own σ' agrees near 0; past
+    |z| ≈ 37 it is 0, its σ rounded to 0 or 1."""
+    expected = -np.logaddexp(0.0, -z) - np.logaddexp(0.0, z)
+    inside = np.abs(z) <= 10  # its σ is 0.5·(1 + tanh(z/2)): exact to ~1e-12 there
+    if inside.any():
+        t = ag.tensor(z[inside], requires_grad=True)
+        ag.sigmoid(t).sum().backward()
+        assert np.allclose(np.log(t.grad.numpy()), expected[inside], rtol=1e-9, atol=0)
+    return (z,), expected, {"z": z, "centre": centre, "mistakes": _e3_mistakes(z)}
+
+
+def _e3_where(z: np.ndarray) -> str:
+    """Where a set of points lies, in the learner's terms: "z beyond 37" and the like."""
+    sides = []
+    if (z > 0).any():
+        sides.append(f"z above {np.floor(z[z > 0].min()):.0f}")
+    if (z < 0).any():
+        sides.append(f"z below {np.ceil(z[z < 0].max()):.0f}")
+    return " and ".join(sides) or "z = 0"
+
+
+def _e3_compare(out, expected, ctx) -> Result:
+    """log σ' where it is finite, a sentence for a formula that leaves float64's range in a
+    tail or loses its digits there, the known slips named."""
+    z = ctx["z"]
+    try:
+        values = np.asarray(out, dtype=np.float64)
+    except (TypeError, ValueError):
+        values = None
+    if values is not None and values.shape == z.shape and not np.all(np.isfinite(values)):
+        bad = ~np.isfinite(values)
+        kinds = sorted({"nan" if np.isnan(v) else ("inf" if v > 0 else "-inf")
+                        for v in values[bad]})
+        return Result(False, f"Your log_slope returns {' and '.join(kinds)} at {int(bad.sum())} "
+                             f"of {z.size} points, for {_e3_where(z[bad])}: there a step of "
+                             "your formula leaves float64's range (e to a large power "
+                             "overflows to inf; a tiny e^(−|z|), or 1 − σ(z) with σ(z) "
+                             "rounded to 1, becomes 0, and log(0) is −inf).",
+                      name="log_slope", diagnosis="overflow",
+                      hint="σ' is the same at z and −z: write it with e^(−|z|), which never "
+                           "overflows, and take the log of each factor by hand (np.log1p(x) "
+                           "is log(1 + x), exact for tiny x).")
+    result = check_gradient(out, expected, name="log_slope", reference="log σ'(z)",
+                            mistakes=ctx["mistakes"])
+    named = not result.ok and any(m.code == result.diagnosis for m in ctx["mistakes"])
+    if named or values is None or values.shape != z.shape:
+        return result
+    off = np.abs(values - expected) > MACHINE_AGREEMENT * np.maximum(1.0, np.abs(expected))
+    if not ctx["centre"] and off.any():
+        return Result(False, f"Your log_slope loses digits for {_e3_where(z[off])}: there "
+                             "σ(z) is within rounding of 0 or 1, and a step of your formula "
+                             "subtracts two nearly equal numbers (such as 1 − σ(z)), which "
+                             "keeps only a few correct digits.", name="log_slope",
+                      diagnosis="cancellation", hint="Write σ' with e^(−|z|) only, so that "
+                      "nothing nearly equal is ever subtracted.")
+    if not result.ok:
+        return result
+    # a difference of logs is the slope's relative error: held to machine precision point by
+    # point (the kind's own gap is relative to the largest |log σ'|, which hides it)
+    return not_closed_form(np.exp(values - expected), np.ones(z.shape), "log_slope") or result
+
+
+_check_e3 = deriving(Derivation("log_slope", (
+    ("the centre, |z| ≤ 5", lambda: _e3_case(_e3_points(73, 0.0, 5.0, 40), centre=True)),
+    ("the shoulders, 5 ≤ |z| ≤ 40", lambda: _e3_case(_e3_points(173, 5.0, 40.0, 40))),
+    ("the far tails, 40 ≤ |z| ≤ 800", lambda: _e3_case(_e3_points(273, 40.0, E3_REACH, 40)))),
+    _e3_compare, right="log σ'(z), finite and exact from the centre to the far tails.",
+    probe="Does it hold far from 0, where float64 rounds σ(z) to 0 or 1?"),
+    """``E3(log_slope)``: your ``log_slope(z)`` returns log σ'(z), the natural log of the
+    sigmoid's slope, entry by entry for a NumPy array z, finite and exact for every z from
+    −800 to 800; checked near 0, on the shoulders and in the far tails, at points drawn for
+    you.""")
+
+
+register(Exercise("E3", "derivation", {"log_slope": _check_e3}))
 
 
 # -- E4: every point where a loss is exactly flat -------------------------------------------
