@@ -7,23 +7,14 @@ learner. Expected values are worked out here by hand, never read from the check.
 
 import numpy as np
 import pytest
+from learners import LEARNERS
 
 # each test records into a file of its own (autouse), and what "seen" means: as the rules'
 from test_teaching_rules import _own_progress, seen  # noqa: F401, E402
 
 import autograd_core as ag
 from widgets import exercises as ex
-from widgets.exercises import problems
 from widgets.exercises.tracking import status
-
-LEARNERS = [None, "ada", "Grace Hopper", 7]
-
-
-@pytest.fixture()
-def learner(request):
-    problems.set_learner(request.param)
-    yield request.param
-    problems.set_learner(None)
 
 
 def log_slope(z):

@@ -6,6 +6,7 @@ the rule is right, and each mistake is named by the learner's own op names. Righ
 worked out here, from the (name, inputs) pairs alone."""
 
 import pytest
+from learners import LEARNERS
 
 # each test records into a file of its own (autouse), and what "seen" means: as the rules'
 from test_teaching_rules import _own_progress, seen  # noqa: F401, E402
@@ -13,18 +14,10 @@ from test_teaching_rules import _own_progress, seen  # noqa: F401, E402
 import autograd_core as ag
 from autograd_core.tools.graph import backward_steps, topological_order
 from widgets import exercises as ex
-from widgets.exercises import problems
 from widgets.exercises.tracking import status
 
-LEARNERS = [None, "ada", "Grace Hopper", 7]
 LESSON = [("tanh", ("mul",)), ("sum", ("add",)), ("mul", ("x", "w")), ("add", ("mul", "tanh"))]
 
-
-@pytest.fixture()
-def learner(request):
-    problems.set_learner(request.param)
-    yield request.param
-    problems.set_learner(None)
 
 
 def reached(ops, loss) -> set:

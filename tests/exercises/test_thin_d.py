@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_feedback_malformed import _locate_returning
+from test_true_false_experiments import w2_right
 
 import autograd_core as ag
 from autograd_core.tools.graph import CycleError, topological_order
@@ -91,20 +93,8 @@ def test_l2_slices_worked_out_by_hand_and_the_merges_solve_it():
 # -- L9: hooks of your own on every module; the op reasoned from tanh's range --------------------
 
 
-def locate_by_hooks(model, x):
-    found = []
-
-    def watch(path):
-        def hook(module, inputs, output):
-            if not found and not np.all(np.isfinite(output.numpy())):
-                found.append(path)
-        return hook
-
-    handles = [m.register_forward_hook(watch(p)) for p, m in model.named_modules() if p]
-    model(x)
-    for handle in handles:
-        handle.remove()
-    return found[0] if found else None
+# a right locate(model, x): hooks of its own on every module, the first non-finite output's path
+locate_by_hooks = _locate_returning(str)
 
 
 def locate_by_instrument(model, x):
@@ -385,22 +375,7 @@ def test_w1_worked_out_by_hand_solves_it_whatever_the_reason_says():
 # -- W2: the reason is a law, checked at sizes drawn at each check -----------------------------
 
 
-def w2_experiment():
-    rng = np.random.default_rng(5)
-    x, t = ag.tensor(rng.standard_normal((6, 3))), ag.tensor(rng.standard_normal(6))
-    p0 = rng.standard_normal(12) * 0.3
-
-    def loss(p):
-        return ((ag.tanh(x @ p[:9].reshape(3, 3)) @ p[9:] - t) ** 2).sum()
-
-    from autograd_core.func import jvp
-
-    fwd = [jvp(loss, (ag.tensor(p0),), (ag.tensor(np.eye(12)[k]),))[1].item()
-           for k in range(12)]
-    p = ag.tensor(p0, requires_grad=True)
-    loss(p).backward()
-    return {"forward_passes": 12, "reverse_passes": 1, "forward_grad": fwd,
-            "reverse_grad": p.grad}
+w2_experiment = w2_right  # a 12-weight network, the passes of each mode counted
 
 
 def passes(n, m):

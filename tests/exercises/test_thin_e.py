@@ -9,6 +9,7 @@ import functools
 
 import numpy as np
 import pytest
+from learners import LEARNERS
 
 # each test records into a file of its own (autouse), and what "seen" means: as the rules'
 from test_teaching_rules import _own_progress, seen  # noqa: F401, E402
@@ -17,18 +18,8 @@ import autograd_core as ag
 from autograd_core import nn
 from autograd_core.sweep.engine import sum_to as engine_sum_to
 from widgets import exercises as ex
-from widgets.exercises import engine_watch, problems
+from widgets.exercises import engine_watch
 from widgets.exercises.tracking import status
-
-LEARNERS = [None, "ada", "Grace Hopper", 7]
-
-
-@pytest.fixture()
-def learner(request):
-    problems.set_learner(request.param)
-    yield request.param
-    problems.set_learner(None)
-
 
 # -- E4: every flat point of (a·w² − t)² ------------------------------------------------------
 
