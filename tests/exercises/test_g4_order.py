@@ -191,7 +191,7 @@ def test_each_mistake_on_the_lessons_graph_is_named(order, code, words):
     assert "['sum', 'add', 'tanh', 'mul']" not in result.message  # never the answer
 
 
-def test_an_op_the_loss_does_not_use_is_named():
+def test_an_op_the_loss_does_not_use_is_named(cases_as_listed):
     """Every op ordered by its readers, unused ones too: right on the lesson's graph (it has
     none), and on a drawn graph the op named is one the walk back from the loss misses."""
     def everything(ops, loss):

@@ -802,7 +802,8 @@ def _oracle(kind, *, noise: float = 0.0, engine: bool | str = False, first_only:
 
 
 @pytest.mark.parametrize("exercise_id, check, kind", DERIVED, ids=[d[0] for d in DERIVED])
-def test_a_derivation_that_is_the_engines_on_every_case_is_right(exercise_id, check, kind):
+def test_a_derivation_that_is_the_engines_on_every_case_is_right(exercise_id, check, kind,
+                                                                 cases_as_listed):
     assert DERIVED, "no item of the derivation kind"
     assert ex.registry()[exercise_id].run(check, _oracle(kind)).ok
 
@@ -831,13 +832,40 @@ def test_the_engine_may_not_run_inside_a_derivation_by_a_side_route(exercise_id,
 
 @pytest.mark.parametrize("exercise_id, check, kind", CLOSED_FORM,
                          ids=[d[0] for d in CLOSED_FORM])
-def test_a_closed_form_is_told_apart_from_finite_differences(exercise_id, check, kind):
+def test_a_closed_form_is_told_apart_from_finite_differences(exercise_id, check, kind,
+                                                              cases_as_listed):
     """An answer off by one part in 10⁸ (what central differences reach) is refused with a
     sentence of its own; one off by rounding (10⁻¹⁵) is right."""
     exercise = ex.registry()[exercise_id]
     measured = exercise.run(check, _oracle(kind, noise=1e-8))
     assert not measured.ok and measured.diagnosis == "not_closed_form", repr(measured)
     assert exercise.run(check, _oracle(kind, noise=1e-15)).ok
+
+
+DRAWN_AFRESH = [d for d in DERIVED if d[0] in ("G8", "E3", "E4", "G4", "G9", "D2", "H2", "D4",
+                                               "H3", "A1")]
+
+
+@pytest.mark.parametrize("exercise_id, check, kind", DRAWN_AFRESH,
+                         ids=[d[0] for d in DRAWN_AFRESH])
+def test_a_table_of_answers_from_an_earlier_check_does_not_carry_over(exercise_id, check,
+                                                                       kind):
+    """Issue #39's fourth audit: a function that returns None at a first check noted the
+    cases' arguments (no try spent); the engine's answers on them, in a table, then passed.
+    The cases after the lesson's are drawn afresh at every check."""
+    exercise = ex.registry()[exercise_id]
+    cases = [make() for _, make in kind.cases]  # what kind.cases lists (as a spy sees it)
+    table = [(args, expected) for args, expected, _ in cases]
+
+    def tabled(*args):
+        for case_args, expected in table:
+            if all(_same(a, b) for a, b in zip(args, case_args)):
+                return expected
+        return None
+
+    result = exercise.run(check, tabled)
+    assert not result.ok, repr(result)
+    assert status(exercise_id) != "solved"
 
 
 @pytest.mark.parametrize("exercise_id, check, kind", DERIVED, ids=[d[0] for d in DERIVED])

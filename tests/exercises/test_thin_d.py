@@ -463,3 +463,28 @@ def test_a_rule_is_held_against_its_law_and_named(law, verdict):
         assert result is None
     else:
         assert result is not None and verdict in result.message, result.message
+
+
+def test_w1_a_search_over_the_unplaced_nodes_counts_as_seeing_the_solution():
+    """Issue #39's fourth audit: a fixed experiment and a loop over the subsets of its nodes
+    for 'unplaced' solved W1 at the 30th check. Past W1's 12 wrong checks, a right one is
+    "solved after seeing the solution"."""
+    from itertools import combinations
+
+    from autograd_core.tools.graph import CycleError, topological_order
+
+    edges = [("x", "mul"), ("mul", "y"), ("y", "add"), ("add", "z"), ("z", "out")]
+    nodes = sorted({n for e in edges for n in e})
+    for size in range(len(nodes) + 1):
+        for unplaced in combinations(nodes, size):
+            def experiment(unplaced=frozenset(unplaced)):
+                try:
+                    result = topological_order(nodes, edges + [("z", "mul")])
+                except CycleError as error:
+                    result = error
+                return {"edges": edges, "closing_edge": ("z", "mul"), "result": result,
+                        "unplaced": set(unplaced)}
+            if ex.W1(verdict=False, because="...", experiment=experiment).ok:
+                assert status("W1") == "solved after seeing the solution"
+                return
+    raise AssertionError("no subset of the nodes was accepted")

@@ -21,7 +21,7 @@ from ..feedback.check import check_gradient
 from ..feedback.context import Mistake
 from ..feedback.result import Result
 from ..lessons.checkpointing import checkpointed_step, checkpointing, sqrt_segments
-from ..lessons.graphs import _define_by_run, branchy_program
+from ..lessons.graphs import _branchy_program, _define_by_run
 from ..lessons.memory import memory_breakdown
 from ..lessons.report import Report
 from . import engine_watch, learner
@@ -264,7 +264,7 @@ def _l3_facts() -> dict[str, Fact]:
 register(Exercise("L3", "prediction", {"ops": predicting(_l3_facts)}))
 # recording the program for x = 2.5 shows its ops (x = -0.5's, one mul and one tanh, is the
 # shape of too many other graphs to watch)
-engine_watch.asks_about("L3", branchy_program, shown_by="record")
+engine_watch.asks_about("L3", _branchy_program, shown_by="record")
 
 
 # -- L4: the program is not the values -------------------------------------------------------

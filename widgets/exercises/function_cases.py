@@ -18,6 +18,7 @@ rules live here, once, for every such item:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 from collections.abc import Callable
@@ -26,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..feedback.result import Result
-from . import learner
+from . import learner, problems
 from .parts import one_answer
 
 # One case: (where, make), make() -> (arguments, the engine's answer, context for compare)
@@ -74,7 +75,10 @@ class Derivation:
         else:
             run = learner.call
         for i, (where, make) in enumerate(self.cases):
-            args, expected, ctx = make()
+            # the lesson's case as shown; every other one drawn afresh for this check, so a
+            # table of answers worked out on an earlier check's arguments does not carry over
+            with contextlib.nullcontext() if i == 0 else problems.unseen():
+                args, expected, ctx = make()
             args = tuple(np.array(a) if isinstance(a, np.ndarray) else a for a in args)
             try:
                 out = run(fn, *args, what=self.answer)

@@ -43,7 +43,8 @@ PROCESS_FUNCTIONS = frozenset({"fork", "vfork", "clone", "clone3", "execve", "ex
 # Other libraries that differentiate (symbolically or automatically): a learner's answer that
 # calls one has the derivative worked out for it, as one that calls the engine has.
 _OTHER_ENGINES = {name: tuple(spec.submodule_search_locations or ())
-                  for name in ("sympy", "torch", "jax", "autograd", "tensorflow")
+                  for name in ("sympy", "mpmath", "numdifftools", "torch", "jax", "autograd",
+                               "tensorflow")
                   if (spec := importlib.util.find_spec(name)) is not None}
 _OTHER_FOLDERS = tuple(folder for folders in _OTHER_ENGINES.values() for folder in folders)
 _WATCHED = [0]  # how many watched calls of a learner's function are running (any thread)

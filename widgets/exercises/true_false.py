@@ -358,6 +358,9 @@ class Claim:
     measure: Callable[[dict, Watch], bool]
     reference: Callable[[], dict]
     rule: Rule | None = None
+    # wrong checks allowed before a right answer counts as found by search (Exercise.tries):
+    # for a claim whose answer a loop over a small space of candidates could find
+    tries: int | None = None
 
     def _word(self, key: str):
         """This item's ``key`` from ``texts.toml``."""
@@ -532,7 +535,7 @@ def register_claim(c: Claim) -> Exercise:
 
     experiment.__doc__ = f"Run {c.id}'s reference experiment (Exercise.experiment records it)."
     return register(Exercise(c.id, "true_false", {"verdict": make_check(c)},
-                             solution=solution, experiment=experiment))
+                             solution=solution, experiment=experiment, tries=c.tries))
 
 
 # T1–T10 are registered by the module that holds their measurement checks.

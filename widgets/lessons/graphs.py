@@ -189,7 +189,7 @@ def _branchy(x: Tensor, w_pos: Tensor, w_neg: Tensor) -> Tensor:
     return y
 
 
-def branchy_program(x: float = 2.5) -> Tensor:
+def _branchy_program(x: float = 2.5) -> Tensor:
     """The program W6 and L3 ask about, run on ``x`` with the weights they name (the graph
     an item's watch compares a learner's run with)."""
     return _branchy(ag.tensor(float(x)), ag.tensor(1.5, requires_grad=True),
