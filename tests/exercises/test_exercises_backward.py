@@ -351,3 +351,45 @@ def test_a_forward_that_runs_engine_ops_is_refused_but_a_tensor_returned_is_name
     result = ex.W4(variant(Sigmoid, forward=engine_forward))
     assert not result.ok and result.diagnosis == "uses_engine", repr(result)
     assert "forward" in result.message
+
+
+def _tabled(spec):
+    """An op whose backward answers from a table: the engine's gradients worked out before
+    the check, on the inputs ``spec.inputs()`` lists (the fourth audit's route for B2-B6)."""
+    arrays = spec.inputs()
+    params = {**spec.params, **(spec.data() if spec.data is not None else {})}
+    leaves = [ag.tensor(a, requires_grad=True) for a in arrays]
+    out = spec.reference(*leaves, **params)
+    out.backward(ag.tensor(backward_check._upstream(out.shape)))  # the check's upstream
+    table, value = [leaf.grad.numpy() for leaf in leaves], out.numpy()
+
+    class Tabled(Function):
+        @staticmethod
+        def forward(ctx, *xs, **kwargs):
+            ctx.save(x=xs[0])
+            return value
+
+        @staticmethod
+        def backward(ctx, upstream):
+            return tuple(table)
+
+    return Tabled
+
+
+@pytest.mark.parametrize("drawn", ["afresh", "as listed"])
+@pytest.mark.parametrize("spec_name", sorted(backward_check.SPEC_ITEMS))
+def test_a_backward_from_answers_worked_out_beforehand_does_not_fit(spec_name, drawn,
+                                                                    monkeypatch):
+    """The inputs (and seeded parameters) of a written backward's check are drawn afresh at
+    every check, so a table of the engine's gradients on the listed inputs does not fit;
+    the control: with the inputs as listed, the same table's gradients are right."""
+    import contextlib
+
+    from widgets.exercises import problems
+
+    if drawn == "as listed":
+        monkeypatch.setattr(problems, "unseen", lambda secret=None: contextlib.nullcontext())
+    item = backward_check.SPEC_ITEMS[spec_name]
+    result = ex.registry()[item].check(_tabled(SPECS[spec_name]))
+    gradients_right = [p.ok for p in result.parts if p.name.startswith("d")]
+    assert gradients_right and all(gradients_right) == (drawn == "as listed"), (item, repr(result))

@@ -350,3 +350,14 @@ def test_a_derivative_that_uses_sympy_is_refused_where_the_work_is_by_hand():
 
     result = ex.D1(d2_tanh)
     assert not result.ok and result.diagnosis == "uses_engine" and "sympy" in result.message
+
+
+def test_a_formula_sympy_derived_beforehand_is_sympys_too():
+    """The fourth audit: sympy run outside the check, its ``lambdify`` called inside: the
+    generated function is sympy's derivation, written as NumPy code."""
+    import sympy as sp
+
+    x = sp.Symbol("x")
+    d2_tanh = sp.lambdify(x, sp.diff(sp.tanh(x), x, 2), "numpy")
+    result = ex.D1(d2_tanh)
+    assert not result.ok and result.diagnosis == "uses_engine" and "sympy" in result.message

@@ -830,6 +830,27 @@ def test_the_engine_may_not_run_inside_a_derivation_by_a_side_route(exercise_id,
     assert status(exercise_id) != "solved"
 
 
+@pytest.mark.parametrize("exercise_id, check, kind", BY_HAND, ids=[d[0] for d in BY_HAND])
+def test_a_check_by_hand_waits_for_the_learners_own_threads(exercise_id, check, kind):
+    """Issue #39's fourth audit: a worker thread started before the check ran the engine
+    for the learner's function (with the engine's observers taken away while it did), and
+    nothing saw it: a thread started earlier is not watched before Python 3.12. A check by
+    hand does not run while a thread of the learner's code is alive; that is no try."""
+    import queue
+    import threading
+
+    stop = queue.Queue()
+    worker = threading.Thread(target=lambda: stop.get(), daemon=True)
+    worker.start()
+    try:
+        result = ex.registry()[exercise_id].run(check, _oracle(kind))
+    finally:
+        stop.put(None)
+        worker.join()
+    assert not result.ok and result.diagnosis == "thread", repr(result)
+    assert untouched(exercise_id)
+
+
 @pytest.mark.parametrize("exercise_id, check, kind", CLOSED_FORM,
                          ids=[d[0] for d in CLOSED_FORM])
 def test_a_closed_form_is_told_apart_from_finite_differences(exercise_id, check, kind,

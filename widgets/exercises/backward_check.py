@@ -34,7 +34,7 @@ from autograd_core.sweep.engine import backward_steps
 from ..feedback import words
 from ..feedback.check import check_gradient
 from ..feedback.result import Result
-from . import learner
+from . import learner, problems
 from .backward_specs import SPECS, BackwardSpec, gradient_names
 from .exercise import Exercise, register
 from .parts import answers
@@ -238,11 +238,16 @@ def _check_backward(op, spec: str | BackwardSpec | None = "softplus", *,
         if spec not in SPECS:
             raise KeyError(f"no backward exercise {spec!r}; known: {', '.join(SPECS)}")
         spec = SPECS[spec]
-    arrays = tuple(np.asarray(a, dtype=np.float64) for a in
-                   (inputs if inputs is not None else spec.inputs()))
+    # the spec's inputs and seeded parameters drawn afresh for this check (the same for each
+    # run within it): a backward built from answers worked out on earlier inputs does not fit
+    secret = problems.new_secret()
+    with problems.unseen(secret):
+        arrays = tuple(np.asarray(a, dtype=np.float64) for a in
+                       (inputs if inputs is not None else spec.inputs()))
 
     def fresh() -> dict:  # the parameters for one run (seeded ones drawn afresh)
-        data = spec.data() if spec is not None and spec.data is not None else {}
+        with problems.unseen(secret):
+            data = spec.data() if spec is not None and spec.data is not None else {}
         return {**(spec.params if spec else {}), **data, **params}
 
     want = None

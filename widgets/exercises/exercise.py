@@ -55,7 +55,8 @@ _ANSWER_WATCHERS: list[Callable[[str, str, tuple, dict, Result], None]] = []
 
 # Results that are not a try at the item: nothing given yet, a misspelled name, a call the
 # check could not read. They are shown, but progress does not record them.
-NOT_AN_ATTEMPT = frozenset({"none", "unknown_name", "call", "check_error", "no_reason"})
+NOT_AN_ATTEMPT = frozenset({"none", "unknown_name", "call", "check_error", "no_reason",
+                            "thread"})
 
 
 class Exercise:

@@ -235,29 +235,56 @@ def engine_calls(only: Collection[str] = ()) -> Iterator[list[str]]:
                   and not frame.f_back.f_code.co_filename.startswith(_OTHER_FOLDERS)
                   and _called_by_the_learner(frame)):
                 found.append(f"{_library_of(code.co_filename)}.{code.co_name}")
+            elif not only and code.co_filename.startswith("<lambdifygenerated"):
+                found.append("sympy.lambdify")  # a formula sympy derived, as NumPy code
         if previous is not None:
             previous(frame, event, arg)
 
     previous_in_threads = threading.getprofile()
+    every_thread = getattr(threading, "setprofile_all_threads", None)  # Python 3.12+
     sys.setprofile(watch)
     threading.setprofile(watch)
+    if every_thread is not None:
+        every_thread(watch)
     try:
         yield found
     finally:
+        if every_thread is not None:
+            every_thread(previous)
         sys.setprofile(previous)
         threading.setprofile(previous_in_threads)
 
 
 @contextmanager
 def no_new_process() -> Iterator[None]:
-    """Refuse (``PermissionError``) any process started while the block runs: a check runs
-    the learner's code here, where its use of the engine is seen, not in a child."""
+    """Run the block alone, where its use of the engine is seen: refuse (``PermissionError``)
+    any process started in it, and refuse to start (``LearnerCodeFailed``, code "thread")
+    while a thread that runs the learner's code is alive, since a thread started before
+    the block is not watched (Python 3.12 and later watch it all the same)."""
+    busy = _a_learners_thread()
+    if busy is not None:
+        raise LearnerCodeFailed(
+            f"A thread your code started is still running (in {busy}): a check runs your "
+            "function alone, where it can see what it does. Stop that thread (or restart "
+            "the kernel), then check again.", RuntimeError("thread"), "thread")
     _refuse_processes_while_watched()
     _WATCHED[0] += 1
     try:
         yield
     finally:
         _WATCHED[0] -= 1
+
+
+def _a_learners_thread() -> str | None:
+    """The function another live thread is running of the learner's code, if any."""
+    me = threading.get_ident()
+    for ident, frame in sys._current_frames().items():
+        while ident != me and frame is not None:
+            name = frame.f_code.co_filename
+            if not name.startswith((_ENGINE, _LESSONS, *_LIBRARIES, "<frozen")):
+                return f"`{frame.f_code.co_name}`"
+            frame = frame.f_back
+    return None
 
 
 def _library_of(filename: str) -> str:
@@ -309,6 +336,8 @@ def failed(exc: LearnerCodeFailed, name: str = "", hint: str = "") -> Result:
         hint = ("Derive it on paper first; then write each line with NumPy."
                 if exc.code == "uses_engine" else
                 "Use only what the question names." if exc.code == "library" else
+                "threading.enumerate() lists the threads that run; one started as a daemon "
+                "ends when the kernel restarts." if exc.code == "thread" else
                 "Run your function on its own in a cell to see the full traceback.")
     return Result(False, exc.sentence[:1].upper() + exc.sentence[1:], name=name,
                   diagnosis=exc.code, hint=hint)

@@ -115,20 +115,26 @@ def _learner_key(name: str) -> int:
 _UNSEEN: ContextVar[int | None] = ContextVar("unseen", default=None)
 
 
+def new_secret() -> int:
+    """A secret for :func:`unseen`, for a check that draws the same unseen data twice."""
+    return int.from_bytes(os.urandom(16), "little")
+
+
 @contextmanager
-def unseen() -> Iterator[None]:
+def unseen(secret: int | None = None) -> Iterator[None]:
     """Inside, every problem is one nobody was given: ``rng(seed)`` draws from ``[seed,
-    secret]``, with a secret from ``os.urandom`` made for this block alone, so a problem
-    drawn here has the options (shapes, sizes, ties) of the one asked for and numbers that
-    no learner could have worked on beforehand. A check draws its unseen problems here and
-    leaves the block before it runs the learner's code on them.
+    secret]``, with a secret from ``os.urandom`` made for this block alone (or ``secret``,
+    from :func:`new_secret`, to draw the same data again), so a problem drawn here has the
+    options (shapes, sizes, ties) of the one asked for and numbers that no learner could
+    have worked on beforehand. A check draws its unseen problems here and leaves the block
+    before it runs the learner's code on them.
 
     >>> with unseen():
     ...     a = rng(6).standard_normal(2)
     >>> bool(np.array_equal(a, rng(6).standard_normal(2)))
     False
     """
-    token = _UNSEEN.set(int.from_bytes(os.urandom(16), "little"))
+    token = _UNSEEN.set(new_secret() if secret is None else secret)
     try:
         yield
     finally:
