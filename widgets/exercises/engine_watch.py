@@ -120,21 +120,23 @@ def programs_asked_about() -> dict:
 def _shape(root: Node, most: int | None = None) -> tuple | None:
     """A graph's shape, from its last node: each op with the shapes of the ops that feed it
     (in any order: ``a + tanh(a)`` is ``tanh(a) + a``), and how many ops there are, so that a
-    value read twice is told from one computed twice. ``None`` past ``most`` ops."""
+    value read twice is told from one computed twice. ``None`` past ``most`` ops. (A loop,
+    not a recursion: this runs beside every op of an asked-about kind, and a recursion's
+    frames would stay allocated on Python 3.10's free list.)"""
     shapes: dict = {}
-    tree = _fed_shape(root, shapes, most)
-    return None if tree is None else (tree, len(shapes))
-
-
-def _fed_shape(node: Node, shapes: dict, most: int | None) -> tuple | None:
-    if node in shapes:
-        return shapes[node]
-    if most is not None and len(shapes) >= most:
-        return None
-    shapes[node] = None  # counted now; its shape follows
-    fed = [_fed_shape(edge, shapes, most) for edge in node.edges if edge.__class__ is Node]
-    shapes[node] = None if None in fed else (node.op.name, tuple(sorted(fed)))
-    return shapes[node]
+    stack: list = [(root, False)]
+    while stack:
+        node, fed_ready = stack.pop()
+        if fed_ready:
+            fed = sorted(shapes[e] for e in node.edges if e.__class__ is Node)
+            shapes[node] = (node.op.name, tuple(fed))
+        elif node not in shapes:
+            if most is not None and len(shapes) >= most:
+                return None
+            shapes[node] = None  # counted now; its shape once every op feeding it has one
+            stack.append((node, True))
+            stack.extend((e, False) for e in node.edges if e.__class__ is Node)
+    return shapes[root], len(shapes)
 
 
 def _a_program_ran(node: Node, asked: list[tuple[str, tuple]]) -> None:
