@@ -63,6 +63,37 @@ def test_t1_matrices_built_elsewhere_are_not_a_measurement():
     assert not result.ok and "one jvp per input" in result.message
 
 
+def t1_faked(forward_by, reverse_by):
+    """Enough passes for the counts, along vectors that are not one-hot, and the matrices
+    taken from elsewhere: the counts alone would accept it."""
+    def experiment():
+        for e in np.ones((3, 3)) + np.eye(3):
+            jvp(lesson_f, (X,), (ag.tensor(e),))
+        _, pull = vjp(lesson_f, X)
+        for e in np.ones((2, 2)) + np.eye(2):
+            pull(ag.tensor(e))
+        forward, reverse = forward_by(lesson_f)(X).numpy(), reverse_by(lesson_f)(X).numpy()
+        return {"function": lesson_f, "at": X, "forward": forward, "reverse": reverse,
+                "largest_difference": np.abs(forward - reverse).max()}
+    return experiment
+
+
+def test_t1_columns_not_pushed_by_forward_mode_are_refused():
+    result = ex.T1(verdict=True, because="x", experiment=t1_faked(jacrev, jacrev))
+    assert not result.ok and "A column of 'forward'" in result.message
+    assert status("T1") != "solved"
+
+
+def test_t1_rows_not_pulled_by_reverse_mode_are_refused():
+    result = ex.T1(verdict=True, because="x", experiment=t1_faked(jacfwd, jacfwd))
+    assert not result.ok and "A row of 'reverse'" in result.message
+
+
+def test_t1_jacfwd_and_jacrev_build_the_matrices_by_the_modes_they_name():
+    result = ex.T1(verdict=True, because="x", experiment=t1_faked(jacfwd, jacrev))
+    assert result.ok, result.message
+
+
 def test_t1_columns_stacked_as_rows_are_named():
     result = ex.T1(verdict=True, because="x", experiment=t1_by_passes(columns_axis=0))
     assert not result.ok and "turned on its side" in result.message

@@ -59,6 +59,8 @@ from .exercise import Exercise, _all_words, register
 from .predictions import guard_few_choices
 
 MAX_REASON = 240  # characters: "one line"
+MAX_KEPT_TANGENT = 10_000  # entries: a forward-mode tangent a Watch keeps ...
+MAX_KEPT_TANGENTS = 10_000  # ... and how many it keeps
 
 
 class Flaw(Exception):
@@ -108,6 +110,7 @@ class Watch(Observer):
     def __init__(self):
         self.sweeps: list[Sweep] = []
         self.saved: list[tuple[str, int]] = []  # (op name, bytes it saved) per recorded op
+        self.tangents: list[np.ndarray] = []  # each op's output tangent, in forward mode
         self._carriers: dict[int, object] = {}
 
     @property
@@ -121,6 +124,12 @@ class Watch(Observer):
                 self._carriers.setdefault(id(o), o)  # held, so the id is not reused
         if node is not None:
             self.saved.append((op.name, sum(s.nbytes for s in node.saved.values())))
+
+    def on_jvp(self, op, node, tangents, out_tangent) -> None:
+        """Keeps the tangent forward mode computed for an op's output (small ones only: an
+        experiment reads the tangent of its function's output, a column of a Jacobian)."""
+        if np.size(out_tangent) <= MAX_KEPT_TANGENT and len(self.tangents) < MAX_KEPT_TANGENTS:
+            self.tangents.append(np.array(out_tangent, dtype=np.float64))
 
     def on_backward(self, node, grad_output, grads) -> None:
         sweep = self.sweeps[-1] if self.sweeps else None

@@ -90,6 +90,14 @@ def measure_t1(data: dict, watch: Watch) -> bool:
                    "sweeps during your experiment.")
     _oriented("forward", by_fwd, engine, "JVP", "column")
     _oriented("reverse", by_rev, engine, "VJP", "row")
+    pushed = [t.ravel() for t in watch.tangents if t.size == outputs]
+    if not all(among(column, pushed) for column in by_fwd.T):
+        raise Flaw("A column of 'forward' is not a tangent any of your forward-mode passes "
+                   "pushed to your function's output: build each column by one jvp.")
+    pulled = [g.ravel() for g in watch.totals() if np.size(g) == inputs]
+    if not all(among(row, pulled) for row in by_rev):
+        raise Flaw("A row of 'reverse' is not a gradient any of your reverse sweeps sent "
+                   "back to 'at': build each row by one vjp.")
     measured = float(np.max(np.abs(by_fwd - by_rev)))
     if abs(gap - measured) > 1e-6 * measured:
         raise Flaw("'largest_difference' is not the largest |forward − reverse| over the "
