@@ -1201,7 +1201,7 @@ def test_a_sweep_of_another_program_or_g4s_own_check_is_not_seeing_g4(_fresh_wat
     w = ag.tensor([1.5, 0.5, -0.5], requires_grad=True)
     (x * w + ag.tanh(x * w)).sum().backward()  # mul computed twice: no value read twice
     a = x * w
-    (a + ag.tanh(a) * 2.0).sum().backward()    # one op more, inside
+    (a + ag.tanh(a) * a).sum().backward()      # one op more, inside, reading a third time
     ag.tanh(x * w).sum().backward()
     assert not seen("G4")
     ex.G4(_g4_any_graph)                        # the check sweeps the program itself
@@ -1242,6 +1242,53 @@ def test_recording_l7s_chain_or_l1s_wider_block_is_seeing_their_answers(_fresh_w
     saved_bytes(ag.tanh(h))
     nn.ResidualBlock(8, 16, linear=True)(ag.randn(2, 8))
     assert seen("L7") and seen("L1")
+
+
+def _scaled(t, by=1.0):
+    return t * by
+
+
+VARIANTS = {  # each item's program, changed by ops that leave its answer readable
+    "G4": lambda: (lambda a: (a + ag.tanh(a * 1.0)).mean())(
+        ag.tensor([0.5, 2.0], requires_grad=True) * ag.tensor([1.0, -1.0], requires_grad=True)),
+    "E1": lambda: sum(t.mean() for t in (
+        ag.tensor([1.0, 2.0], requires_grad=True) * 2,
+        ag.tensor([1.0, 2.0], requires_grad=True) * 0.0,
+        ag.relu(ag.tensor([1.0, 2.0], requires_grad=True).double())))
+    + ag.tensor(0.0),
+    "W6": lambda: ag.tanh(ag.tanh(-_scaled(ag.tensor(1.5, requires_grad=True), -1.0)
+                                  * ag.tensor(2.5) + 0.0)) / 1.0,
+    "L3": lambda: ag.tanh(ag.tanh(ag.tensor(1.5, requires_grad=True).clone() * 2.5)),
+    "L1": lambda: ag.nn.ResidualBlock(8, 16, linear=True)(
+        ag.tensor(np.ones((2, 8), dtype=np.float32), requires_grad=True) * 1.0),
+    "L7": lambda: _tanh_chain_from(ag.tensor(np.ones(3), requires_grad=True) * 1.0, 10),
+}
+
+
+def _tanh_chain_from(h, n):
+    for _ in range(n):
+        h = ag.tanh(-ag.neg(h))  # two signs in between
+    return h
+
+
+@pytest.mark.parametrize("exercise_id", sorted(VARIANTS))
+def test_a_variant_of_an_asked_program_shows_its_answer_too(exercise_id, _fresh_watch):
+    """The audit's escapes: ``.mean()`` for ``.sum()`` (E1), a weight times 1.0 (W6), an
+    input times 1.0 (L1, L7), a sign, a copy or a cast in between leave the answer readable
+    (the same leaves reached, the same order, the same ops to count), so a sweep or record
+    of such a variant is seeing the answer as the program itself is."""
+    from autograd_core.tools.graph import capture
+
+    assert set(VARIANTS) <= set(ASKED_PROGRAMS_ALL)  # every item named here asks about one
+    out = VARIANTS[exercise_id]()
+    capture(out)
+    if out.requires_grad:
+        out.sum().backward()
+    assert seen(exercise_id)
+
+
+ASKED_PROGRAMS_ALL = {i for i, _ in ASKED_PROGRAMS} | set(
+    __import__("widgets.exercises.engine_watch", fromlist=["_"]).programs_asked_about())
 
 
 def test_a_view_sweeping_your_own_problem_is_seeing_the_answer(_fresh_watch):

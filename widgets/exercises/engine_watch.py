@@ -15,7 +15,9 @@ A prediction item asks about a program instead ("in which order does backward vi
 ops of ``a = x * w; c = a + tanh(a)``?"), and the engine's sweep of that very program is
 its answer too. Such an item names its program once (``asks_about``); a sweep the learner
 starts through a graph of the same shape (the same ops, wired the same way, whatever the
-values) records that item's solution as seen, in the same way.
+values) records that item's solution as seen, in the same way. A variant that only adds
+ops the answer can be read through (a constant's scale or shift, a sign, a copy, a cast,
+a mean for a sum) has the same shape.
 
 Nothing else is watched: a sweep on other data or another program (a lesson's
 demonstration, a problem the learner made up) records nothing, and neither does a sweep
@@ -58,14 +60,14 @@ class _ProblemWatch(Observer):
     def on_forward(self, op, node, arrays, out, params) -> None:
         # every op's forward comes here: only a recorded node that ends an asked-about
         # program is read further
-        asked = _RECORDED.get(op.name) if node is not None else None
+        asked = _RECORDED.get(_READ_AS.get(op.name, op.name)) if node is not None else None
         if asked and store.current.get() is None:
             _a_program_ran(node, asked)
 
     def on_backward(self, node, grad_output, grads) -> None:
         # every recorded op's backward comes here: only a node that ends an asked-about
         # program, or a leaf of a handed-out shape, is read further
-        asked = _SWEPT.get(node.op.name)
+        asked = _SWEPT.get(_READ_AS.get(node.op.name, node.op.name))
         if asked and store.current.get() is None:
             _a_program_ran(node, asked)
         if not _HANDED:
@@ -104,7 +106,7 @@ def asks_about(item: str, program, shown_by: str = "sweep") -> None:
     root = program().grad_fn
     _ASKED.setdefault(item, []).append((program, shown_by))
     table = {"sweep": _SWEPT, "record": _RECORDED}[shown_by]
-    known = table.setdefault(root.op.name, [])
+    known = table.setdefault(_key(root), [])
     if (item, _shape(root)) not in known:
         known.append((item, _shape(root)))
     if _WATCH not in observers:
@@ -117,26 +119,59 @@ def programs_asked_about() -> dict:
     return {item: list(programs) for item, programs in _ASKED.items()}
 
 
+# Ops a variant of a program may add without changing what it asks about: a constant's
+# scale or shift (``x * 1.0``, ``y + 0``), a sign, a copy, a cast. A graph's shape looks
+# through them, and reads a mean as a sum (``.mean()`` for ``.sum()`` leaves which leaves a
+# sweep reaches, and the order it reaches them in, as they were).
+_THROUGH = {"add", "sub", "mul", "div", "neg", "clone", "cast"}
+_READ_AS = {"mean": "sum"}
+
+
+def _fed_by(node: Node) -> list:
+    """The inputs of ``node`` that carry a gradient (a node or a leaf)."""
+    return [e for e in node.edges if e is not None]
+
+
+def _through(node: Node) -> bool:
+    """Whether ``node`` only scales, shifts, copies or casts one input."""
+    return node.op.name in _THROUGH and len(_fed_by(node)) == 1
+
+
+def _key(node: Node) -> str:
+    """The op name a program is filed under: its last op that is not looked through."""
+    while _through(node) and _fed_by(node)[0].__class__ is Node:
+        node = _fed_by(node)[0]
+    return _READ_AS.get(node.op.name, node.op.name)
+
+
 def _shape(root: Node, most: int | None = None) -> tuple | None:
     """A graph's shape, from its last node: each op with the shapes of the ops that feed it
     (in any order: ``a + tanh(a)`` is ``tanh(a) + a``), and how many ops there are, so that a
-    value read twice is told from one computed twice. ``None`` past ``most`` ops. (A loop,
-    not a recursion: this runs beside every op of an asked-about kind, and a recursion's
-    frames would stay allocated on Python 3.10's free list.)"""
+    value read twice is told from one computed twice. The ops ``_THROUGH`` only pass one
+    input on are looked through. ``None`` past ``most`` ops. (A loop, not a recursion: this
+    runs beside every op of an asked-about kind, and a recursion's frames would stay
+    allocated on Python 3.10's free list.)"""
     shapes: dict = {}
+    counted = 0
     stack: list = [(root, False)]
     while stack:
         node, fed_ready = stack.pop()
         if fed_ready:
-            fed = sorted(shapes[e] for e in node.edges if e.__class__ is Node)
-            shapes[node] = (node.op.name, tuple(fed))
+            if _through(node):
+                only = _fed_by(node)[0]
+                shapes[node] = shapes[only] if only.__class__ is Node else None
+            else:
+                fed = sorted(shapes[e] for e in node.edges
+                             if e.__class__ is Node and shapes[e] is not None)
+                shapes[node] = (_READ_AS.get(node.op.name, node.op.name), tuple(fed))
         elif node not in shapes:
-            if most is not None and len(shapes) >= most:
+            counted += not _through(node)
+            if most is not None and (counted > most or len(shapes) >= 4 * most + 16):
                 return None
-            shapes[node] = None  # counted now; its shape once every op feeding it has one
+            shapes[node] = None  # seen now; its shape once every op feeding it has one
             stack.append((node, True))
             stack.extend((e, False) for e in node.edges if e.__class__ is Node)
-    return shapes[root], len(shapes)
+    return shapes[root], counted
 
 
 def _a_program_ran(node: Node, asked: list[tuple[str, tuple]]) -> None:
