@@ -33,16 +33,15 @@ from pathlib import Path
 
 import numpy as np
 
-import autograd_core
 from autograd_core.recording.node import Node, Observer, observers
 
 from .. import gate
-from . import store
+from . import learner, store
+from .learner import ENGINE
 
-_ENGINE = str(Path(autograd_core.__file__).resolve().parent)
-_LESSONS = str(Path(__file__).resolve().parent.parent)  # widgets/
 # this watch, and widgets' own views (the learner's tools): frames a sweep is seen through
-_WATCHING = {str(Path(__file__).resolve()), *(str(p) for p in Path(_LESSONS).glob("*.py"))}
+_WATCHING = (str(Path(__file__).resolve()),
+             *(str(p) for p in Path(__file__).resolve().parent.parent.glob("*.py")))
 # The arrays of the problems handed out in this kernel, by shape: (item, array).
 _HANDED: dict[tuple, list[tuple[str, np.ndarray]]] = {}
 _SAID: set[str] = set()  # the items whose sentence was shown
@@ -186,11 +185,7 @@ def _started_by_the_learner() -> bool:
     """Whether the code that started this sweep is the learner's: the first frame outside
     the engine and the views is not these lessons' own (a lesson helper training on the
     same weights, a check)."""
-    frame = sys._getframe(1)
-    while frame is not None and (frame.f_code.co_filename in _WATCHING
-                                 or frame.f_code.co_filename.startswith(_ENGINE)):
-        frame = frame.f_back
-    return frame is not None and not frame.f_code.co_filename.startswith(_LESSONS)
+    return learner.learners_code(sys._getframe(1), through=(ENGINE, *_WATCHING))
 
 
 def _whose(array: np.ndarray) -> str | None:

@@ -293,14 +293,19 @@ def _library_of(filename: str) -> str:
 
 
 def _called_by_the_learner(frame) -> bool:
-    """Whether the engine function running in ``frame`` was called by the learner's code:
-    the first caller that is not Python's library or an installed package is neither the
-    engine (calling itself) nor these lessons' code (a check calling it)."""
-    caller = frame.f_back
-    while caller is not None and (caller.f_code.co_filename.startswith(_LIBRARIES)
-                                  or caller.f_code.co_filename.startswith("<frozen")):
-        caller = caller.f_back
-    return caller is not None and not caller.f_code.co_filename.startswith((_ENGINE, _LESSONS))
+    """Whether the engine function running in ``frame`` was called by the learner's code
+    (not by the engine calling itself, nor by these lessons' code: a check)."""
+    return learners_code(frame.f_back)
+
+
+def learners_code(frame, through: tuple[str, ...] = ()) -> bool:
+    """Whether ``frame`` is the learner's code, looking through (outwards) Python's library,
+    installed packages and the files or folders ``through``: the first frame that is none
+    of those is neither the engine's nor these lessons' own."""
+    while frame is not None and frame.f_code.co_filename.startswith(
+            (*_LIBRARIES, "<frozen", *through)):
+        frame = frame.f_back
+    return frame is not None and not frame.f_code.co_filename.startswith((_ENGINE, _LESSONS))
 
 
 def _refuse_processes_while_watched() -> None:
