@@ -1601,3 +1601,15 @@ def test_the_engine_on_unseen_problems_only_is_refused_too():
     assert not result.ok and {p.diagnosis for p in result.parts} == {"uses_engine"}
     assert all("another problem" in p.message and "engine" in p.message for p in result.parts)
     assert status("G6") != "solved"
+
+
+def test_lesson_04s_comparisons_live_behind_the_gate(capsys):
+    """The audit copied the bodies of lesson 04's cells that compare G11's pairs and W4's
+    op with the engine into cells of its own: they now live in a lesson module, and a call
+    before the item is solved counts as seeing its answer."""
+    from widgets.lessons.memory import engine_sigmoid_beside, what_g11_ops_saved
+
+    what_g11_ops_saved()
+    engine_sigmoid_beside(None)  # no op written yet: a sentence, still the engine's answer
+    assert seen("G11") and seen("W4")
+    assert "does not run yet" in capsys.readouterr().out

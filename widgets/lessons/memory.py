@@ -17,11 +17,20 @@ from __future__ import annotations
 import weakref
 from dataclasses import dataclass
 
+import numpy as np
+
 import autograd_core as ag
 from autograd_core import nn, optim
 from autograd_core.recording.tensor import Tensor
 from autograd_core.sweep.engine import reverse_topological
-from autograd_core.tools.graph import Graph, OpInfo, SavedInfo, capture, saved_bytes
+from autograd_core.tools.graph import (
+    Graph,
+    OpInfo,
+    SavedInfo,
+    backward_steps,
+    capture,
+    saved_bytes,
+)
 from autograd_core.tools.memory import owner, saved_arrays, training_step_memory
 
 from .. import gate
@@ -151,3 +160,41 @@ def memory_breakdown() -> Report:
                   "Retained activations grow with depth and batch; with a batch of 64 they "
                   "dominate.", ("layers", "parameters", "gradients", "optimizer state",
                                 "retained activations"), rows)
+
+
+@gate.answers("G11")
+def what_g11_ops_saved() -> None:
+    """Print what the engine's linear, tanh, relu and add saved in a ``linear → tanh → linear``
+    network whose every input requires a gradient, and the rule each backward runs (the
+    comparison lesson 04 shows once G11 is solved)."""
+    g = ag.Generator(4)
+    x = ag.randn(5, 4, generator=g, requires_grad=True).named("x")
+    w1 = ag.randn(8, 4, generator=g, requires_grad=True).named("W1")
+    b1 = ag.randn(8, generator=g, requires_grad=True).named("b1")
+    w2 = ag.randn(8, 8, generator=g, requires_grad=True).named("W2")
+    h = ag.tanh(nn.functional.linear(x, w1, b1)).named("h")
+    out = h + ag.relu(nn.functional.linear(h, w2))
+    rules = [f"{op.id} {op.op:<6} " + ";  ".join(op.rule.splitlines())
+             for op in capture(out).ops]
+    print("\n".join([str(saved_table(out)), "", *rules]))
+
+
+@gate.answers("W4")
+def engine_sigmoid_beside(my_op) -> None:
+    """Print the engine's sigmoid (its rule, what it saved, what its backward read) and whether
+    the learner's op ``my_op`` (a ``Function``) gives the same gradient (the comparison
+    lesson 04 shows once W4 is solved)."""
+    z = ag.tensor([-2.0, 0.0, 3.0], requires_grad=True)
+    s = ag.sigmoid(z)
+    lines = [f"rule (from the op's definition): {capture(s).ops[0].rule}", str(saved_table(s))]
+    (step,) = backward_steps(s, np.ones(3))  # upstream gradient: ones
+    lines.append(f"\nbackward read: {list(step.reads)}")
+    mine = ag.tensor([-2.0, 0.0, 3.0], requires_grad=True)
+    try:
+        my_op.apply(mine).backward(np.ones(3))
+        lines.append("your op's gradient equals the engine's: "
+                     f"{np.allclose(mine.grad.numpy(), z.grad.numpy())}")
+    except Exception as error:  # the learner's op is not written yet, or does not run
+        lines.append(f"your op does not run yet ({type(error).__name__}): write it above, "
+                     "then run this cell again")
+    print("\n".join(lines))
