@@ -361,3 +361,71 @@ def test_a_formula_sympy_derived_beforehand_is_sympys_too():
     d2_tanh = sp.lambdify(x, sp.diff(sp.tanh(x), x, 2), "numpy")
     result = ex.D1(d2_tanh)
     assert not result.ok and result.diagnosis == "uses_engine" and "sympy" in result.message
+
+
+# -- data noted by a spy, answered from a table: the fixes run on data drawn at check time ---
+
+
+def _spy_then_table(exercise, fixed, engine):
+    """The audit's route: a first call notes the arguments the check passes, then the
+    engine's answers on them (worked out outside the check) are handed back as a table."""
+    noted = []
+
+    def spy(*args):
+        noted.append([a.copy() if isinstance(a, np.ndarray) else a for a in args])
+        return fixed(*args)
+
+    assert exercise(spy).ok  # a right function: the spy noted every call's data
+    table = [(args, engine(*args)) for args in noted]
+
+    def from_the_table(*args):
+        for known, answer in table:
+            if all(np.array_equal(a, b) for a, b in zip(known, args)
+                   if isinstance(a, np.ndarray)):
+                return answer
+        return fixed(*noted[0])
+    return from_the_table
+
+
+def _s1_by_engine(x, y):
+    xt, yt = ag.tensor(x, requires_grad=True), ag.tensor(y, requires_grad=True)
+    ((xt + yt) * ag.tanh(xt)).sum().backward()
+    return xt.grad.numpy(), yt.grad.numpy()
+
+
+def _s5_by_engine(w, x, b, t):
+    wt = ag.tensor(w, requires_grad=True)
+    (0.5 * ((wt * ag.tensor(x) + ag.tensor(b) - ag.tensor(t)) ** 2).sum()).backward()
+    return wt.grad.numpy()
+
+
+@pytest.mark.parametrize("item, fixed, engine", [
+    ("S1", s1_fixed, _s1_by_engine), ("S5", s5_fixed, _s5_by_engine)])
+def test_a_table_of_the_engines_answers_on_noted_data_is_not_a_fix(item, fixed, engine):
+    exercise = getattr(ex, item)
+    table = _spy_then_table(exercise, fixed, engine)
+    result = exercise(table)
+    assert not result.ok and result.diagnosis == "not_from_problem", result.message
+    assert "drawn at check time" in result.message
+    assert exercise(fixed).ok  # the same check: a fix computed from its arguments passes
+
+
+def test_s2s_fix_is_run_on_steps_drawn_at_check_time_too():
+    """S2's first call's steps, noted: the same gradients handed back on later calls are
+    right on the snippet's data only."""
+    noted = []
+
+    def spy(w, steps, micro):
+        out = s2_fixed(w, steps, micro)
+        noted.append([np.array(g) for g in out])
+        return out
+
+    assert ex.S2(spy).ok
+    calls = iter(noted * 3)
+
+    def replay(w, steps, micro):
+        s2_fixed(w, steps, micro)  # the sweeps the check watches, on whatever data
+        return next(calls)
+
+    result = ex.S2(replay)
+    assert not result.ok and result.diagnosis == "not_from_problem", result.message

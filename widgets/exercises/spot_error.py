@@ -22,10 +22,11 @@ from ..feedback.context import Mistake
 from ..feedback.result import Result
 from ..lessons.report import Report
 from . import learner
+from .array_answers import NOT_FROM_P, UNSEEN
 from .exercise import Exercise, register
 from .function_cases import not_closed_form
 from .predictions import Fact, predicting
-from .problems import rng
+from .problems import rng, unseen
 from .true_false import Watch
 
 
@@ -56,6 +57,31 @@ def _pair(value, what: str, names=("first", "second")) -> tuple:
     return tuple(value)
 
 
+def _and_on_unseen_data(fn, default: str, draw, check_on) -> Result:
+    """``check_on(fn, draw())``: the learner's fixed function on the snippet's data; once it
+    is right there, on ``UNSEEN`` more sets of data drawn at check time from a secret seed
+    (:func:`.problems.unseen`), so that answers worked out beforehand on data a spy noted
+    (a table of the engine's gradients) do not pass for a fix. Drawn inside the block, run
+    outside it."""
+    result = check_on(fn, draw())
+    if not result.ok:
+        return result
+    for _ in range(UNSEEN):
+        with unseen():
+            data = draw()
+        again = check_on(fn, data)
+        if not again.ok:
+            name = _named(fn, default)
+            return Result(False, f"Your `{name}` is right on the snippet's data but not on "
+                                 f"other data of the same shapes, drawn at check time: "
+                                 f"`{name}` must compute its result from the arrays it is "
+                                 "given (numbers worked out elsewhere do not carry over).",
+                          diagnosis=NOT_FROM_P,
+                          hint="Run your function on data of your own, and compare it "
+                               "with the engine's gradients there.")
+    return result
+
+
 # -- S1: overwrite instead of accumulate ------------------------------------------------------
 
 
@@ -80,7 +106,11 @@ def _s1_engine(x, y):
 
 def _check_s1(fn=None) -> Result:
     """``S1(grads)``: your fixed ``grads(x, y) -> (x_bar, y_bar)``."""
-    x, y = _s1_data()
+    return _and_on_unseen_data(fn, "grads", _s1_data, _s1_on)
+
+
+def _s1_on(fn, data) -> Result:
+    x, y = data
     dx, dy, paths = _s1_engine(x, y)
     try:
         name = _named(fn, "grads")
@@ -196,7 +226,11 @@ class _Rows(Observer):
 def _check_s2(fn=None) -> Result:
     """``S2(step_gradients)``: your fixed ``step_gradients(w, steps, micro) -> list``, one
     gradient per step, each step's batch run in micro-batches of at most ``micro`` rows."""
-    steps, w0 = _s2_steps()
+    return _and_on_unseen_data(fn, "step_gradients", _s2_steps, _s2_on)
+
+
+def _s2_on(fn, data) -> Result:
+    steps, w0 = data
     name = _named(fn, "step_gradients")
     results = []
     for micro in S2_MICRO:
@@ -432,7 +466,10 @@ def _s5_problem():
 
 def _check_s5(fn=None) -> Result:
     """``S5(grad_w)``: your fixed ``grad_w(w, x, b, t)`` for z = w*x + b, L = ½Σ(z - t)²."""
-    p = _s5_problem()
+    return _and_on_unseen_data(fn, "grad_w", _s5_problem, _s5_on)
+
+
+def _s5_on(fn, p) -> Result:
     w = ag.tensor(p["w"], requires_grad=True)
     z = w * ag.tensor(p["x"]) + ag.tensor(p["b"])
     z.retain_grad()
