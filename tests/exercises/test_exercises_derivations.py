@@ -278,18 +278,132 @@ def test_g14_partial_batchnorm_gradients(kind):
     assert ex.G14(lambda q: {"dx": _g14_more(q, kind)[0]}).diagnosis == code
 
 
-@pytest.mark.parametrize("stride, padding", [(1, 1), (2, 0), (1, 0)])
+def g7_right(p):
+    """G7's answer by naive loops (no engine), for any stride and padding of ``p``."""
+    dx, dw, _ = conv_backward(p.x, p.w, p.G, p.stride, p.padding)
+    return {"dx": dx, "dw": dw}
+
+
+def _g7_slips(p):
+    """Each slip G7 names, as a function of the problem would make it (no engine)."""
+    dx, dw, per_sample = conv_backward(p.x, p.w, p.G, p.stride, p.padding)
+    return {"unrotated": conv_backward(p.x, p.w[..., ::-1, ::-1], p.G, p.stride, p.padding)[0],
+            "per_sample": per_sample, "rotated_dw": dw[..., ::-1, ::-1],
+            "transposed_dw": dw.transpose(1, 0, 2, 3)}
+
+
+@pytest.mark.parametrize("stride, padding", [(1, 1), (2, 0), (1, 0), (2, 1)])
 def test_g7_conv_gradients(stride, padding):
-    p = ex.G7.problem(stride=stride, padding=padding)
-    dx, dw, per_sample = conv_backward(p.x, p.w, p.G, stride, padding)
-    assert ex.G7(dx=dx, dw=dw, stride=stride, padding=padding).ok
-    unrotated, _, _ = conv_backward(p.x, p.w[..., ::-1, ::-1], p.G, stride, padding)
-    result = ex.G7(dx=unrotated, dw=per_sample, stride=stride, padding=padding)
+    options = {"stride": stride, "padding": padding}
+    assert ex.G7(g7_right, **options).ok
+    result = ex.G7(lambda q: {"dx": _g7_slips(q)["unrotated"], "dw": _g7_slips(q)["per_sample"]},
+                   **options)
     assert [r.diagnosis for r in result.parts] == ["unrotated_kernel", "missing_broadcast_sum"]
-    result = ex.G7(dw=dw[..., ::-1, ::-1], stride=stride, padding=padding)
+    result = ex.G7(lambda q: {"dw": _g7_slips(q)["rotated_dw"]}, **options)
     assert result.diagnosis == "rotated_kernel_grad"
-    assert ex.G7(dw=dw.transpose(1, 0, 2, 3), stride=stride, padding=padding).diagnosis == \
+    assert ex.G7(lambda q: {"dw": _g7_slips(q)["transposed_dw"]}, **options).diagnosis == \
         "transpose"
+
+
+# -- G7 and L2: a function of the problem, not arrays that fit one problem --------------------
+
+
+def l2_right(p):
+    na = p.a.shape[1]
+    return {"da": p.G[:, :na], "db": p.G[:, na:]}
+
+
+def l2_merges_right(p):
+    s = 1 / (1 + np.exp(-p.u))
+    t = np.tanh(p.x * p.w)
+    winner = p.branches == p.branches.max(axis=0)
+    return {"du": p.G_gate * p.h * s * (1 - s), "d_branches": np.where(winner, p.G_pool, 0.0),
+            "dw": p.G_reuse * (t + p.w * (1 - t ** 2) * p.x)}
+
+
+def test_g7_and_l2_are_solved_by_a_numpy_function_of_the_problem():
+    from widgets.exercises.tracking import status
+
+    assert ex.G7(g7_right).ok and status("G7") == "in progress"  # the strided part too
+    assert ex.G7(g7_right, stride=2, padding=1).ok and status("G7") == "solved"
+    assert ex.L2(l2_right).ok and status("L2") == "in progress"  # the merges too
+    assert ex.L2.run("merges", l2_merges_right).ok and status("L2") == "solved"
+
+
+def _disguised(exercise_id, options):
+    """The audit's attack: leaves holding disguised copies of the problem's arrays (2 * w,
+    used as w2 * 0.5), run through the engine outside any check, their gradients handed
+    back by a function that ignores its argument."""
+    import autograd_core as ag
+    from autograd_core.nn.functional import conv2d
+
+    if exercise_id == "G7":
+        p = ex.G7.problem(**options)
+        x2 = ag.tensor(2 * p.x, requires_grad=True)
+        w2 = ag.tensor(2 * p.w, requires_grad=True)
+        conv2d(x2 * 0.5, w2 * 0.5, **options).backward(p.G)
+        return {"dx": x2.grad.numpy() * 2, "dw": w2.grad.numpy() * 2}
+    if exercise_id == "L2":
+        p = ex.L2.problem()
+        a2, b2 = (ag.tensor(2 * v, requires_grad=True) for v in (p.a, p.b))
+        ag.cat([a2 * 0.5, b2 * 0.5], dim=1).backward(p.G)
+        return {"da": a2.grad.numpy() * 2, "db": b2.grad.numpy() * 2}
+    q = ex.L2.problem(merges=True)
+    u2, br2, w2 = (ag.tensor(2 * v, requires_grad=True) for v in (q.u, q.branches, q.w))
+    (ag.sigmoid(u2 * 0.5) * ag.tensor(q.h)).backward(q.G_gate)
+    (br2 * 0.5).max(axis=0).backward(q.G_pool)
+    w = w2 * 0.5
+    (ag.tanh(ag.tensor(q.x) * w) * w).backward(q.G_reuse)
+    return {"du": u2.grad.numpy() * 2, "d_branches": br2.grad.numpy() * 2,
+            "dw": w2.grad.numpy() * 2}
+
+
+@pytest.mark.parametrize("exercise_id, check, options", [
+    ("G7", "gradients", {}), ("G7", "gradients", {"stride": 2, "padding": 1}),
+    ("L2", "gradients", {}), ("L2", "merges", {})])
+def test_arrays_from_a_disguised_leaf_are_not_from_the_problem(exercise_id, check, options):
+    from widgets.exercises.array_answers import NOT_FROM_P
+    from widgets.exercises.tracking import status
+
+    precomputed = _disguised(exercise_id if check == "gradients" else "merges", options)
+    exercise = ex.registry()[exercise_id]
+    result = exercise.run(check, lambda p: precomputed, **options)
+    assert not result.ok, repr(result)
+    assert {r.diagnosis for r in result.parts} == {NOT_FROM_P}, repr(result)
+    assert all("right on your own problem but not on another problem" in r.message
+               for r in result.parts)
+    assert status(exercise_id) != "solved"
+
+
+def test_arrays_passed_the_old_way_get_the_kinds_sentence():
+    p = ex.G7.problem()
+    result = ex.G7(dx=np.zeros_like(p.x), dw=np.zeros_like(p.w))
+    assert result.diagnosis == "call" and "def my_g7(p)" in result.message
+    result = ex.L2(da=np.zeros((2, 3)), db=np.zeros((2, 2)))
+    assert result.diagnosis == "call" and "def my_l2(p)" in result.message
+    result = ex.L2.run("merges", du=np.zeros(4))
+    assert result.diagnosis == "call" and "my_l2_merges" in result.message
+
+
+def _l2_merge_slips(p):
+    """Each slip L2's merges check names, built here from the problem (no engine)."""
+    s = 1 / (1 + np.exp(-p.u))
+    t = np.tanh(p.x * p.w)
+    winner = p.branches == p.branches.max(axis=0)
+    spread = np.broadcast_to(p.G_pool, p.branches.shape)
+    return {
+        "du": {"missing_activation_derivative": p.G_gate * p.h, "other_factor": p.G_gate * s},
+        "d_branches": {"averaged_paths": spread / 3, "all_paths": spread,
+                       "wrong_branch": np.where(winner, 0.0, p.G_pool)},
+        "dw": {"one_path": p.G_reuse * t},
+    }
+
+
+@pytest.mark.parametrize("part, code", [(part, code) for part, slips in _l2_merge_slips(
+    ex.L2.problem(merges=True)).items() for code in slips])
+def test_each_l2_merge_slip_is_named(part, code):
+    result = ex.L2.run("merges", lambda q: {part: _l2_merge_slips(q)[part][code]})
+    assert not result.ok and result.diagnosis == code, repr(result)
 
 
 def _rows(ids, G, rows, add: bool):

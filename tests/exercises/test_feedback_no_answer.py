@@ -325,33 +325,54 @@ def test_g6_square_products_in_the_wrong_order_or_untransposed():
             assert "square" in result.message
 
 
-def test_g7_batch_sum_output_channels_and_stride():
-    p = ex.G7.problem()
-    dx, dw, per_sample = conv_backward(p.x, p.w, p.G, 1, 0)
-    assert ex.G7(dw=per_sample[0]).diagnosis == "missing_batch_sum"
+def _g7_first_image_dw(p):
+    return {"dw": conv_backward(p.x, p.w, p.G, p.stride, p.padding)[2][0]}
+
+
+def _g7_first_channel_dx(p):
     one = np.zeros_like(p.G)
     one[:, 0] = p.G[:, 0]
-    dx0, _, _ = conv_backward(p.x, p.w, one, 1, 0)
-    result = ex.G7(dx=dx0)
+    return {"dx": conv_backward(p.x, p.w, one, p.stride, p.padding)[0]}
+
+
+def _g7_stride_left_out(p):
+    """dx and dw with the stride left out of the indices (G read as if the stride were 1)."""
+    pad = p.padding
+    xp = np.pad(p.x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    dxp, dw1 = np.zeros_like(xp), np.zeros_like(p.w)
+    for n, o, i, j in np.ndindex(p.G.shape):
+        dxp[n, :, i:i + 3, j:j + 3] += p.G[n, o, i, j] * p.w[o]
+        dw1[o] += p.G[n, o, i, j] * xp[n, :, i:i + 3, j:j + 3]
+    return {"dx": dxp[:, :, pad:pad + 5, pad:pad + 5], "dw": dw1}
+
+
+def test_g7_batch_sum_output_channels_and_stride():
+    assert ex.G7(_g7_first_image_dw).diagnosis == "missing_batch_sum"
+    result = ex.G7(_g7_first_channel_dx)
     assert result.diagnosis == "one_output_channel" and "channel 0" in result.message
-    q = ex.G7.problem(stride=2, padding=1)
-    xp = np.pad(q.x, ((0, 0), (0, 0), (1, 1), (1, 1)))
-    dxp, dw1 = np.zeros_like(xp), np.zeros_like(q.w)
-    for n, o, i, j in np.ndindex(q.G.shape):  # the stride left out of the indices
-        dxp[n, :, i:i + 3, j:j + 3] += q.G[n, o, i, j] * q.w[o]
-        dw1[o] += q.G[n, o, i, j] * xp[n, :, i:i + 3, j:j + 3]
-    result = ex.G7(dx=dxp[:, :, 1:6, 1:6], dw=dw1, stride=2, padding=1)
+    result = ex.G7(_g7_stride_left_out, stride=2, padding=1)
     assert [r.diagnosis for r in result.parts] == ["stride_not_spread", "stride_not_spread"]
+    q = ex.G7.problem(stride=2, padding=1)
+    assert not leaked(said(result), conv_backward(q.x, q.w, q.G, 2, 1)[0])
 
 
-def test_g7_defaults_match_the_problem_and_other_settings_are_recognised():
+def test_g7_defaults_match_the_problem_and_a_fixed_stride_is_recognised():
+    """A function that fixes the stride and padding instead of reading them from ``p`` is
+    right on one problem only; on the other (same G shape) it is named, never the value."""
     p = ex.G7.problem()
     assert (p.stride, p.padding) == (1, 0)
-    dx, dw, _ = conv_backward(p.x, p.w, p.G, 1, 0)
-    assert ex.G7(dx=dx, dw=dw).ok  # G7 without stride/padding checks G7.problem()
-    q = ex.G7.problem(stride=2, padding=1)
-    dx2, dw2, _ = conv_backward(q.x, q.w, q.G, 2, 1)
-    result = ex.G7(dx=dx2, dw=dw2)
+
+    def fixed(stride, padding):
+        def my_g7(q):
+            dx, dw, _ = conv_backward(q.x, q.w, q.G, stride, padding)
+            return {"dx": dx, "dw": dw}
+        return my_g7
+
+    assert ex.G7(fixed(1, 0)).ok  # G7 without stride/padding checks G7.problem()
+    result = ex.G7(fixed(1, 0), stride=2, padding=1)
+    assert not result.ok and "stride=1, padding=0" in said(result)
+    assert {r.diagnosis for r in result.parts} == {"other_problem"}
+    result = ex.G7(fixed(2, 1))
     assert not result.ok and "stride=2, padding=1" in said(result)
     assert {r.diagnosis for r in result.parts} == {"other_problem"}
 

@@ -92,18 +92,20 @@ def test_a_later_wrong_check_does_not_undo_a_solved_item():
 
 @pytest.mark.parametrize("how", ["method", "keyword", "function"])
 def test_a_demonstration_never_changes_the_learners_result(how):
-    p, q = ex.G7.problem(), ex.G7.problem(stride=2, padding=1)
-    dx, dw, _ = conv_backward(p.x, p.w, p.G, 1, 0)
-    dx2, dw2, _ = conv_backward(q.x, q.w, q.G, 2, 1)
-    assert ex.G7(dx=dx, dw=dw).ok and status("G7") == "in progress"  # strided: a part too
-    mine = ex.G7(dx=dx2, dw=dw2, stride=2, padding=1)
+    def my_g7(p):
+        dx, dw, _ = conv_backward(p.x, p.w, p.G, p.stride, p.padding)
+        return {"dx": dx, "dw": dw}
+
+    def unrotated(p):
+        return {"dx": conv_backward(p.x, p.w[..., ::-1, ::-1], p.G, p.stride, p.padding)[0]}
+
+    assert ex.G7(my_g7).ok and status("G7") == "in progress"  # strided: a part too
+    mine = ex.G7(my_g7, stride=2, padding=1)
     assert mine.ok and status("G7") == "solved"
-    o = ex.G7.problem(stride=1, padding=1)  # a demonstration runs on another problem
-    unrotated, _, _ = conv_backward(o.x, o.w[..., ::-1, ::-1], o.G, 1, 1)
-    other = {"stride": 1, "padding": 1}
-    shown = {"method": lambda: ex.G7.demo(dx=unrotated, **other),
-             "keyword": lambda: ex.G7(dx=unrotated, demo=True, **other),
-             "function": lambda: ex.demo("G7", dx=unrotated, **other)}[how]()
+    other = {"stride": 1, "padding": 1}  # a demonstration runs on another problem
+    shown = {"method": lambda: ex.G7.demo(unrotated, **other),
+             "keyword": lambda: ex.G7(unrotated, demo=True, **other),
+             "function": lambda: ex.demo("G7", unrotated, **other)}[how]()
     assert shown.diagnosis == "unrotated_kernel"
     assert "demonstration" in repr(shown) and "not recorded" in repr(shown)
     assert status("G7") == "solved"

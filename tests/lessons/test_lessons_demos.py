@@ -52,24 +52,25 @@ def test_e2_another_literal():
 def test_l2_other_widths():
     p, q = ex.L2.problem(), ex.L2.problem(widths=(4, 1))
     assert (q.a.shape, q.b.shape, q.G.shape) == ((2, 4), (2, 1), (2, 5))
-    assert ex.L2.demo(da=q.G[:, :4], db=q.G[:, 4:], widths=(4, 1)).ok
-    slip = ex.L2.demo(da=q.G[:, -4:], db=q.G[:, :1], widths=(4, 1))
+    assert ex.L2.demo(lambda r: {"da": r.G[:, :4], "db": r.G[:, 4:]}, widths=(4, 1)).ok
+    slip = ex.L2.demo(lambda r: {"da": r.G[:, -4:], "db": r.G[:, :1]}, widths=(4, 1))
     assert diagnoses(slip) == {"da": "wrong_slice", "db": "wrong_slice"}
     # the slip is named without saying where each input's columns sit: said on another
     # problem, that would be every problem's layout (the learner's own included)
     where = re.compile(r"\b(first|last|start|end|beginning|leftmost|rightmost)\b")
     assert not where.search(said(slip)), said(slip)
-    assert not ex.L2.demo(da=q.G[:, :4], db=q.G[:, 4:]).ok
-    assert ex.L2.check(da=p.G[:, :3], db=p.G[:, 3:]).ok
+    # the demo's arrays, handed back on the learner's own problem, are no answer to it
+    assert not ex.L2.check(lambda r: {"da": q.G[:, :4], "db": q.G[:, 4:]}).ok
+    assert ex.L2.check(lambda r: {"da": r.G[:, :3], "db": r.G[:, 3:]}).ok
+    assert (p.a.shape, p.b.shape) == ((2, 3), (2, 2))
     for wrong in ((0, 2), (3,), (7, 1), "ab", None, (True, 2)):
-        assert ex.L2.demo(da=q.G[:, :4], widths=wrong).diagnosis == "call"
+        assert ex.L2.demo(lambda r: {"da": r.G[:, :4]}, widths=wrong).diagnosis == "call"
 
 
 def test_l2s_lesson_demonstration_names_no_layout():
     """Lesson 02's demonstration shows the add-like slip (all of G to each branch): its
     feedback is about shapes, and says nothing about which columns belong to which input."""
-    q = ex.L2.problem(widths=(2, 4))
-    shown = ex.L2.demo(da=q.G, db=q.G, widths=(2, 4))
+    shown = ex.L2.demo(lambda q: {"da": q.G, "db": q.G}, widths=(2, 4))
     assert diagnoses(shown) == {"da": "shape", "db": "shape"}, repr(shown)
     assert not re.search(r"\b(first|last|column|columns|slice)\b", said(shown)), said(shown)
     nb = json.loads((NOTEBOOKS / "02_forward_graph.ipynb").read_text())
@@ -80,12 +81,17 @@ def test_l2s_lesson_demonstration_names_no_layout():
 
 def test_l2s_merges_have_no_demonstration_and_the_default_problem_none():
     for kwargs in ({}, {"widths": (3, 2)}):
-        q = ex.L2.problem()
-        shown = ex.L2.demo(da=q.G[:, :3], db=q.G[:, 3:], **kwargs)
+        shown = ex.L2.demo(lambda q: {"da": q.G[:, :3], "db": q.G[:, 3:]}, **kwargs)
         assert shown.diagnosis == "demo_refused"
-    m = ex.L2.problem(merges=True)
+
+    def merges(q):  # the pool's and the reuse's right answers; the check never tells
+        winner = q.branches == q.branches.max(axis=0)
+        t = np.tanh(q.x * q.w)
+        return {"d_branches": np.where(winner, q.G_pool, 0.0),
+                "dw": q.G_reuse * (t + q.w * (1 - t ** 2) * q.x)}
+
     for kwargs in ({}, {"merges": True}, {"merges": False}):
-        shown = ex.L2.demo(check="merges", du=m.u, d_branches=m.branches, dw=m.w, **kwargs)
+        shown = ex.L2.demo(merges, check="merges", **kwargs)
         assert not shown.ok and shown.diagnosis in ("demo_refused", "unknown_name"), shown
         assert "Correct" not in said(shown)
 
@@ -119,7 +125,7 @@ def test_s3_another_nested_function():
 
 @pytest.mark.parametrize("lesson, demo", [
     ("01_start_here", "E2.demo(dw=q.x, literal=3)"),
-    ("02_forward_graph", 'L2.demo(da=q.G, db=q.G, widths=(2, 4))'),
+    ("02_forward_graph", 'L2.demo(lambda q: {"da": q.G, "db": q.G}, widths=(2, 4))'),
     ("09_modes", 'S3.demo(from_the_depth_2_formula, kind="reuse")'),
 ])
 def test_the_lessons_demonstrate_on_the_other_problem(lesson, demo):

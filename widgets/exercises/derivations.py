@@ -16,13 +16,11 @@ import numpy as np
 import autograd_core as ag
 from autograd_core.nn.functional import conv2d
 
-from ..feedback.check import check_gradient
 from ..feedback.context import Mistake
 from ..feedback.result import Result, named
 from . import mlp
 from .array_answers import Gradients, gradients
 from .exercise import Exercise, register
-from .parts import answers, check_named
 from .problems import Problem, rng
 
 # -- G5: a 3-layer MLP --------------------------------------------------------------------
@@ -104,10 +102,9 @@ register(Exercise("G6", "derivation", {"gradients": _check_g6}, level="M", probl
 # -- G7: conv2d -----------------------------------------------------------------------------
 
 
-
-
 G7_DEFAULT = {"stride": 1, "padding": 0}  # problem() and the check agree: conv2d's defaults
 G7_STRIDED = {"stride": 2, "padding": 1}  # the bank checks G7 with stride and padding too
+_G7_VARIANTS = ((1, 0), (1, 1), (2, 0), (2, 1))
 
 
 def g7_part(answer: str, stride: int, padding: int) -> str:
@@ -115,27 +112,43 @@ def g7_part(answer: str, stride: int, padding: int) -> str:
     if (stride, padding) == (G7_DEFAULT["stride"], G7_DEFAULT["padding"]):
         return answer
     return f"{answer} (stride={stride}, padding={padding})"
-_G7_VARIANTS = ((1, 0), (1, 1), (2, 0), (2, 1))
 
 
 def g7_problem(stride: int = 1, padding: int = 0) -> Problem:
-    """x (2, 2, 5, 5), kernel w (3, 2, 3, 3) and the upstream gradient of the output."""
+    """x (2, 2, 5, 5), kernel w (3, 2, 3, 3) and the upstream gradient G of the output
+    (2, 3, OH, OW), with the problem's ``stride`` (1 or 2) and ``padding`` (0 or 1)."""
+    counts = all(isinstance(v, int | np.integer) and not isinstance(v, bool)
+                 for v in (stride, padding))
+    if not counts or (stride, padding) not in _G7_VARIANTS:
+        raise ValueError("G7 has problems for stride 1 or 2 and padding 0 or 1.")
     # each problem its own data: the engine run on another problem shows nothing of yours
     g = rng(7) if (stride, padding) == (1, 0) else rng(700 + 10 * stride + padding)
     x, w = g.standard_normal((2, 2, 5, 5)), g.standard_normal((3, 2, 3, 3))
     size = (5 + 2 * padding - 3) // stride + 1
+    check = "G7(my_g7)" if (stride, padding) == (1, 0) else \
+        f"G7(my_g7, stride={stride}, padding={padding})"
     return Problem(f"y = conv2d(x, w, stride={stride}, padding={padding}) (cross-correlation, "
-                   "like every deep-learning library); G = dL/dy. Find dx and dw, and check "
-                   f"them with G7(dx=..., dw=..., stride={stride}, padding={padding}).",
+                   "like every deep-learning library); G = dL/dy. Find dx and dw with a "
+                   f"function my_g7(p) of the problem, and check it with {check}.",
                    x=x, w=w, G=g.standard_normal((2, 3, size, size)), stride=stride,
                    padding=padding)
 
 
-def _conv_grads(p: Problem, w: np.ndarray, g: np.ndarray | None = None
+def _conv_grads(p: Problem, w: np.ndarray, g: np.ndarray | None = None, *,
+                stride: int | None = None, padding: int | None = None
                 ) -> tuple[np.ndarray, np.ndarray]:
+    """The engine's dx and dw of conv2d(p.x, w) (``p``'s stride and padding unless given)
+    for the upstream gradient ``g`` (``p.G`` unless given)."""
+    stride = p.stride if stride is None else stride
+    padding = p.padding if padding is None else padding
     x_t, w_t = ag.tensor(p.x, requires_grad=True), ag.tensor(w, requires_grad=True)
-    conv2d(x_t, w_t, stride=p.stride, padding=p.padding).backward(p.G if g is None else g)
+    conv2d(x_t, w_t, stride=stride, padding=padding).backward(p.G if g is None else g)
     return x_t.grad.numpy(), w_t.grad.numpy()
+
+
+def _g7_engine(p: Problem) -> dict:
+    dx, dw = _conv_grads(p, p.w)
+    return {"dx": dx, "dw": dw}
 
 
 def _stride_one_placement(p: Problem) -> tuple[np.ndarray, np.ndarray]:
@@ -145,12 +158,13 @@ def _stride_one_placement(p: Problem) -> tuple[np.ndarray, np.ndarray]:
     xp = np.pad(p.x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
     dxp, dw = np.zeros_like(xp), np.zeros_like(p.w)
     ho, wo = p.G.shape[2:]
+    size = p.x.shape[2]
     for i in range(3):
         for j in range(3):
             win = xp[:, :, i:i + ho, j:j + wo]
             dw[:, :, i, j] = np.einsum("nopq,ncpq->oc", p.G, win)
             dxp[:, :, i:i + ho, j:j + wo] += np.einsum("nopq,oc->ncpq", p.G, p.w[:, :, i, j])
-    return dxp[:, :, pad:pad + 5, pad:pad + 5], dw
+    return dxp[:, :, pad:pad + size, pad:pad + size], dw
 
 
 def _g7_mistakes(p: Problem, dx: np.ndarray, dw: np.ndarray) -> dict[str, list[Mistake]]:
@@ -195,56 +209,47 @@ def _g7_mistakes(p: Problem, dx: np.ndarray, dw: np.ndarray) -> dict[str, list[M
         found["dw"].append(Mistake(dw1, "Your dw reads the input windows as if the stride "
                                         "were 1: with stride s, output position p saw input "
                                         "rows p·s … p·s + 2.", "", "stride_not_spread"))
+    for part, grads in _other_settings(p).items():
+        found[part] += grads
     return found
 
 
-def _other_variant(given: dict, p: Problem) -> str:
-    """'stride=2, padding=1' if the answers are right for another G7.problem(...)."""
+def _other_settings(p: Problem) -> dict[str, list[Mistake]]:
+    """The right gradients of this problem's x, w and G under another G7 stride and padding
+    whose output has G's shape (a function that fixes them instead of reading p's)."""
+    found: dict[str, list[Mistake]] = {"dx": [], "dw": []}
     for stride, padding in _G7_VARIANTS:
-        if (stride, padding) == (p.stride, p.padding):
+        size = (p.x.shape[2] + 2 * padding - 3) // stride + 1
+        if (stride, padding) == (p.stride, p.padding) or size != p.G.shape[2]:
             continue
-        q = g7_problem(stride, padding)
-        dx, dw = _conv_grads(q, q.w)
-        right = True
-        for key, want in (("dx", dx), ("dw", dw)):
-            if key in given:
-                got = check_gradient(given[key], want)
-                right = right and got.ok
-        if right:
-            return f"stride={stride}, padding={padding}"
-    return ""
+        grads = dict(zip(("dx", "dw"), _conv_grads(p, p.w, stride=stride, padding=padding)))
+        for part, wrong in grads.items():
+            found[part].append(Mistake(
+                wrong, f"Your {part} is right for stride={stride}, padding={padding}, but this "
+                f"problem has stride={p.stride}, padding={p.padding}: read them from the "
+                "problem (p.stride, p.padding) instead of fixing them.", "", "other_problem"))
+    return found
 
 
-@answers("dx", "dw", g7_part("dx", **G7_STRIDED), g7_part("dw", **G7_STRIDED))
-def _check_g7(*, stride: int = G7_DEFAULT["stride"], padding: int = G7_DEFAULT["padding"],
-             **answers) -> Result:
-    """``G7(dx=..., dw=...)`` for ``G7.problem(stride, padding)`` (pass the same values)."""
-    if stride not in (1, 2) or padding not in (0, 1):
-        return Result(False, "G7 has problems for stride 1 or 2 and padding 0 or 1: pass the "
-                             "same stride and padding as to G7.problem(...).", diagnosis="call")
-    p = g7_problem(stride, padding)
+def _g7_context(p: Problem, right: dict) -> dict:
+    mistakes = _g7_mistakes(p, right["dx"], right["dw"])
+    return {"dx": dict(of="x", mistakes=mistakes["dx"]),
+            "dw": dict(of="w", batch_size=p.x.shape[0], mistakes=mistakes["dw"])}
 
-    def run(given):
-        dx, dw = _conv_grads(p, p.w)
-        mistakes = _g7_mistakes(p, dx, dw)
-        context = {"dx": dict(of="x", mistakes=mistakes["dx"]),
-                   "dw": dict(of="w", batch_size=p.x.shape[0], mistakes=mistakes["dw"])}
-        grads = {"dx": dx, "dw": dw}
-        results = [check_gradient(given[k], grads[k], name=k, **context[k]) for k in ("dx", "dw")
-                   if k in given]
-        if (p.stride, p.padding) != (G7_DEFAULT["stride"], G7_DEFAULT["padding"]):
-            # each problem is a part of its own: G7 needs stride and padding as well
-            results = [named(r, g7_part(r.name, p.stride, p.padding)) for r in results]
-        if not all(r.ok for r in results):
-            other = _other_variant(given, p)
-            if other:
-                return [Result(False, f"These are right for G7.problem({other}), but this check "
-                                      f"ran with stride={p.stride}, padding={p.padding}: pass "
-                                      f"the same values, G7(dx=..., dw=..., {other}).",
-                               name=k, diagnosis="other_problem") for k in given]
-        return results
 
-    return check_named(answers, ("dx", "dw"), run)
+def _g7_label(result: Result, p: Problem) -> Result:
+    # each problem is a part of its own: G7 needs stride and padding as well
+    return named(result, g7_part(result.name, p.stride, p.padding))
+
+
+_check_g7 = gradients(Gradients(
+    "G7", ("dx", "dw"), g7_problem, _g7_engine, _g7_context, options=dict(G7_DEFAULT),
+    label=_g7_label),
+    """``G7(my_g7)``: your ``my_g7(p) -> {"dx": ..., "dw": ...}`` on ``G7.problem()``
+    (stride 1, no padding); ``G7(my_g7, stride=2, padding=1)`` runs it on
+    ``G7.problem(stride=2, padding=1)``, which the item requires too.""")
+# the bank checks G7 with stride and padding too: the strided problem's parts are required
+_check_g7.parts = ("dx", "dw", g7_part("dx", **G7_STRIDED), g7_part("dw", **G7_STRIDED))
 
 
 register(Exercise("G7", "derivation", {"gradients": _check_g7}, level="M", problem=g7_problem))

@@ -413,7 +413,7 @@ def _no_such_item(exercise_id) -> Result:
 
 def demo(exercise_id: str, *args, check: str | None = None, **kwargs) -> Result:
     """Run a check as a demonstration on another problem than yours:
-    ``demo("G7", dw=..., stride=1, padding=1)``. The feedback is shown, but nothing is
+    ``demo("G7", my_g7, stride=1, padding=1)``. The feedback is shown, but nothing is
     recorded (neither progress nor the last result of the item)."""
     exercises = registry()
     if exercise_id not in exercises:

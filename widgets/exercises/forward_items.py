@@ -17,7 +17,6 @@ from autograd_core.tools.instrument import instrument
 
 from .. import gate
 from ..feedback import words
-from ..feedback.check import check_gradient
 from ..feedback.context import Mistake
 from ..feedback.result import Result
 from ..lessons.checkpointing import checkpointed_step, checkpointing, sqrt_segments
@@ -25,8 +24,9 @@ from ..lessons.graphs import _branchy_program, _define_by_run
 from ..lessons.memory import memory_breakdown
 from ..lessons.report import Report
 from . import engine_watch, learner
+from .array_answers import Gradients, gradients
 from .exercise import Exercise, register
-from .parts import answers, check_named
+from .parts import answers
 from .predictions import Fact, check_fact, predicting
 from .problems import Problem, problem_for, rng
 
@@ -140,38 +140,36 @@ def l2_problem(widths: tuple = L2_WIDTHS) -> Problem:
                    b=g.standard_normal((2, nb)), G=g.standard_normal((2, na + nb)))
 
 
-@answers("da", "db")
-def _check_l2(*, widths: tuple = L2_WIDTHS, **answers) -> Result:
-    """``L2(da=..., db=...)`` for ``L2.problem()``; ``widths=`` for answers to
-    ``L2.problem(widths)``."""
-    p = problem_for("L2", l2_problem, widths=widths)
-    if isinstance(p, Result):
-        return p
+def _l2_engine(p: Problem) -> dict:
+    a, b = ag.tensor(p.a, requires_grad=True), ag.tensor(p.b, requires_grad=True)
+    ag.cat([a, b], dim=1).backward(p.G)
+    return {"da": a.grad, "db": b.grad}
+
+
+def _l2_context(p: Problem, right: dict) -> dict:
+    # a slice from the other end, named without saying where the right one sits: said on
+    # another problem (a demonstration), that would be every problem's layout
     na, nb = p.a.shape[1], p.b.shape[1]
+    return {k: dict(of=k[1], mistakes=[Mistake(wrong, f"Your {k} is a slice of G of the right "
+                                               f"size, but not {k[1]}'s: which columns of out "
+                                               f"did {k[1]}'s values fill in the forward "
+                                               "pass?", "", "wrong_slice")])
+            for k, wrong in (("da", p.G[:, -na:]), ("db", p.G[:, :nb]))}
 
-    def run(given):
-        a, b = ag.tensor(p.a, requires_grad=True), ag.tensor(p.b, requires_grad=True)
-        ag.cat([a, b], dim=1).backward(p.G)
-        # a slice from the other end, named without saying where the right one sits: said
-        # on another problem (a demonstration), that would be every problem's layout
-        context = {k: dict(of=k[1], mistakes=[Mistake(wrong, f"Your {k} is a slice of G of "
-                                                      f"the right size, but not {k[1]}'s: "
-                                                      f"which columns of out did {k[1]}'s "
-                                                      "values fill in the forward pass?", "",
-                                                      "wrong_slice")])
-                   for k, wrong in (("da", p.G[:, -na:]), ("db", p.G[:, :nb]))}
-        grads = {"da": a.grad, "db": b.grad}
-        return [check_gradient(given[k], grads[k], name=k, **context[k]) for k in grads
-                if k in given]
 
-    return check_named(answers, ("da", "db"), run)
+_check_l2 = gradients(Gradients(
+    "L2", ("da", "db"), l2_problem, _l2_engine, _l2_context, options={"widths": L2_WIDTHS},
+    form=("my_l2", "p")),
+    """``L2(my_l2)``: your ``my_l2(p) -> {"da": ..., "db": ...}`` on ``L2.problem()``, the
+    concatenation; ``widths=`` runs it on ``L2.problem(widths)`` (a lesson's demo).""")
 
 
 # L2's other merges: a gate, a pool and a reuse, each with its own upstream gradient.
 def l2_merges_problem() -> Problem:
     """The three other motifs of L2, each with its upstream gradient: a gate
-    y = sigmoid(u) * h, a pooling merge y = max over three branches (rows of ``branches``),
-    and a reuse y = tanh(x * w) * w."""
+    y = sigmoid(u) * h (u, h, G_gate: (4,)), a pooling merge y = max over three branches
+    (the rows of ``branches``, (3, 4); G_pool (4,)), and a reuse y = tanh(x * w) * w (x, w,
+    G_reuse: (3,))."""
     g = rng(721)
     branches = g.standard_normal((3, 4))
     return Problem("Three more merges, each with its upstream gradient. Gate: y = sigmoid(u) * "
@@ -223,20 +221,18 @@ def _l2_merge_mistakes(q: Problem) -> dict[str, list[Mistake]]:
     }
 
 
-@answers("du", "d_branches", "dw")
-def _check_l2_merges(**answers) -> Result:
-    """``L2.run("merges", du=..., d_branches=..., dw=...)`` for ``l2_merges_problem()``
-    (``L2.problem(merges=True)``): the gradient through a gate, a max over branches, and a
-    reused weight."""
-    q = l2_merges_problem()
+def _l2_merge_context(q: Problem, right: dict) -> dict:
+    of = {"du": "u", "d_branches": "branches", "dw": "w"}
+    return {k: dict(of=of[k], mistakes=found) for k, found in _l2_merge_mistakes(q).items()}
 
-    def run(given):
-        grads, mistakes = _l2_merge_grads(q), _l2_merge_mistakes(q)
-        of = {"du": "u", "d_branches": "branches", "dw": "w"}
-        return [check_gradient(given[k], grads[k], name=k, of=of[k], mistakes=mistakes[k])
-                for k in ("du", "d_branches", "dw") if k in given]
 
-    return check_named(answers, ("du", "d_branches", "dw"), run)
+_check_l2_merges = gradients(Gradients(
+    "L2", ("du", "d_branches", "dw"), l2_merges_problem, _l2_merge_grads, _l2_merge_context,
+    form=("my_l2_merges", "p"), call='L2.run("merges", my_l2_merges)'),
+    """``L2.run("merges", my_l2_merges)``: your ``my_l2_merges(p) -> {"du": ...,
+    "d_branches": ..., "dw": ...}`` on ``L2.problem(merges=True)``: the gradient through a
+    gate, a max over branches, and a reused weight.""")
+_check_l2_merges.__name__ = _check_l2_merges.__qualname__ = "check_l2_merges"
 
 
 def l2_problems(widths: tuple = L2_WIDTHS, merges: bool = False) -> Problem:
