@@ -5,6 +5,9 @@ closed forms, and training with the learner's own gradients.
   right, and training on them gives the engine's loss curve to 1e-10.
 * Each diagnosed mistake is named in its own row, rows that only inherit a wrong row say so,
   and no message contains an entry of any expected gradient.
+* H1 takes one NumPy function of the problem (the Gradients kind): run on the learner's batch,
+  then on batches drawn at check time, so the engine's arrays worked out elsewhere (a
+  disguised leaf) are "not from p"; arrays passed the old way get the function's sentence.
 * Malformed answers (None, text, a Tensor, NaN, a wrong shape, a function ...) get a sentence.
 * Placeholders record nothing; H1 is solved only when all 23 rows are right.
 * The loss plot carries a text alternative computed from the run (how the curves compare).
@@ -627,7 +630,8 @@ def test_the_lesson_solved_with_the_stored_solutions(monkeypatch):
              for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs]
     assert not any(o.get("output_type") == "error" for c in nb.cells
                    if c.cell_type == "code" for o in c.outputs)
-    assert "All 23 gradients right." in "\n".join(shown)
+    assert "All 23 gradients right, on your batch and on 2 batches drawn at check time." \
+        in "\n".join(shown)
     assert any("the same curve." in s for s in shown)
     assert "all 4 exercises solved" in shown[-1]
 
