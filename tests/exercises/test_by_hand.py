@@ -5,6 +5,9 @@ closed forms, and training with the learner's own gradients.
   right, and training on them gives the engine's loss curve to 1e-10.
 * Each diagnosed mistake is named in its own row, rows that only inherit a wrong row say so,
   and no message contains an entry of any expected gradient.
+* H1 takes one NumPy function of the problem (the Gradients kind): run on the learner's batch,
+  then on batches drawn at check time, so the engine's arrays worked out elsewhere (a
+  disguised leaf) are "not from p"; arrays passed the old way get the function's sentence.
 * Malformed answers (None, text, a Tensor, NaN, a wrong shape, a function ...) get a sentence.
 * Placeholders record nothing; H1 is solved only when all 23 rows are right.
 * The loss plot carries a text alternative computed from the run (how the curves compare).
@@ -91,8 +94,26 @@ def numpy_backward(p) -> dict[str, np.ndarray]:
     return d
 
 
-def right_answers() -> dict[str, np.ndarray]:
-    return {f"d_{k}": v for k, v in numpy_backward(ex.H1.problem()).items()}
+def right_answers(p=None) -> dict[str, np.ndarray]:
+    """Every row's gradient by the table's names (``d_W1``), on ``p`` (the learner's own
+    batch unless given)."""
+    return {f"d_{k}": v for k, v in numpy_backward(p or ex.H1.problem()).items()}
+
+
+def my_h1(p) -> dict[str, np.ndarray]:
+    """The learner's H1, right: every row from ``p`` alone, in NumPy."""
+    return right_answers(p)
+
+
+def only(*rows: str, change=None):
+    """A learner's H1 that returns just ``rows`` (names like ``d_W1``), each from ``p``;
+    ``change(answers, p)`` may alter them first."""
+    def my_h1(p):
+        answers = right_answers(p)
+        if change is not None:
+            change(answers, p)
+        return {k: answers[k] for k in (rows or answers)}
+    return my_h1
 
 
 def my_gradients(f) -> dict[str, np.ndarray]:
@@ -155,15 +176,63 @@ def test_the_table_has_every_intermediate_and_parameter():
     assert by_hand.ROWS[0] == "picked" and by_hand.ROWS[-1] == "W1"
 
 
-@pytest.mark.parametrize("how", ["by name", "one dict"])
-def test_every_row_is_right_with_the_right_gradients(how):
-    answers = right_answers()
-    result = ex.H1(**answers) if how == "by name" else ex.H1({**answers, "other": 1})
+def test_every_row_is_right_with_the_right_function():
+    calls = []
+
+    def learners(p):
+        calls.append(p)
+        return my_h1(p)
+
+    result = ex.H1(learners)
     assert result.ok, result
     assert [p.name for p in result.parts] == list(by_hand.ANSWERS)
     assert all(p.ok and "right" in p.message for p in result.parts)
-    assert "All 23 gradients right." in repr(result)
+    assert "All 23 gradients right, on your batch and on 2 batches drawn at check time." \
+        in repr(result)
     assert status("H1") == "solved"
+    mine = ex.H1.problem()
+    assert np.array_equal(calls[0].x, mine.x) and len(calls) == 3
+    assert not np.array_equal(calls[1].x, mine.x) and not np.array_equal(calls[1].W1, mine.W1)
+
+
+@pytest.mark.parametrize("how", ["by name", "one dict", "globals()"])
+def test_arrays_passed_the_old_way_get_the_functions_sentence(how):
+    answers = right_answers()
+    result = {"by name": lambda: ex.H1(**answers), "one dict": lambda: ex.H1(answers),
+              "globals()": lambda: ex.H1({**answers, "np": np, "other": 1})}[how]()
+    assert not result.ok and result.diagnosis == "call", repr(result)
+    assert "def my_h1(p)" in result.message and "H1(my_h1)" in result.message
+    assert status("H1") == "not started"
+
+
+def test_the_engines_arrays_handed_back_are_not_a_derivation():
+    """The audit's route: a leaf holding a disguised copy of the problem's array, run
+    through the engine outside the function, its gradients handed back by a function that
+    ignores its argument. Right on the learner's batch only: every row whose value depends
+    on the batch says it must come from p, and H1 is not solved."""
+    from widgets.exercises.by_hand.network import PARAMS, _forward
+
+    p = ex.H1.problem()
+    disguised = {k: ag.tensor(2 * p[k], requires_grad=True) for k in PARAMS}
+    t = _forward({"x": p.x, "y": p.y, **{k: v * 0.5 for k, v in disguised.items()}})
+    t["loss"].backward()
+    precomputed = {f"d_{r}": t[r].grad.numpy() for r in by_hand.INTERMEDIATES}
+    precomputed.update({f"d_{k}": 2 * disguised[k].grad.numpy() for k in PARAMS})
+    result = ex.H1(lambda q: precomputed)
+    assert not result.ok
+    # d_picked, d_log_sum_exp and d_logit_max are the same on every batch of 32 (-1/N,
+    # 1/N and 0): nothing tells a derivation of them from a copy
+    same_everywhere = {"d_picked", "d_log_sum_exp", "d_logit_max"}
+    for row in result.parts:
+        if row.name in same_everywhere:
+            assert row.ok, row
+        else:
+            assert row.diagnosis == "not_from_problem", row
+            assert "not from p" in row.message and "must compute it from the arrays" \
+                in row.message
+    assert "20 not from p" in result.message
+    assert not status("H1").startswith("solved")
+    no_leak(result)
 
 
 def test_the_closed_forms_and_the_training_are_right():
@@ -272,11 +341,12 @@ MISTAKES = {
 
 @pytest.mark.parametrize("label", MISTAKES)
 def test_each_mistake_is_named_in_its_row(label):
-    p = ex.H1.problem()
-    answers = right_answers()
     row, make, code, words = MISTAKES[label]
-    answers[f"d_{row}"] = make(answers, p)
-    result = ex.H1(**answers)
+
+    def change(answers, p):
+        answers[f"d_{row}"] = make(answers, p)
+
+    result = ex.H1(only(change=change))
     assert not result.ok
     named = part(result, f"d_{row}")
     assert named.diagnosis == code, (label, named)
@@ -288,10 +358,10 @@ def test_each_mistake_is_named_in_its_row(label):
 
 
 def test_rows_below_a_wrong_row_say_so():
-    p = ex.H1.problem()
-    n = len(p.y)
-    answers = {k: v * n for k, v in right_answers().items()}  # forgot the 1/N of the mean
-    result = ex.H1(**answers)
+    def times_n(answers, p):  # forgot the 1/N of the mean
+        answers.update({k: v * len(p.y) for k, v in answers.items()})
+
+    result = ex.H1(only(change=times_n))
     first = part(result, "d_picked")
     assert first.diagnosis == "batch_factor"
     for name in ("d_log_probs", "d_h", "d_W1", "d_h_pre"):
@@ -302,17 +372,19 @@ def test_rows_below_a_wrong_row_say_so():
 
 
 def test_a_row_wrong_on_its_own_below_a_wrong_row():
-    answers = right_answers()
-    answers["d_logits"] = answers["d_logits"] * 2
-    answers["d_h"] = -answers["d_h"]  # wrong beyond what d_logits explains
-    row = part(ex.H1(**answers), "d_h")
+    def change(answers, p):
+        answers["d_logits"] = answers["d_logits"] * 2
+        answers["d_h"] = -answers["d_h"]  # wrong beyond what d_logits explains
+
+    row = part(ex.H1(only(change=change)), "d_h")
     assert "It depends on d_logits, which is not right yet" in row.message
 
 
 def test_close_is_told_apart_from_wrong():
-    answers = right_answers()
-    answers["d_h"] = answers["d_h"] * (1 + 1e-4 * np.cos(np.arange(64)))
-    result = ex.H1(d_h=answers["d_h"])
+    def change(answers, p):
+        answers["d_h"] = answers["d_h"] * (1 + 1e-4 * np.cos(np.arange(64)))
+
+    result = ex.H1(only("d_h", change=change))
     row = part(result, "d_h") if result.parts else result
     assert row.message.splitlines()[0].strip().endswith("close"), row
     assert "within 1%" in row.message
@@ -321,9 +393,10 @@ def test_close_is_told_apart_from_wrong():
 
 def test_the_zero_gradient_of_the_max_accepts_rounding():
     d = right_answers()["d_logit_max"]
-    assert np.abs(d).max() < 1e-15 and ex.H1(d_logit_max=d).ok
-    assert ex.H1(d_logit_max=np.zeros((32, 1))).ok
-    assert ex.H1(d_logit_max=np.ones((32, 1))).diagnosis in ("should_be_zero", "parts")
+    assert np.abs(d).max() < 1e-15 and ex.H1(only("d_logit_max")).ok
+    assert ex.H1(lambda p: {"d_logit_max": np.zeros((32, 1))}).ok
+    assert ex.H1(lambda p: {"d_logit_max": np.ones((32, 1))}).diagnosis in (
+        "should_be_zero", "parts")
 
 
 # -- malformed answers get a sentence ------------------------------------------------------------
@@ -341,8 +414,8 @@ def test_every_malformed_answer_gets_a_sentence(exercise_id):
         for name in names:
             if name == "loss_curve":
                 continue
-            assert_a_sentence(exercise(**{name: bad}) if exercise_id == "H1" else
-                              exercise(lambda *a, bad=bad: bad), f"{exercise_id} {name}={label}")
+            returned = {name: bad} if exercise_id == "H1" else bad
+            assert_a_sentence(exercise(lambda *a, r=returned: r), f"{exercise_id} {name}={label}")
 
 
 @pytest.mark.parametrize("label, bad, words", [
@@ -354,7 +427,7 @@ def test_every_malformed_answer_gets_a_sentence(exercise_id):
     ("a dict", {"W2": 1}, "dict"),
 ])
 def test_malformed_rows_are_sentences_in_the_table(label, bad, words):
-    result = ex.H1(d_W2=bad)
+    result = ex.H1(lambda p: {"d_W2": bad})
     row = part(result, "d_W2") if result.parts else result
     assert words in row.message and "Traceback" not in repr(result), (label, row)
 
@@ -377,7 +450,16 @@ def test_odd_calls_to_h1():
     assert ex.H1().diagnosis == "none"
     assert ex.H1(d_W3=1).diagnosis == "unknown_name"
     assert ex.H1(np.ones(3)).diagnosis == "call"
-    assert "No gradient found" in ex.H1({"x": 1}).message
+    assert ex.H1(lambda p: {"d_W3": 1}).diagnosis == "unknown_name"
+    assert ex.H1(my_h1, batch=1).diagnosis == "call"  # no such batch: a sentence
+
+
+def test_a_demonstration_runs_on_another_batch_only():
+    result = ex.H1.demo(only("d_W2", "d_b2"), batch=8)
+    assert result.ok and "demonstration" in repr(result)
+    assert status("H1") == "not started"
+    assert ex.H1.demo(my_h1).diagnosis == "demo_refused"
+    assert ex.H1.problem(batch=8).x.shape == (8, 64)
 
 
 # -- the closed forms: named mistakes, and a second batch ------------------------------------------
@@ -465,17 +547,16 @@ def test_h4_names_a_wrong_parameter_and_waits_with_the_curve():
 
 
 def test_h1_is_solved_only_when_every_row_is_right():
-    answers = right_answers()
-    ex.H1(**{k: answers[k] for k in list(answers)[:20]})
+    ex.H1(only(*by_hand.ANSWERS[:20]))
     assert status("H1") == "in progress"
-    ex.H1.demo(**answers)  # a demonstration changes nothing
+    ex.H1.demo(my_h1, batch=16)  # a demonstration changes nothing
     assert status("H1") == "in progress"
-    ex.H1(**{k: answers[k] for k in list(answers)[20:]})
+    ex.H1(only(*by_hand.ANSWERS[20:]))
     assert status("H1") == "solved"
 
 
 def test_placeholders_leave_a_fresh_start():
-    ex.H1({name: None for name in by_hand.ANSWERS})
+    ex.H1(lambda p: {name: None for name in by_hand.ANSWERS})
     ex.H2(lambda *a: None)
     ex.H4(lambda f: {k: None for k in by_hand.PARAMS})
     text = repr(ex.Progress("H1", "H2", "H3", "H4"))
@@ -549,7 +630,8 @@ def test_the_lesson_solved_with_the_stored_solutions(monkeypatch):
              for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs]
     assert not any(o.get("output_type") == "error" for c in nb.cells
                    if c.cell_type == "code" for o in c.outputs)
-    assert "All 23 gradients right." in "\n".join(shown)
+    assert "All 23 gradients right, on your batch and on 2 batches drawn at check time." \
+        in "\n".join(shown)
     assert any("the same curve." in s for s in shown)
     assert "all 4 exercises solved" in shown[-1]
 

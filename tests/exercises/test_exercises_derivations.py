@@ -4,7 +4,7 @@ and G9's sum_to, answered with a function, are in test_thin_e; E3 in test_e3_slo
 
 Right answers are computed here independently of the engine: closed-form NumPy,
 naive loops (convolution, pooling) or central finite differences. An item of the
-Gradients kind (G2, G3, G5, G6, G9, G10, G14) takes them as a function of the problem,
+Gradients kind (G2, G3, G5, G6, G9, G10, G14, W5) takes them as a function of the problem,
 ``G6(lambda p: {...})``: the builders below are such functions already.
 """
 
@@ -173,12 +173,25 @@ def _g14_more(p, kind):
 
 def _w5(p, kind):
     s = 1 / (1 + np.exp(-p.z))
+    if kind == "right":
+        return dict(dz=p.G * s * (1 - s)), {}
+    return dict(dz=p.G), dict(dz="missing_activation_derivative")
+
+
+def test_w5s_layers_are_a_check_of_their_own():
+    """W5's chain question is a separate check of the same item (a number, not a function
+    of the problem): right with the count worked out here, named as a prediction when
+    wrong, and W5 is solved only once both its checks are right."""
+    from widgets.exercises.tracking import status
+
     slope_4 = 1 / (1 + np.exp(-4.0)) * (1 - 1 / (1 + np.exp(-4.0)))
     layers = next(d for d in range(1, 50) if 1000 * slope_4 ** d < 1e-6)  # by hand: 6
-    if kind == "right":
-        return dict(dz=p.G * s * (1 - s), layers=layers), {}
-    return dict(dz=p.G, layers=layers - 1), dict(dz="missing_activation_derivative",
-                                                 layers="prediction")
+    wrong = ex.W5.run("layers", layers=layers - 1)
+    assert not wrong.ok and wrong.diagnosis == "prediction", repr(wrong)
+    assert ex.W5(lambda q: _w5(q, "right")[0]).ok
+    assert status("W5") == "in progress"
+    assert ex.W5.run("layers", layers=layers).ok
+    assert status("W5").startswith("solved")
 
 
 def _e2(p, kind):

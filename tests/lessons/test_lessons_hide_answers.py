@@ -1136,6 +1136,9 @@ def _right_answers(item: str, p) -> dict:
         return _pool_answers(p)
     if item == "G14":
         return {"dx": _bn_answer(p)}
+    if item == "W5":  # by hand: σ' = σ(1 − σ)
+        s = 1 / (1 + np.exp(-p.z))
+        return {"dz": p.G * s * (1 - s)}
     if item == "L5":
         running_mean, running_var = 0.1 * p.x.mean(axis=0), 0.9 + 0.1 * p.x.var(axis=0, ddof=1)
         return {"kept_value": 1 / (1 - p.p), "dropout_eval": p.z,
@@ -1150,7 +1153,8 @@ def _arrays(answers: dict) -> dict:
 
 # (item, the keywords of the other problem a lesson demonstrates a mistake on)
 DEMO_PROBLEMS = [("G2", {"size": 8}), ("G3", {"size": 6}), ("G14", {"batch_size": 4}),
-                 ("L5", {"batch_size": 5}), ("G7", {"stride": 1, "padding": 1})]
+                 ("L5", {"batch_size": 5}), ("G7", {"stride": 1, "padding": 1}),
+                 ("W5", {"z": np.array([-1.0, 3.0, 7.0, 12.0]), "G": 500.0})]
 
 
 @pytest.mark.parametrize("item, other", DEMO_PROBLEMS, ids=[d[0] for d in DEMO_PROBLEMS])
@@ -1177,7 +1181,8 @@ def test_a_demonstration_runs_on_a_problem_of_its_own(item, other):
 
 @pytest.mark.parametrize("item, other, words", [
     ("G2", {"size": 99}, "3 to 20"), ("G3", {"size": 5}, "even side"),
-    ("G14", {"batch_size": 1}, "2 to 32"), ("L5", {"batch_size": "8"}, "2 to 32")])
+    ("G14", {"batch_size": 1}, "2 to 32"), ("L5", {"batch_size": "8"}, "2 to 32"),
+    ("H1", {"batch": 1}, "2 to 256")])
 def test_an_unknown_other_problem_gets_a_sentence(item, other, words):
     result = ex.registry()[item].demo(**other)
     assert not result.ok and words in result.message

@@ -18,9 +18,10 @@ from ..feedback.result import Result
 from ..lessons.graphs import _branchy_program, branches
 from ..lessons.report import Report
 from . import engine_watch, learner
+from .array_answers import Gradients, gradients
 from .backward_check import SPEC_ITEMS, _check_backward
 from .exercise import Exercise, register
-from .parts import answers, check_named
+from .parts import answers
 from .predictions import Fact, check_fact, predicting
 from .problems import Problem, rng
 from .true_false import (
@@ -314,18 +315,25 @@ SPEC_ITEMS["sigmoid"] = "W4"
 # -- W5: huge upstream, tiny gradient --------------------------------------------------------
 
 
-W5_POINTS = (0.0, 2.0, 5.0, 10.0, 20.0)
+# The bands the pre-activations are drawn from: near 0, then ever deeper into saturation.
+W5_BANDS = ((0.0, 0.5), (1.5, 3.0), (4.0, 7.0), (9.0, 13.0), (16.0, 22.0))
 
 
 def w5_problem(z=None, G=None) -> Problem:  # noqa: N803 - G is the question's name for it
-    """Pre-activations from 0 to deep saturation, and a huge upstream gradient; or other
-    points ``z`` and upstream gradient ``G`` (a lesson demonstrates a mistake on other data,
-    so that its feedback says nothing about the learner's own)."""
-    points = np.array(W5_POINTS if z is None else z, dtype=np.float64).ravel()
+    """Five pre-activations, one drawn from each band from 0 to deep saturation, and a huge
+    upstream gradient; or other points ``z`` and upstream gradient ``G`` (a lesson
+    demonstrates a mistake on other data, so that its feedback says nothing about the
+    learner's own)."""
+    if z is None:
+        g = rng(5)
+        points = np.array([g.uniform(lo, hi) for lo, hi in W5_BANDS])
+    else:
+        points = np.array(z, dtype=np.float64).ravel()
     upstream = np.broadcast_to(np.asarray(1000.0 if G is None else G, dtype=np.float64),
                                points.shape).copy()
     if z is None and G is None:
-        what = "s = sigmoid(z) with G = dL/ds = 1000 everywhere. Find dz = dL/dz."
+        what = ("s = sigmoid(z) at 5 points z from about 0 to deep saturation, with G = dL/ds "
+                "= 1000 everywhere. Find dz = dL/dz.")
     else:
         what = "s = sigmoid(z) with the upstream gradient G = dL/ds. Find dz = dL/dz."
     return Problem(what, z=points, G=upstream)
@@ -354,39 +362,31 @@ def _w5_layers() -> int:
     return next(d for d in range(1, 100) if abs(_saturated_chain_gradient(d)) < W5_FLOOR)
 
 
-@answers("dz", "layers")
-def _check_w5(*args, z=None, G=None, **answers) -> Result:  # noqa: N803
-    """``W5(dz=..., layers=...)``: ``dz`` for ``W5.problem()`` (``W5(dz=..., z=..., G=...)``
-    for ``W5.problem(z=..., G=...)``), and ``layers``: how many sigmoid layers in a chain,
-    each at the pre-activation z = 4, bring an upstream gradient of 1000 at the top below
-    10⁻⁶ at the bottom."""
-    if len(args) == 1 and not answers:  # W5(dz) as well as W5(dz=dz)
-        answers = {"dz": args[0]}
-    elif args:
-        return Result(False, f"W5 takes its answers by name, dz=... and layers=...; you passed "
-                             f"{len(args)} by position.", diagnosis="call")
-
-    def run(given):
-        results = []
-        if "dz" in given:
-            results.append(_check_w5_at(given["dz"], z, G))
-        if "layers" in given:
-            results.append(check_fact("layers", given["layers"], Fact(
-                _w5_layers(), "Each saturated layer multiplies the gradient by σ'(4), about "
-                "0.018: count the layers until 1000 times that product falls below 10⁻⁶.",
-                "number")))
-        return results
-
-    return check_named(answers, ("dz", "layers"), run)
-
-
-def _check_w5_at(dz, points, upstream) -> Result:
-    p = w5_problem(points, upstream)
+def _w5_engine(p: Problem) -> dict:
     z = ag.tensor(p.z, requires_grad=True)
-    ag.sigmoid(z).backward(p.G)
+    ag.sigmoid(z).backward(ag.tensor(p.G))
+    return {"dz": z.grad}
+
+
+def _w5_context(p: Problem, right) -> dict:
     s = 1 / (1 + np.exp(-p.z))
-    return check_gradient(dz, z.grad, name="dz", of="z", upstream=p.G,
-                          activation_derivative=s * (1 - s))
+    return {"dz": dict(of="z", upstream=p.G, activation_derivative=s * (1 - s))}
+
+
+_check_w5 = gradients(Gradients(
+    "W5", ("dz",), w5_problem, _w5_engine, _w5_context, options={"z": None, "G": None}),
+    """``W5(my_w5)``: your ``my_w5(p) -> {"dz": ...}`` on ``W5.problem()`` and on problems
+    drawn at check time; ``z=..., G=...`` run it on ``W5.problem(z=..., G=...)``.""")
+
+
+@answers("layers")
+def _check_w5_layers(layers=None) -> Result:
+    """``W5.run("layers", layers=...)``: how many sigmoid layers in a chain, each at the
+    pre-activation z = 4, bring an upstream gradient of 1000 at the top below 10⁻⁶ at the
+    bottom."""
+    return check_fact("layers", layers, Fact(
+        _w5_layers(), "Each saturated layer multiplies the gradient by σ'(4), about "
+        "0.018: count the layers until 1000 times that product falls below 10⁻⁶.", "number"))
 
 
 @gate.answers("W5")
@@ -407,7 +407,8 @@ def vanishing(depth: int = 8) -> Report:
                   ("layer", "gradient norm"), rows, data={"norms": [r[1] for r in rows]})
 
 
-register(Exercise("W5", "derivation", {"dz": _check_w5}, problem=w5_problem, experiment=vanishing))
+register(Exercise("W5", "derivation", {"gradients": _check_w5, "layers": _check_w5_layers},
+                  problem=w5_problem, experiment=vanishing))
 
 
 # -- W6: no gradient through the branch that did not run ------------------------------------------

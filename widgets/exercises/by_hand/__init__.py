@@ -16,7 +16,7 @@ as in the other lessons and no message shows an expected value.
 
 >>> from widgets import exercises
 >>> p = exercises.H1.problem()                     # doctest: +SKIP
->>> exercises.H1(globals())                        # doctest: +SKIP  (every d_<name> defined)
+>>> exercises.H1(my_h1)   # doctest: +SKIP  (my_h1(p) -> {"d_picked": ..., ..., "d_W1": ...})
 >>> by_hand.train(my_gradients).plot()             # doctest: +SKIP
 """
 

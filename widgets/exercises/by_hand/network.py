@@ -92,11 +92,16 @@ def _backward_order() -> tuple[str, ...]:
 
 ROWS = _backward_order()  # the order a learner writes them, and the table's
 
-DESCRIPTION = (
-    f"A batch of {BATCH} digits through linear -> batch norm (training mode) -> tanh -> "
-    "linear -> softmax cross-entropy (mean over the batch): x (32, 64) pixels in [0, 1], "
-    "y (32,) labels 0-9, eps, the parameters W1 (64, 64), gamma and beta (64,), W2 (64, 10), "
-    "b2 (10,), and every value of the forward pass by name (p.h_pre ... p.picked, p.loss).")
+def _description(batch: int = BATCH) -> str:
+    return (f"A batch of {batch} digits through linear -> batch norm (training mode) -> tanh "
+            f"-> linear -> softmax cross-entropy (mean over the batch): x ({batch}, 64) pixels "
+            f"in [0, 1], y ({batch},) labels 0-9, eps, the parameters W1 (64, 64), gamma and "
+            "beta (64,), W2 (64, 10), b2 (10,), and every value of the forward pass by name "
+            "(p.h_pre ... p.picked, p.loss).")
+
+
+DESCRIPTION = _description()
+
 
 
 
@@ -195,11 +200,15 @@ def _through_engine(values: Mapping) -> Reference:
     return Reference(out, grads)
 
 
-@functools.lru_cache(maxsize=4)
-def _reference(key: int) -> Reference:
+@functools.lru_cache(maxsize=8)  # the learner's batch, and a few drawn at check time
+def _reference(key: int, batch: int = BATCH) -> Reference:
+    """The first training batch through the engine; for another ``batch`` size, that many
+    other digits (drawn for the same ``key``) with the same starting parameters."""
     start, batches = _setup(key)
     x, y = _digits()
-    return _through_engine({"x": x[batches[0]], "y": y[batches[0]], **start})
+    rows = batches[0] if batch == BATCH else np.random.default_rng([key, batch]).choice(
+        len(y), batch, replace=False)
+    return _through_engine({"x": x[rows], "y": y[rows], **start})
 
 
 @gate.answers("H1")
@@ -215,8 +224,17 @@ def _learner_reference() -> Reference:
     return _reference(_key())
 
 
-def problem() -> Problem:
-    """H1's data: x, y, eps, the parameters and every forward value, by name (read-only)."""
-    v = _learner_reference().values
-    return Problem(DESCRIPTION, x=v["x"], y=v["y"], eps=EPS,
+def problem(batch: int = BATCH) -> Problem:
+    """H1's data: x, y, eps, the parameters and every forward value, by name (read-only);
+    ``batch``: another batch of that many digits (2 to 256), for a lesson's demonstration.
+    Inside :func:`..problems.unseen` it is a batch and a start nobody was given."""
+    if isinstance(batch, bool) or not isinstance(batch, int | np.integer) or not 2 <= batch <= 256:
+        raise ValueError(f"H1 has batches of 2 to 256 digits, not {batch!r}.")
+    v = _reference(_key(), int(batch)).values
+    return Problem(_description(int(batch)), x=v["x"], y=v["y"], eps=EPS,
                    **{k: v[k] for k in (*PARAMS, *INTERMEDIATES)}, loss=float(v["loss"]))
+
+
+def values_of(p: Mapping) -> dict:
+    """What the network runs on, from a problem: x, y and the five parameters."""
+    return {k: p[k] for k in ("x", "y", *PARAMS)}

@@ -1,6 +1,13 @@
 """H1: the gradient of every intermediate of lesson 13's network, checked all at once as a
 table, one row per tensor, against the engine's ``.grad``.
 
+H1 is an item of the :class:`~..array_answers.Gradients` kind: the learner writes one NumPy
+function of the problem, ``my_h1(p) -> {"d_picked": ..., ..., "d_W1": ...}``, run by hand on
+their own batch, then on batches nobody was given (a row right on the learner's batch only
+says its numbers must come from ``p``). The table is the kind's answer laid out by row: each
+row graded on the learner's own batch (:func:`.grading.check_one`, the mistakes of
+:func:`_contexts` named), the kind's verdict on the other batches where that row is right.
+
 A row whose upstream row is wrong says so, and says whether its own step back is right: the
 engine's vector-Jacobian product of that one op (``autograd_core.func.vjp``), applied to the
 learner's own upstream arrays. H4 shows its parameters in the same table.
@@ -10,6 +17,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,11 +29,12 @@ from ...feedback import words
 from ...feedback.context import Mistake
 from ...feedback.result import Result
 from ...feedback.tolerance import close, tolerance_for
+from ..array_answers import NOT_FROM_P, UNSEEN, Gradients, gradients
 from ..exercise import Exercise, register
-from ..parts import answers, named_answers
+from ..problems import Problem
 from .closed_forms import _bn_mistakes
 from .grading import _usable, check_one
-from .network import BATCH, ROWS, STEPS, Reference, _learner_reference, problem
+from .network import BATCH, ROWS, STEPS, Reference, _through_engine, problem, values_of
 
 ANSWERS = tuple(f"d_{r}" for r in ROWS)
 _WIDTH = max(map(len, ANSWERS))
@@ -33,7 +42,7 @@ _WIDTH = max(map(len, ANSWERS))
 
 def _contexts(ref: Reference) -> dict[str, dict]:
     """What ``check_gradient`` may use, per row, to name a mistake (from engine values)."""
-    v, d, n = ref.values, ref.grads, BATCH
+    v, d, n = ref.values, ref.grads, len(ref.values["y"])
     tanh_fix = ("1 − bn_out² (tanh' is 1 − tanh², written with the OUTPUT h = tanh(bn_out), "
                 "not with bn_out)")
     ctx: dict[str, dict] = {r: {} for r in ROWS}
@@ -144,8 +153,9 @@ def _summary(parts: list[Result], statuses: list[str], what: str) -> Result:
     counts = Counter(statuses)
     if counts["right"] == n:
         return Result(True, f"All {n} {what} right.", parts=parts)
-    said = "".join(f"; {counts[s]} {s}" for s in ("close", "wrong", "not an array",
-                                                    "not written yet") if counts[s])
+    said = "".join(f"; {counts[s]} {s}" for s in ("close", "wrong", NOT_FROM_YOURS,
+                                                    "not an array", "not written yet")
+                   if counts[s])
     hints = [f"{p.name}: {p._hint.splitlines()[0]}" for p in parts
              if not p.ok and p.diagnosis != "none" and p._hint][:3]
     diagnosis = "none" if counts["not written yet"] == n else "parts"
@@ -153,48 +163,84 @@ def _summary(parts: list[Result], statuses: list[str], what: str) -> Result:
                   diagnosis=diagnosis, hint="\n".join(hints))
 
 
+NOT_FROM_YOURS = "not from p"  # the table's word for a row right on the learner's batch only
+# The learner's function's answers on their own batch, kept while one H1 check runs.
+_KEPT: ContextVar[dict | None] = ContextVar("h1_answers", default=None)
+
+
+def _engine(p: Problem) -> dict[str, np.ndarray]:
+    """The engine's gradient of every row on ``p``, by the table's names (``d_W1``)."""
+    return {f"d_{r}": g for r, g in _through_engine(values_of(p)).grads.items()}
+
+
+def _reference_of(p: Problem, right: Mapping) -> Reference:
+    return Reference(dict(p), {r: np.asarray(right[f"d_{r}"]) for r in ROWS})
+
+
+def _context(p: Problem, right: Mapping) -> dict[str, dict]:
+    """:func:`_contexts` by the table's names, with the tensor and the batch size."""
+    return {f"d_{r}": dict(of=r, batch_size=len(p.y), **c)
+            for r, c in _contexts(_reference_of(p, right)).items()}
+
+
 @dataclass(frozen=True)
-class _Given:
-    answers: dict
-    rows: list[str]
+class _Table(Gradients):
+    """The kind, with its answer laid out as H1's table (one row per tensor)."""
+
+    def check(self, fn, options, given) -> Result:
+        kept: dict = {}
+        token = _KEPT.set(kept)
+        try:
+            result = super().check(fn, options, given)
+        finally:
+            _KEPT.reset(token)
+        if "answers" not in kept:  # nothing was read: the kind's sentence stands
+            return result
+        return _table(result, kept["problem"], kept["answers"])
+
+    def _answers(self, fn, p: Problem):
+        out = super()._answers(fn, p)
+        kept = _KEPT.get()
+        if kept is not None and not kept.get("called"):  # the first run: the learner's batch
+            kept["called"] = True
+            if isinstance(out, dict):
+                kept.update(problem=p, answers=out)
+        return out
 
 
-def _h1_answers(answers, named) -> _Given | Result:
-    if answers is None and not named:
-        return Result(False, "Nothing to check yet: pass your gradients by name "
-                             "(H1(d_picked=..., d_W1=...)), or all of them at once with "
-                             "H1(globals()).", diagnosis="none")
-    if answers is not None and not isinstance(answers, Mapping):
-        return Result(False, f"H1 takes your gradients by name (H1(d_W1=...)) or one dict of "
-                             f"them (H1(globals())), not {words.short(answers, 40)}.",
-                      diagnosis="call")
-    if answers is None:
-        problem_ = named_answers(named, ANSWERS)
-        if problem_ is not None:
-            return problem_
-        return _Given({a[2:]: v for a, v in named.items()}, [r for r in ROWS
-                                                             if f"d_{r}" in named])
-    merged = {**answers, **named}
-    if not any(a in merged for a in ANSWERS):
-        return Result(False, "No gradient found in what you passed: name your arrays d_picked, "
-                             "d_log_probs, ..., d_W1 (H1.question lists them all).",
-                      diagnosis="none")
-    return _Given({a[2:]: merged.get(a) for a in ANSWERS}, list(ROWS))
-
-
-@answers(*ANSWERS)
-def _check_h1(answers: Mapping | None = None, /, **named) -> Result:
-    """``H1(d_picked=..., ..., d_W1=...)`` (any of them), or ``H1(globals())`` to check every
-    ``d_<name>`` defined: a table, one row per tensor, against the engine's ``.grad``."""
-    given = _h1_answers(answers, named)
-    if isinstance(given, Result):
-        return given
-    ref = _learner_reference()
+def _table(result: Result, p: Problem, answers: Mapping) -> Result:
+    """The kind's ``result`` as the table: each row graded on the learner's own batch, and,
+    where it is right there, the kind's verdict on the batches drawn at check time."""
+    right = _engine(p)
+    ref = _reference_of(p, right)
     ctx = _contexts(ref)
-    found = {r: check_one(r, given.answers.get(r), ref.grads[r], **ctx[r]) for r in given.rows}
-    parts = _with_dependencies(given.rows, given.answers, found, ref)
-    return _summary(parts, [found[r][1] for r in given.rows], "gradients")
+    verdicts = {q.name: q for q in result.parts or (result,)}
+    rows = [r for r in ROWS if f"d_{r}" in answers]
+    found = {}
+    for r in rows:
+        own, status = check_one(r, answers[f"d_{r}"], ref.grads[r], batch_size=len(p.y),
+                                **ctx[r])
+        verdict = verdicts.get(f"d_{r}")
+        if own.ok and verdict is not None and not verdict.ok:
+            own = Result(False, verdict.message, name=own.name, diagnosis=verdict.diagnosis,
+                         hint=verdict._hint)
+            status = NOT_FROM_YOURS if verdict.diagnosis == NOT_FROM_P else "wrong"
+        found[r] = (own, status)
+    given = {r: answers[f"d_{r}"] for r in rows}
+    parts = _with_dependencies(rows, given, found, ref)
+    table = _summary(parts, [found[r][1] for r in rows], "gradients")
+    if table.ok:
+        table.message = (f"All {len(rows)} gradients right, on your batch and on "
+                         f"{UNSEEN} batches drawn at check time.")
+    return table
 
+
+_check_h1 = gradients(_Table(
+    "H1", ANSWERS, problem, _engine, _context, options={"batch": BATCH}),
+    """``H1(my_h1)``: your ``my_h1(p) -> {"d_picked": ..., ..., "d_W1": ...}`` (every
+    ``d_<name>``, by the table's names) on ``H1.problem()``, then on batches drawn at check
+    time: a table, one row per tensor, against the engine's ``.grad``. ``batch=`` runs it
+    on ``H1.problem(batch=...)``.""")
 
 
 register(Exercise("H1", "derivation", {"gradients": _check_h1}, problem=problem))
