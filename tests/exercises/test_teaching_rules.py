@@ -1684,3 +1684,21 @@ def test_lesson_04s_comparisons_live_behind_the_gate(capsys):
     engine_sigmoid_beside(None)  # no op written yet: a sentence, still the engine's answer
     assert seen("G11") and seen("W4")
     assert "does not run yet" in capsys.readouterr().out
+
+
+def test_the_layers_run_on_l5s_own_problem_are_seeing_its_answer(_fresh_watch, capsys):
+    """L5 asks what dropout and batch norm give in evaluation on its own x and z: the
+    engine's forward on them, no sweep needed, is the answer (the audit's route). The same
+    layers on another problem, and L5's own check, are not."""
+    from autograd_core import nn
+
+    other = ex.L5.problem(batch_size=4)
+    own = ex.L5.problem()
+    bn = nn.BatchNorm1d(3, dtype=np.float64)
+    bn(ag.tensor(other.x))
+    assert not seen("L5")
+    ex.L5(kept_value=1.0)  # the check runs the layers on the problem itself
+    assert not seen("L5")
+    bn(ag.tensor(own.x))
+    assert seen("L5")
+    assert "L5's own problem" in capsys.readouterr().err

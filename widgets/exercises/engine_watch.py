@@ -22,7 +22,9 @@ a mean for a sum) has the same shape.
 Nothing else is watched: a sweep on other data or another program (a lesson's
 demonstration, a problem the learner made up) records nothing, and neither does a sweep
 these lessons' own code starts (a check's use of the engine on the problem, a lesson helper
-training from the same weights). The views (``widgets.Stepper`` and the like) are the
+training from the same weights). An item whose answer is a forward value
+(``forward_shows``: L5, the layers' outputs in evaluation) is shown by any op run on one of
+its problem's arrays. The views (``widgets.Stepper`` and the like) are the
 learner's tools: a sweep they run for the learner counts as the learner's.
 """
 
@@ -50,6 +52,7 @@ _SAID: set[str] = set()  # the items whose sentence was shown
 _SWEPT: dict[str, list[tuple[str, tuple]]] = {}
 _RECORDED: dict[str, list[tuple[str, tuple]]] = {}
 _ASKED: dict[str, list] = {}  # item -> [(a function that records its program, shown_by)]
+_FORWARD_SHOWS: set[str] = set()  # items whose answer any op run on their problem shows
 
 
 class _ProblemWatch(Observer):
@@ -58,10 +61,18 @@ class _ProblemWatch(Observer):
 
     def on_forward(self, op, node, arrays, out, params) -> None:
         # every op's forward comes here: only a recorded node that ends an asked-about
-        # program is read further
+        # program, or an op reading an array of a problem whose forward is its answer, is
+        # read further
         asked = _RECORDED.get(_READ_AS.get(op.name, op.name)) if node is not None else None
         if asked and store.current.get() is None:
             _a_program_ran(node, asked)
+        if _FORWARD_SHOWS and _HANDED:
+            for array in arrays:
+                if getattr(array, "shape", None) in _HANDED:
+                    item = _whose(array)
+                    if (item in _FORWARD_SHOWS and store.current.get() is None
+                            and _started_by_the_learner()):
+                        _shown(item)
 
     def on_backward(self, node, grad_output, grads) -> None:
         # every recorded op's backward comes here: only a node that ends an asked-about
@@ -108,6 +119,15 @@ def asks_about(item: str, program, shown_by: str = "sweep") -> None:
     known = table.setdefault(_key(root), [])
     if (item, _shape(root)) not in known:
         known.append((item, _shape(root)))
+    if _WATCH not in observers:
+        observers.append(_WATCH)
+
+
+def forward_shows(item: str) -> None:
+    """Note that ``item``'s answer is what the engine's forward computes on its problem (L5:
+    the layers' outputs in evaluation): any op the learner runs on one of the problem's
+    arrays, recording or not, shows the answer, as a sweep shows a gradient's."""
+    _FORWARD_SHOWS.add(item)
     if _WATCH not in observers:
         observers.append(_WATCH)
 
@@ -211,5 +231,5 @@ def forget() -> None:
     programs items ask about stay watched."""
     _HANDED.clear()
     _SAID.clear()
-    if _WATCH in observers and not _ASKED:
+    if _WATCH in observers and not _ASKED and not _FORWARD_SHOWS:
         observers.remove(_WATCH)

@@ -392,6 +392,7 @@ def _l5_facts(batch_size: int = L5_BATCH) -> dict[str, Fact] | Result:
 
 register(Exercise("L5", "prediction", {"predict": predicting(_l5_facts, options=("batch_size",))},
                   problem=l5_problem))
+engine_watch.forward_shows("L5")  # the layers run on L5's own x and z give its answer
 
 
 # -- L6: reproducibility ---------------------------------------------------------------------
