@@ -1262,6 +1262,8 @@ VARIANTS = {  # each item's program, changed by ops that leave its answer readab
     "W6": lambda: ag.tanh(ag.tanh(-_scaled(ag.tensor(1.5, requires_grad=True), -1.0)
                                   * ag.tensor(2.5) + 0.0)) / 1.0,
     "L3": lambda: ag.tanh(ag.tanh(ag.tensor(1.5, requires_grad=True).clone() * 2.5)),
+    "L4": lambda: ag.nn.Sequential(ag.nn.Linear(3, 5), ag.nn.Tanh(), ag.nn.Dropout(0.2))(
+        ag.tensor(np.ones((2, 3), dtype=np.float32)) * 1.0),
     "L1": lambda: ag.nn.ResidualBlock(8, 16, linear=True)(
         ag.tensor(np.ones((2, 8), dtype=np.float32), requires_grad=True) * 1.0),
     "L7": lambda: _tanh_chain_from(ag.tensor(np.ones(3), requires_grad=True) * 1.0, 10),

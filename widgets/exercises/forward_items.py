@@ -297,6 +297,15 @@ def _l4_facts() -> dict[str, Fact]:
 register(Exercise("L4", "prediction", {"predict": predicting(_l4_facts)}))
 
 
+def _l4_model_run() -> ag.Tensor:
+    """One run of the model L4 asks about: Linear → Tanh → Dropout, in training mode."""
+    model = nn.Sequential(nn.Linear(4, 6, dtype=np.float64), nn.Tanh(), nn.Dropout(0.5))
+    return model(ag.tensor(np.ones((3, 4))))
+
+
+engine_watch.asks_about("L4", _l4_model_run, shown_by="record")  # two runs: the answer
+
+
 # -- L5: training and evaluation run different functions ------------------------------------------
 
 
