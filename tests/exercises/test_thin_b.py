@@ -178,6 +178,16 @@ def test_arrays_passed_the_old_way_get_the_sentence_naming_the_function(item):
     assert status(item) == "not started"
 
 
+@pytest.mark.parametrize("item", ["E2", "E6"])
+def test_the_yes_no_passed_to_the_gradients_check_names_its_own_check(item):
+    check, part = YES_NO[item]
+    result = ex.registry()[item](**{part: False})  # the old form, E2(literal_gets_gradient=...)
+    assert not result.ok and result.diagnosis == "call"
+    assert f'{item}.run("{check}", {part}=...)' in result.message
+    assert "did you mean" not in result.message
+    assert status(item) == "not started"
+
+
 @pytest.mark.parametrize("literal", [2, 3])
 @pytest.mark.parametrize("wrong, part, diagnosis", [
     (lambda p: p.x, "dw", "missing_constant"),

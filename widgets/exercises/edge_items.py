@@ -71,6 +71,24 @@ engine_watch.asks_about("E1", _e1_program)  # its sweep fills the leaves' .grad:
 # -- E2: a hard-coded literal ------------------------------------------------------------------
 
 
+def _with_a_yes_no_elsewhere(check, item: str, check_name: str, part: str):
+    """``check`` (the item's Gradients check), answering the yes/no ``part`` passed to it
+    (the old form, ``E2(literal_gets_gradient=...)``) with the sentence naming the check it
+    belongs to, not as a misspelled option; anything else goes to ``check`` unchanged."""
+
+    def checked(fn=None, **given) -> Result:
+        if part in given and not set(given) & set(check.parts):
+            return Result(False, f"{part} has a check of its own: "
+                                 f'{item}.run("{check_name}", {part}=...). {item}(...) takes '
+                                 f"your gradients as one function: "
+                                 f"{check.gradients.written()}.", diagnosis="call")
+        return check(fn, **given)
+
+    for name in ("__signature__", "__doc__", "__name__", "__qualname__", "parts", "gradients"):
+        setattr(checked, name, getattr(check, name))
+    return checked
+
+
 E2_LITERAL = 2  # the question's literal; another literal is another problem (a lesson's demo)
 
 
@@ -140,7 +158,8 @@ def _e2_facts(literal: int = E2_LITERAL) -> dict[str, Fact] | Result:
         "for it.")}
 
 
-register(Exercise("E2", "derivation", {"gradients": _check_e2,
+register(Exercise("E2", "derivation", {"gradients": _with_a_yes_no_elsewhere(
+                                           _check_e2, "E2", "literal", "literal_gets_gradient"),
                                        "literal": predicting(_e2_facts, ("literal",))},
                   problem=e2_problem))
 
@@ -509,6 +528,7 @@ def _e6_facts(other: bool = False) -> dict[str, Fact] | Result:
                                             "graph.")}
 
 
-register(Exercise("E6", "derivation", {"gradients": _check_e6,
+register(Exercise("E6", "derivation", {"gradients": _with_a_yes_no_elsewhere(
+                                           _check_e6, "E6", "value", "value_changes"),
                                        "value": predicting(_e6_facts, ("other",))},
                   problem=e6_problem))
