@@ -4,8 +4,9 @@ and G9's sum_to, answered with a function, are in test_thin_e; E3 in test_e3_slo
 
 Right answers are computed here independently of the engine: closed-form NumPy,
 naive loops (convolution, pooling) or central finite differences. An item of the
-Gradients kind (G2, G3, G5, G6, G9, G10, G14, W5) takes them as a function of the problem,
-``G6(lambda p: {...})``: the builders below are such functions already.
+Gradients kind (G2, G3, G5, G6, G7, G9, G10, G14, W5, E2, E5, E6, L2, H1) takes them as a
+function of the problem, ``G6(lambda p: {...})``: the builders below are such functions
+already.
 """
 
 import numpy as np
@@ -196,10 +197,11 @@ def test_w5s_layers_are_a_check_of_their_own():
 
 def _e2(p, kind):
     # by hand: z_i = k·w_i·x_i + b_i, so dz_i/dk = w_i·x_i, and the sum adds them up
+    # (literal_gets_gradient is a prediction check of its own: test_thin_b)
     if kind == "right":
-        return dict(dw=2 * p.x, literal_gets_gradient=False, dk=float(np.dot(p.w, p.x))), {}
-    return (dict(dw=p.x, literal_gets_gradient=True, dk=2 * float(np.dot(p.w, p.x))),
-            dict(dw="missing_constant", literal_gets_gradient="prediction", dk="kept_literal"))
+        return dict(dw=2 * p.x, dk=float(np.dot(p.w, p.x))), {}
+    return (dict(dw=p.x, dk=2 * float(np.dot(p.w, p.x))),
+            dict(dw="missing_constant", dk="kept_literal"))
 
 
 def _e5_parts(p):
@@ -217,12 +219,12 @@ def _e5(p, kind):
 
 def _e6(p, kind):
     # by hand, each detached copy a constant c = x: d/dx [c·tanh(x) + x·c²] = c(1 − tanh²x) + c²
+    # (value_changes is a prediction check of its own: test_thin_b)
     t = np.tanh(p.x)
     if kind == "right":
-        return dict(dx=p.x * (1 - t ** 2) + p.x ** 2, value_changes=False), {}
+        return dict(dx=p.x * (1 - t ** 2) + p.x ** 2), {}
     # nothing detached: d/dx [x·tanh(x) + x³] = tanh x + x(1 − tanh²x) + 3x²
-    return (dict(dx=t + p.x * (1 - t ** 2) + 3 * p.x ** 2, value_changes=True),
-            dict(dx="through_detach", value_changes="prediction"))
+    return dict(dx=t + p.x * (1 - t ** 2) + 3 * p.x ** 2), dict(dx="through_detach")
 
 
 def _l2(p, kind):

@@ -1445,6 +1445,12 @@ BY_HAND_RIGHT = {
     "L2.merges": _merges_by_hand,
     "W5.gradients": _sigmoid_by_hand,
     "H1.gradients": _network_by_hand,
+    # z = literal·w·x + b: dz_i/dw_i = literal·x_i; with k for the literal, Σ_i w_i·x_i
+    "E2.gradients": lambda p: {"dw": p.literal * p.x, "dk": float(np.dot(p.w, p.x))},
+    # each use of W as if the other were constant, then their sum
+    "E5.dW": lambda p: {"dW": p.t.T @ p.h + p.x.T @ ((p.t @ p.W) * (1 - p.h ** 2))},
+    # each detached copy a constant c = x: d/dx [c·tanh(x) + x·c²]
+    "E6.gradients": lambda p: {"dx": p.x * (1 - np.tanh(p.x) ** 2) + p.x ** 2},
 }
 
 

@@ -1,4 +1,4 @@
-"""Lesson 03's items E1, E2, E6, T6 and T9 (E4: test_thin_e), rewritten so that the learner
+"""Lesson 03's items E1, E2, E5, E6, T6 and T9 (E4: test_thin_e), rewritten so that the learner
 produces the answer: each is solved here the way a learner would (expected values worked out
 by hand, never read from the engine), and the thin shortcut that solved the old item (the
 tokens it asked for, the engine's own value, a flipped verdict) no longer does."""
@@ -62,33 +62,24 @@ def test_e1_guessing_every_leaf_in_both_sets_is_wrong_in_both():
     assert [p.ok for p in result.parts] == [False, False]
 
 
-# -- E2: the literal, and what it would get as a leaf ----------------------------------------
+# -- E2, E5, E6: the gradients as a NumPy function of the problem -----------------------------
+#
+# The audit's route: the engine run on a leaf holding the problem's array in disguise
+# (shifted by one, so no watch sees it), its .grad handed back by a function that ignores
+# its argument. Each item now runs the learner's function on problems drawn at check time
+# too, where those arrays do not carry over.
 
 
-def test_e2_is_solved_only_with_dk_worked_out():
-    p = ex.E2.problem()
-    assert ex.E2(dw=2 * p.x, literal_gets_gradient=False).ok       # the old item's answer
-    assert status("E2") == "in progress"                           # ... no longer solves it
-    dk = sum(w * x for w, x in zip(p.w, p.x))  # by hand: dz_i/dk = w_i x_i, summed over i
-    assert ex.E2(dk=dk).ok
-    assert status("E2") == "solved"
+def my_e2(p):
+    # by hand: z_i = literal·w_i·x_i + b_i, so dz_i/dw_i = literal·x_i; with a leaf k in the
+    # literal's place, dz_i/dk = w_i·x_i, and k, used by every entry, adds them up
+    return {"dw": p.literal * p.x, "dk": sum(w * x for w, x in zip(p.w, p.x))}
 
 
-@pytest.mark.parametrize("wrong, diagnosis", [
-    (lambda p: p.w * p.x, "missing_reduction"),       # not summed over the entries
-    (lambda p: 2 * float(np.dot(p.w, p.x)), "kept_literal"),
-    (lambda p: float(p.x.sum()), "dropped_w"),
-    (lambda p: float(np.dot(p.w, p.x) + p.b.sum()), "added_b"),
-    (lambda p: 0.0, None),                            # "the literal gets nothing", copied
-])
-def test_e2_a_wrong_dk_is_named(wrong, diagnosis):
-    result = ex.E2(dk=wrong(ex.E2.problem()))
-    assert not result.ok
-    if diagnosis:
-        assert _diagnosis(result) == diagnosis, repr(result)
-
-
-# -- E6: a loss with two detached uses ------------------------------------------------------------
+def my_e5(p):
+    # each use of W as if the other were a constant: out = h @ W.T sends out_barᵀ h, and
+    # h = tanh(x @ W) sends xᵀ(h̄ ⊙ (1 − h²)) with h̄ = out_bar @ W; a value used twice adds
+    return {"dW": p.t.T @ p.h + p.x.T @ ((p.t @ p.W) * (1 - p.h ** 2))}
 
 
 def _e6_by_hand(x):
@@ -96,31 +87,163 @@ def _e6_by_hand(x):
     return x * (1 - np.tanh(x) ** 2) + x ** 2
 
 
-def test_e6_solved_by_holding_each_detached_copy_constant():
+def my_e6(p):
+    return {"dx": _e6_by_hand(p.x)}
+
+
+def _disguised_e2():
+    """E2's gradients from the engine, on leaves holding the problem's w and the 2 shifted
+    by one, worked out outside any function."""
+    p = ex.E2.problem()
+    w = ag.tensor(p.w + 1, requires_grad=True)
+    (2 * (w - 1) * ag.tensor(p.x) + ag.tensor(p.b)).sum().backward()
+    k = ag.tensor(3.0, requires_grad=True)
+    ((k - 1) * ag.tensor(p.w) * ag.tensor(p.x) + ag.tensor(p.b)).sum().backward()
+    return {"dw": w.grad.numpy(), "dk": k.grad.numpy()}
+
+
+def _disguised_e5():
+    p = ex.E5.problem()
+    w = ag.tensor(p.W + 1, requires_grad=True)
+    tied = w - 1
+    (ag.tanh(ag.tensor(p.x) @ tied) @ tied.T * ag.tensor(p.t)).sum().backward()
+    return {"dW": w.grad.numpy()}
+
+
+def _disguised_e6():
     p = ex.E6.problem()
-    assert ex.E6(dx=_e6_by_hand(p.x), value_changes="no").ok
-    assert status("E6") == "solved"
+    leaf = ag.tensor(p.x + 1, requires_grad=True)
+    x = leaf - 1
+    (x.detach() * ag.tanh(x) + x * x.detach() ** 2).sum().backward()
+    return {"dx": leaf.grad.numpy()}
 
 
+RIGHT = {"E2": my_e2, "E5": my_e5, "E6": my_e6}
+DISGUISED = {"E2": _disguised_e2, "E5": _disguised_e5, "E6": _disguised_e6}
+YES_NO = {"E2": ("literal", "literal_gets_gradient"), "E6": ("value", "value_changes")}
+
+
+@pytest.mark.parametrize("item", ["E2", "E5", "E6"])
+def test_a_right_numpy_function_solves_the_gradients_and_the_yes_no_part_too(item):
+    exercise = ex.registry()[item]
+    result = exercise(RIGHT[item])
+    assert result.ok, repr(result)
+    assert all("drawn at check time" in p.message for p in result.parts or (result,))
+    if item in YES_NO:
+        assert status(item) == "in progress"  # the yes/no part is still to answer
+        check, part = YES_NO[item]
+        assert exercise.run(check, **{part: "no"}).ok  # by hand: a constant; same values
+    assert status(item) == "solved"
+
+
+@pytest.mark.parametrize("item", ["E2", "E6"])
+def test_the_yes_no_part_alone_does_not_solve_it(item):
+    check, part = YES_NO[item]
+    assert ex.registry()[item].run(check, **{part: False}).ok
+    assert status(item) == "in progress"
+
+
+@pytest.mark.parametrize("item", ["E2", "E6"])
+def test_a_flipped_yes_no_counts_as_seeing_the_answer(item):
+    exercise = ex.registry()[item]
+    check, part = YES_NO[item]
+    assert not exercise.run(check, **{part: True}).ok
+    flipped = exercise.run(check, **{part: False})
+    assert flipped.ok and flipped.diagnosis == "elimination"
+    assert exercise(RIGHT[item]).ok
+    assert status(item) == "solved after seeing the solution"
+
+
+@pytest.mark.parametrize("item", ["E2", "E5", "E6"])
+def test_the_engine_on_a_disguised_leaf_worked_out_elsewhere_does_not_solve_it(item):
+    exercise = ex.registry()[item]
+    precomputed = DISGUISED[item]()
+    right = RIGHT[item](exercise.problem())
+    for part, value in precomputed.items():  # the route gives the right arrays for p ...
+        assert np.allclose(value, right[part])
+    result = exercise(lambda p: precomputed)  # ... and ignores the problem it is given
+    assert not result.ok
+    for part in result.parts or (result,):
+        assert part.diagnosis == "not_from_problem", repr(result)
+        assert "must compute it from the arrays of the problem it is given" in part.message
+    assert not status(item).startswith("solved")
+
+
+@pytest.mark.parametrize("item", ["E2", "E5", "E6"])
+def test_arrays_passed_the_old_way_get_the_sentence_naming_the_function(item):
+    exercise = ex.registry()[item]
+    result = exercise(**RIGHT[item](exercise.problem()))
+    assert not result.ok and result.diagnosis == "call"
+    assert f"def my_{item.lower()}(p)" in result.message
+    assert status(item) == "not started"
+
+
+@pytest.mark.parametrize("item", ["E2", "E6"])
+def test_the_yes_no_passed_to_the_gradients_check_names_its_own_check(item):
+    check, part = YES_NO[item]
+    result = ex.registry()[item](**{part: False})  # the old form, E2(literal_gets_gradient=...)
+    assert not result.ok and result.diagnosis == "call"
+    assert f'{item}.run("{check}", {part}=...)' in result.message
+    assert "did you mean" not in result.message
+    assert status(item) == "not started"
+
+
+@pytest.mark.parametrize("literal", [2, 3])
+@pytest.mark.parametrize("wrong, part, diagnosis", [
+    (lambda p: p.x, "dw", "missing_constant"),
+    (lambda p: p.w * p.x, "dk", "missing_reduction"),       # not summed over the entries
+    (lambda p: p.literal * float(np.dot(p.w, p.x)), "dk", "kept_literal"),
+    (lambda p: float(p.x.sum()), "dk", "dropped_w"),
+    (lambda p: float(np.dot(p.w, p.x) + p.b.sum()), "dk", "added_b"),
+])
+def test_e2_a_wrong_part_is_named_on_whichever_problem_is_checked(wrong, part, diagnosis,
+                                                                  literal):
+    result = ex.E2.demo(lambda p: {part: wrong(p)}, literal=literal) if literal != 2 \
+        else ex.E2(lambda p: {part: wrong(p)})
+    assert not result.ok and _diagnosis(result) == diagnosis, repr(result)
+    if diagnosis in ("missing_constant", "kept_literal"):
+        assert f"the {literal}" in result.parts[0].message if result.parts else result.message
+
+
+def test_e2_a_dk_copied_from_the_yes_no_part_is_wrong():
+    result = ex.E2(lambda p: {"dk": 0.0})  # "the literal gets nothing"
+    assert not result.ok and not status("E2").startswith("solved")
+
+
+@pytest.mark.parametrize("use, other", [("first", False), ("second", False),
+                                        ("second", True)])
+def test_e5_one_use_of_the_weight_alone_is_named_by_its_layer(use, other):
+    one = {"first": lambda p: p.x.T @ ((p.t @ p.W) * (1 - p.h ** 2)),
+           "second": lambda p: p.t.T @ p.h}[use]
+    call = ex.E5.demo if other else ex.E5
+    result = call(lambda p: {"dW": one(p)}, **({"other": True} if other else {}))
+    assert not result.ok and result.diagnosis == "overwrite", repr(result)
+    layer = {"first": "first layer (x @ W) alone", "second": "second layer (h @ W.T) alone"}
+    assert layer[use] in result.message
+
+
+@pytest.mark.parametrize("other", [False, True])
 @pytest.mark.parametrize("answer, diagnosis", [
     (lambda x: x, None),                          # the old item's answer, dx = x
     (lambda x: np.tanh(x) + x * (1 - np.tanh(x) ** 2) + 3 * x ** 2, "through_detach"),
     (lambda x: x * (1 - np.tanh(x) ** 2), "first_term_only"),
     (lambda x: x ** 2, "second_term_only"),
 ])
-def test_e6_the_old_answer_and_the_slips_are_wrong(answer, diagnosis):
-    result = ex.E6(dx=answer(ex.E6.problem().x))
+def test_e6_the_old_answer_and_the_slips_are_wrong(answer, diagnosis, other):
+    call = ex.E6.demo if other else ex.E6
+    result = call(lambda p: {"dx": answer(p.x)}, **({"other": True} if other else {}))
     assert not result.ok
     if diagnosis:
         assert _diagnosis(result) == diagnosis, repr(result)
 
 
 def test_e6_the_lessons_demonstration_runs_on_other_data_only():
-    q = ex.E6.problem(other=True)
-    shown = ex.E6.demo(dx=np.tanh(q.x) + q.x * (1 - np.tanh(q.x) ** 2) + 3 * q.x ** 2,
-                       other=True)
+    shown = ex.E6.demo(lambda p: {"dx": np.tanh(p.x) + p.x * (1 - np.tanh(p.x) ** 2)
+                                  + 3 * p.x ** 2}, other=True)
     assert _diagnosis(shown) == "through_detach"
     assert status("E6") == "not started"
+    refused = ex.E6.demo(lambda p: {"dx": p.x}, other=False)
+    assert refused.diagnosis == "demo_refused"
 
 
 # -- T6: backprop on a network and reverse mode on the same formula --------------------------------

@@ -38,15 +38,20 @@ def said(result) -> str:
 def test_e2_another_literal():
     p, q = ex.E2.problem(), ex.E2.problem(literal=3)
     assert not np.allclose(p.x, q.x) and "3 * w * x" in q.description
-    assert ex.E2.demo(dw=3 * q.x, literal=3).ok          # z = 3·w·x + b: dw = 3x
-    slip = ex.E2.demo(dw=q.x, literal=3)
+
+    def by_hand(r):  # z = literal·w·x + b: dw = literal·x
+        return {"dw": r.literal * r.x}
+
+    assert ex.E2.demo(by_hand, literal=3).ok
+    slip = ex.E2.demo(lambda r: {"dw": r.x}, literal=3)
     assert diagnoses(slip) == {"dw": "missing_constant"} and "dropped the 3" in slip.message
     assert "dropped the 2" not in repr(slip)
-    assert not ex.E2.demo(dw=3 * q.x).ok                 # the demo's answer is not the learner's
-    assert ex.E2.check(dw=2 * p.x).ok                    # the learner's problem is unchanged
+    three = {"dw": 3 * q.x}
+    assert not ex.E2(lambda r: three).ok                 # the demo's answer is not the learner's
+    assert ex.E2.check(by_hand).ok                       # the learner's problem is unchanged
     for wrong in (1, 10, True, "3"):
-        assert ex.E2.demo(dw=q.x, literal=wrong).diagnosis == "call"
-    assert ex.E2.demo(dw=q.x, literal=2.0).diagnosis == "demo_refused"  # the learner's own
+        assert ex.E2.demo(by_hand, literal=wrong).diagnosis == "call"
+    assert ex.E2.demo(by_hand, literal=2.0).diagnosis == "demo_refused"  # the learner's own
 
 
 def test_l2_other_widths():
@@ -124,7 +129,7 @@ def test_s3_another_nested_function():
 
 
 @pytest.mark.parametrize("lesson, demo", [
-    ("01_start_here", "E2.demo(dw=q.x, literal=3)"),
+    ("01_start_here", "E2.demo(dropped_the_literal, literal=3)"),
     ("02_forward_graph", 'L2.demo(lambda q: {"da": q.G, "db": q.G}, widths=(2, 4))'),
     ("09_modes", 'S3.demo(from_the_depth_2_formula, kind="reuse")'),
 ])

@@ -122,12 +122,15 @@ def fixed_grad_w(w, x, b, t):
 S5(fixed_grad_w)
 ''',
     "c34": "E1(grad_none={'e', 'b'}, grad_zero=['d', 'c'])",
-    "c39": "p = E2.problem()\nE2(dw=p.x + p.x, dk=float(p.w @ p.x), literal_gets_gradient=False)",
-    "c44": "p = E6.problem()\nE6(dx=p.x - p.x * np.tanh(p.x)**2 + p.x * p.x, value_changes=False)",
+    "c39": "E2(lambda p: {'dw': p.x + p.x, 'dk': float(p.w @ p.x)})",
+    "c39-literal": "E2.run('literal', literal_gets_gradient=False)",
+    "c44": "E6(lambda p: {'dx': p.x - p.x * np.tanh(p.x)**2 + p.x * p.x})",
+    "c44-value": "E6.run('value', value_changes=False)",
     "c49": '''
-p = E5.problem()
-h = np.tanh(p.x @ p.W)
-E5(dW=p.x.T @ ((p.t @ p.W) * (1 - h * h)) + p.t.T @ h)
+def my_e5(p):
+    h = np.tanh(p.x @ p.W)
+    return {"dW": p.x.T @ ((p.t @ p.W) * (1 - h * h)) + p.t.T @ h}
+E5(my_e5)
 ''',
     "c52": '''
 def flat_points(a, t):
@@ -224,24 +227,29 @@ def test_the_demonstrations_run_on_other_data():
         assert getattr(mine, name).shape != getattr(other, name).shape
         assert exercise.problem().x.tobytes() == mine.x.tobytes()  # the same every run
 
-    def held(x):  # by hand: each detached copy a constant c = x
-        return x * (1 - np.tanh(x) ** 2) + x ** 2
+    def held(p):  # by hand: each detached copy a constant c = x
+        return {"dx": p.x * (1 - np.tanh(p.x) ** 2) + p.x ** 2}
 
-    p, q = ex.E6.problem(), ex.E6.problem(other=True)
-    assert ex.E6(dx=held(p.x), value_changes=False).ok
-    assert ex.E6.demo(dx=held(q.x), other=True).ok
+    assert ex.E6(held).ok
+    assert ex.E6.demo(held, other=True).ok
     # value_changes is the same on every problem: on the other data it would tell yours
-    assert ex.E6.demo(dx=held(q.x), value_changes=False, other=True).diagnosis == "demo_refused"
-    wrong = ex.E6.demo(dx=np.tanh(q.x) + q.x * (1 - np.tanh(q.x) ** 2) + 3 * q.x ** 2,
-                       other=True)
+    assert ex.E6.run("value", value_changes=False, other=True,
+                     demo=True).diagnosis == "demo_refused"
+    assert ex.E6.run("value", value_changes=False, other=True).diagnosis == "demo_refused"
+
+    def nothing_detached(q):
+        return {"dx": np.tanh(q.x) + q.x * (1 - np.tanh(q.x) ** 2) + 3 * q.x ** 2}
+
+    wrong = ex.E6.demo(nothing_detached, other=True)
     assert not wrong.ok and "as if nothing were detached" in wrong.message + "".join(
         part.message for part in wrong.parts)
 
     def tied_gradient(p):
         h = np.tanh(p.x @ p.W)
-        return p.x.T @ ((p.t @ p.W) * (1 - h * h)) + p.t.T @ h
+        return {"dW": p.x.T @ ((p.t @ p.W) * (1 - h * h)) + p.t.T @ h}
 
-    mine, other = ex.E5.problem(), ex.E5.problem(other=True)
-    assert ex.E5(dW=tied_gradient(mine)).ok
-    assert ex.E5.demo(dW=tied_gradient(other), other=True).ok
-    assert not ex.E5(dW=tied_gradient(other)).ok  # the other data answers nothing of yours
+    other = ex.E5.problem(other=True)
+    assert ex.E5(tied_gradient).ok
+    assert ex.E5.demo(tied_gradient, other=True).ok
+    worked_out = tied_gradient(other)  # the other data answers nothing of yours
+    assert not ex.E5(lambda p: worked_out).ok

@@ -1,5 +1,8 @@
 """Edge cases E1–E6: unused nodes, literals, sigmoid at 0, flat points, weight tying,
-detach. Each check runs the engine on the case and compares the learner's answer."""
+detach. Each check runs the engine on the case and compares the learner's answer: E2's,
+E5's and E6's gradients are a function of the problem (the kind :class:`.Gradients`), E3's
+and E4's a function of their inputs (:class:`.Derivation`), and the yes/no parts of E2 and
+E6 are predictions, checks of their own (``E2.run("literal", ...)``)."""
 
 from __future__ import annotations
 
@@ -13,10 +16,10 @@ from ..feedback.check import check_gradient
 from ..feedback.context import Mistake
 from ..feedback.result import Result
 from . import engine_watch
+from .array_answers import Gradients, gradients
 from .exercise import Exercise, register
 from .function_cases import MACHINE_AGREEMENT, Derivation, deriving, not_closed_form
-from .parts import answers, check_named, one_answer
-from .predictions import Fact, check_fact, predicting
+from .predictions import Fact, predicting
 from .problems import Problem, problem_for, rng
 
 # -- E1: a node that never reaches the output ------------------------------------------------
@@ -68,67 +71,97 @@ engine_watch.asks_about("E1", _e1_program)  # its sweep fills the leaves' .grad:
 # -- E2: a hard-coded literal ------------------------------------------------------------------
 
 
+def _with_a_yes_no_elsewhere(check, item: str, check_name: str, part: str):
+    """``check`` (the item's Gradients check), answering the yes/no ``part`` passed to it
+    (the old form, ``E2(literal_gets_gradient=...)``) with the sentence naming the check it
+    belongs to, not as a misspelled option; anything else goes to ``check`` unchanged."""
+
+    def checked(fn=None, **given) -> Result:
+        if part in given and not set(given) & set(check.parts):
+            return Result(False, f"{part} has a check of its own: "
+                                 f'{item}.run("{check_name}", {part}=...). {item}(...) takes '
+                                 f"your gradients as one function: "
+                                 f"{check.gradients.written()}.", diagnosis="call")
+        return check(fn, **given)
+
+    for name in ("__signature__", "__doc__", "__name__", "__qualname__", "parts", "gradients"):
+        setattr(checked, name, getattr(check, name))
+    return checked
+
+
 E2_LITERAL = 2  # the question's literal; another literal is another problem (a lesson's demo)
 
 
 def e2_problem(literal: int = E2_LITERAL) -> Problem:
     """z = 2·w·x + b (``literal``: another whole number from 3 to 9 draws another problem, so
-    that a lesson can show a mistake without saying anything about the learner's own)."""
+    that a lesson can show a mistake without saying anything about the learner's own). The
+    problem holds its literal too (``p.literal``)."""
     if (not isinstance(literal, int) or isinstance(literal, bool)
             or not (literal == E2_LITERAL or 3 <= literal <= 9)):
         raise ValueError(f"E2 has the literals 2 to 9, not {words.short(literal, 40)}.")
     g = rng(62) if literal == E2_LITERAL else rng(620 + literal)
-    return Problem(f"z = {literal} * w * x + b with loss = z.sum(). Find dw; is the {literal} a "
-                   "graph node with a gradient?", w=g.standard_normal(3), x=g.standard_normal(3),
-                   b=g.standard_normal(3))
+    return Problem(f"z = {literal} * w * x + b with loss = z.sum(). Find dw, and dk: what "
+                   f"k.grad would hold if a leaf k took the {literal}'s place. Is the "
+                   f"{literal} a graph node with a gradient?", w=g.standard_normal(3),
+                   x=g.standard_normal(3), b=g.standard_normal(3), literal=literal)
 
 
-@answers("dw", "literal_gets_gradient", "dk")
-def _check_e2(*, literal: int = E2_LITERAL, **answers) -> Result:
-    """``E2(dw=..., literal_gets_gradient=..., dk=...)`` for ``E2.problem()``: dk is what
-    ``k.grad`` would hold if the literal were a leaf ``k`` that requires grad. ``literal=``
-    for answers to ``E2.problem(literal)``."""
+def _e2_engine(p: Problem) -> dict:
+    """The engine's dw for z = literal·w·x + b, and its dk with the literal made a leaf k."""
+    w = ag.tensor(p.w, requires_grad=True)
+    (p.literal * w * ag.tensor(p.x) + ag.tensor(p.b, requires_grad=True)).sum().backward()
+    k = ag.tensor(float(p.literal), requires_grad=True)  # the literal made a leaf
+    (k * ag.tensor(p.w) * ag.tensor(p.x) + ag.tensor(p.b)).sum().backward()
+    return {"dw": w.grad, "dk": k.grad}
+
+
+def _e2_context(p: Problem, right: dict) -> dict:
+    n, wx = p.literal, p.w * p.x
+    return {
+        "dw": dict(of="w", mistakes=[
+            Mistake(p.x, f"You dropped the {n}: a literal is a constant factor, and a "
+                    "constant factor stays in the gradient.", f"Differentiate {n}·w_i·x_i "
+                    "with respect to w_i as you would c·w_i·x_i for any constant c.",
+                    "missing_constant")]),
+        "dk": dict(of="k", mistakes=[
+            Mistake(n * wx.sum(), f"You kept the {n} as a factor: k takes its place, so z_i "
+                    f"moves by w_i·x_i per unit of k, not {n}·w_i·x_i.", "", "kept_literal"),
+            Mistake(p.x.sum(), "You left w out: z_i = k·w_i·x_i moves by w_i·x_i per unit "
+                    "of k.", "", "dropped_w"),
+            Mistake(wx.sum() + p.b.sum(), "You added b: b does not move when k moves.", "",
+                    "added_b")]),
+    }
+
+
+_check_e2 = gradients(Gradients(
+    "E2", ("dw", "dk"), e2_problem, _e2_engine, _e2_context,
+    options={"literal": E2_LITERAL}),
+    """``E2(my_e2)``: your ``my_e2(p) -> {"dw": ..., "dk": ...}`` on ``E2.problem()``, dk
+    being what ``k.grad`` would hold if the literal were a leaf ``k`` that requires grad;
+    ``literal=`` runs it on ``E2.problem(literal)``.""")
+
+
+def _e2_facts(literal: int = E2_LITERAL) -> dict[str, Fact] | Result:
+    """``E2.run("literal", literal_gets_gradient=...)``: whether the literal of
+    ``E2.problem()`` is a graph node that gets a gradient (read from the captured graph)."""
     p = problem_for("E2", e2_problem, literal=literal)
     if isinstance(p, Result):
         return p
-
-    def run(given):
-        w = ag.tensor(p.w, requires_grad=True)
-        z = literal * w * ag.tensor(p.x) + ag.tensor(p.b, requires_grad=True)
-        graph = capture(z.sum())
-        z.sum().backward()
-        constants = [t for t in graph.tensors if t.kind == "constant" and t.label is not None]
-        out = []
-        if "dw" in given:
-            out.append(check_gradient(given["dw"], w.grad, name="dw", of="w", mistakes=[
-                Mistake(p.x, f"You dropped the {literal}: a literal is a constant factor, and a "
-                        "constant factor stays in the gradient.",
-                        f"Differentiate {literal}·w_i·x_i with respect to w_i as you would "
-                        "c·w_i·x_i for any constant c.", "missing_constant")]))
-        if "literal_gets_gradient" in given:
-            labels = ", ".join(t.label for t in constants) or "none"
-            fact = Fact(not constants, "The literal enters the graph as a constant input "
-                        f"(captured constants: {labels}), not a leaf that requires grad: no "
-                        "gradient is computed for it.")
-            out.append(check_fact("literal_gets_gradient", given["literal_gets_gradient"], fact))
-        if "dk" in given:
-            k = ag.tensor(float(literal), requires_grad=True)  # the literal made a leaf
-            (k * ag.tensor(p.w) * ag.tensor(p.x) + ag.tensor(p.b)).sum().backward()
-            wx = p.w * p.x
-            out.append(check_gradient(given["dk"], k.grad, name="dk", of="k", mistakes=[
-                Mistake(literal * wx.sum(), f"You kept the {literal} as a factor: k takes its "
-                        f"place, so z_i moves by w_i·x_i per unit of k, not {literal}·w_i·x_i.",
-                        "", "kept_literal"),
-                Mistake(p.x.sum(), "You left w out: z_i = k·w_i·x_i moves by w_i·x_i per unit "
-                        "of k.", "", "dropped_w"),
-                Mistake(wx.sum() + p.b.sum(), "You added b: b does not move when k moves.", "",
-                        "added_b")]))
-        return out
-
-    return check_named(answers, ("dw", "literal_gets_gradient", "dk"), run)
+    w = ag.tensor(p.w, requires_grad=True)
+    z = p.literal * w * ag.tensor(p.x) + ag.tensor(p.b, requires_grad=True)
+    constants = [t for t in capture(z.sum()).tensors
+                 if t.kind == "constant" and t.label is not None]
+    labels = ", ".join(t.label for t in constants) or "none"
+    return {"literal_gets_gradient": Fact(
+        not constants, "The literal enters the graph as a constant input (captured "
+        f"constants: {labels}), not a leaf that requires grad: no gradient is computed "
+        "for it.")}
 
 
-register(Exercise("E2", "derivation", {"gradients": _check_e2}, problem=e2_problem))
+register(Exercise("E2", "derivation", {"gradients": _with_a_yes_no_elsewhere(
+                                           _check_e2, "E2", "literal", "literal_gets_gradient"),
+                                       "literal": predicting(_e2_facts, ("literal",))},
+                  problem=e2_problem))
 
 
 # -- E3: sigmoid's slope on a log scale, finite over the whole range ----------------------------
@@ -419,26 +452,23 @@ def e5_problem(other: bool = False) -> Problem:
                    "loss = sum(out * t). Find dW.", x=x, W=w, t=t, h=h)
 
 
-def _check_e5(*args, other: bool = False, **answers) -> Result:
-    """``E5(dW=...)`` for ``E5.problem()``; ``E5(dW=..., other=True)`` for
-    ``E5.problem(other=True)``."""
-    return one_answer("dW")(lambda dW: _check_e5_on(dW, other))(*args, **answers)  # noqa: N803
+def _e5_grad(p: Problem, site: int | None = None) -> np.ndarray:
+    """The engine's dW, through both uses of W, or through use ``site`` (1 or 2) alone."""
+    w = ag.tensor(p.W, requires_grad=True)
+    first = w if site in (None, 1) else w.detach()
+    second = w if site in (None, 2) else w.detach()
+    out = ag.tanh(ag.tensor(p.x) @ first) @ second.T
+    (out * ag.tensor(p.t)).sum().backward()
+    return w.grad.numpy()
 
 
-def _check_e5_on(dW, other: bool) -> Result:  # noqa: N803 - the learner's name for it
-    p = e5_problem(bool(other))
-
-    def grad(site=None):
-        w = ag.tensor(p.W, requires_grad=True)
-        first = w if site in (None, 1) else w.detach()
-        second = w if site in (None, 2) else w.detach()
-        out = ag.tanh(ag.tensor(p.x) @ first) @ second.T
-        (out * ag.tensor(p.t)).sum().backward()
-        return w.grad.numpy()
-
-    return check_gradient(dW, grad(), name="dW", of="W",
-                          paths={"the first layer (x @ W)": grad(1),
-                                 "the second layer (h @ W.T)": grad(2)})
+_check_e5 = gradients(Gradients(
+    "E5", ("dW",), e5_problem, lambda p: {"dW": _e5_grad(p)},
+    lambda p, right: {"dW": dict(of="W", paths={"the first layer (x @ W)": _e5_grad(p, 1),
+                                               "the second layer (h @ W.T)": _e5_grad(p, 2)})},
+    options={"other": False}),
+    """``E5(my_e5)``: your ``my_e5(p) -> {"dW": ...}`` on ``E5.problem()``; ``other=True``
+    runs it on ``E5.problem(other=True)``.""")
 
 
 register(Exercise("E5", "derivation", {"dW": _check_e5}, problem=e5_problem))
@@ -460,38 +490,45 @@ def _e6_loss(x, cut: bool = True):
     return (d * ag.tanh(x) + x * d ** 2).sum()
 
 
-@answers("dx", "value_changes")
-def _check_e6(**answers) -> Result:
-    """``E6(dx=..., value_changes=...)`` for ``E6.problem()``; with ``other=True`` for
-    ``E6.problem(other=True)``."""
-    p = e6_problem(bool(answers.pop("other", False)))
-
-    def run(given):
-        x = ag.tensor(p.x, requires_grad=True)
-        loss = _e6_loss(x)
-        loss.backward()
-        out = []
-        if "dx" in given:
-            whole = ag.tensor(p.x, requires_grad=True)
-            _e6_loss(whole, cut=False).backward()
-            th = np.tanh(p.x)
-            out.append(check_gradient(given["dx"], x.grad, name="dx", of="x", mistakes=[
-                Mistake(whole.grad.numpy(), "You differentiated as if nothing were detached: "
-                        "you let the gradient flow through the detached copies too. detach() "
-                        "cuts those paths.", "", "through_detach"),
-                Mistake(p.x * (1 - th ** 2), "You kept only the first term: x also reaches "
-                        "the loss, undetached, in the second.", "", "first_term_only"),
-                Mistake(p.x ** 2, "You kept only the second term: x also reaches the loss, "
-                        "undetached, inside the tanh of the first.", "", "second_term_only")]))
-        if "value_changes" in given:
-            same = bool(np.allclose(loss.numpy(), _e6_loss(ag.tensor(p.x), cut=False).numpy(),
-                                    rtol=0, atol=0))
-            out.append(check_fact("value_changes", given["value_changes"],
-                               Fact(not same, "detach() shares the values; it only cuts the "
-                                              "graph.")))
-        return out
-
-    return check_named(answers, ("dx", "value_changes"), run)
+def _e6_engine(p: Problem) -> dict:
+    x = ag.tensor(p.x, requires_grad=True)
+    _e6_loss(x).backward()
+    return {"dx": x.grad}
 
 
-register(Exercise("E6", "derivation", {"gradients": _check_e6}, problem=e6_problem))
+def _e6_context(p: Problem, right: dict) -> dict:
+    whole = ag.tensor(p.x, requires_grad=True)
+    _e6_loss(whole, cut=False).backward()
+    th = np.tanh(p.x)
+    return {"dx": dict(of="x", mistakes=[
+        Mistake(whole.grad.numpy(), "You differentiated as if nothing were detached: you let "
+                "the gradient flow through the detached copies too. detach() cuts those "
+                "paths.", "", "through_detach"),
+        Mistake(p.x * (1 - th ** 2), "You kept only the first term: x also reaches the loss, "
+                "undetached, in the second.", "", "first_term_only"),
+        Mistake(p.x ** 2, "You kept only the second term: x also reaches the loss, "
+                "undetached, inside the tanh of the first.", "", "second_term_only")])}
+
+
+_check_e6 = gradients(Gradients(
+    "E6", ("dx",), e6_problem, _e6_engine, _e6_context, options={"other": False}),
+    """``E6(my_e6)``: your ``my_e6(p) -> {"dx": ...}`` on ``E6.problem()``; ``other=True``
+    runs it on ``E6.problem(other=True)``.""")
+
+
+def _e6_facts(other: bool = False) -> dict[str, Fact] | Result:
+    """``E6.run("value", value_changes=...)``: whether detach changes the value of the loss
+    of ``E6.problem()`` (against the same formula with nothing detached)."""
+    p = problem_for("E6", e6_problem, other=other)
+    if isinstance(p, Result):
+        return p
+    cut = _e6_loss(ag.tensor(p.x)).numpy()
+    same = bool(np.array_equal(cut, _e6_loss(ag.tensor(p.x), cut=False).numpy()))
+    return {"value_changes": Fact(not same, "detach() shares the values; it only cuts the "
+                                            "graph.")}
+
+
+register(Exercise("E6", "derivation", {"gradients": _with_a_yes_no_elsewhere(
+                                           _check_e6, "E6", "value", "value_changes"),
+                                       "value": predicting(_e6_facts, ("other",))},
+                  problem=e6_problem))
