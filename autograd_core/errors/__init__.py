@@ -235,7 +235,6 @@ from .porting import (
     multinomial_samples,
     nonfinite_norm,
     not_a_device,
-    not_floating_or_int,
     randint_arguments,
     roll_arguments,
     save_entry,

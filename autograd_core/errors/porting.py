@@ -3,7 +3,7 @@ devices, ``.to``, sorting and sampling (topk, sort, argsort, roll, multinomial,
 randint, from_numpy), the containers (ModuleList, ModuleDict, ParameterList),
 ``clip_grad_norm_``, ``save`` and ``load``.
 
-Raised from: nn/containers.py, nn/utils.py, ops/api.py, ops/sorting.py, recording/creation.py,
+Raised from: nn/containers.py, nn/utils.py, ops/api.py, recording/creation.py,
 recording/device.py, recording/grad_mode.py, serialization.py.
 """
 
@@ -36,11 +36,6 @@ def topk_k(k, size: int) -> RuntimeError:
     """topk's k outside 0..size of the dim."""
     return error(RuntimeError, f"selected index k out of range: topk asked for k={k} "
                  f"entries along a dim of size {size}.", f"use 0 <= k <= {size}.")
-
-
-def not_floating_or_int(op: str, dtype) -> TypeError:
-    """sort or topk of a tensor whose dtype has no order the engine sorts by."""
-    return TypeError(f"{op} sorts numbers; got a tensor of dtype {dtype}.")
 
 
 def roll_arguments(shifts, dims) -> RuntimeError:

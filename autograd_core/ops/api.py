@@ -512,7 +512,6 @@ def _sorted_along(op: str, input, dim, descending: bool) -> tuple:  # noqa: A002
     """(tensor, dim, indices) for sort/topk/argsort: ``dim`` non-negative (0 for a 0-d
     input) and the stable sorting indices of the values along it, int64."""
     a = input if input.__class__ is Tensor else _as_tensor(op, input)
-    so.check_sortable(op, a.dtype)
     dim = normalize_dim(mk.check_int(op, "dim", 2, dim), a.ndim)
     data = a._data if a.ndim else a._data.reshape(1)
     return a, dim, so.sorting_indices(data, dim, bool(descending))

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import errors
 from ..recording.node import Function
 from .scatter import Gather
 
@@ -66,8 +65,3 @@ class Roll(Function):
         """dout = roll(ta, shifts, dims)"""
         return np.roll(ta, ctx.params["shifts"], ctx.params["dims"])
 
-
-def check_sortable(op: str, dtype) -> None:
-    """sort and topk order numbers (bools too), as PyTorch does."""
-    if np.dtype(dtype).kind not in "biuf":
-        raise errors.not_floating_or_int(op, dtype)
