@@ -123,7 +123,7 @@ class ModuleList(_ListBase):
 
 class ParameterList(_ListBase):
     """Parameters in a list, each registered (``weights.0``); a tensor appended becomes a
-    Parameter, as in PyTorch."""
+    Parameter that requires grad (its values copied), as in PyTorch."""
 
     _members = "_parameters"
 
@@ -134,7 +134,7 @@ class ParameterList(_ListBase):
 
     def _add(self, name: str, value) -> None:
         if isinstance(value, Tensor) and not isinstance(value, Parameter):
-            value = Parameter(value._data, requires_grad=value.requires_grad)
+            value = Parameter(value._data)  # as PyTorch: a Parameter that requires grad
         if not isinstance(value, Parameter):
             raise errors.container_entry("ParameterList", value, "tensors (nn.Parameter)")
         self.register_parameter(name, value)

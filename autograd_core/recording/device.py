@@ -34,7 +34,7 @@ class device:  # noqa: N801 - PyTorch's name
         return None
 
     def __eq__(self, other) -> bool:
-        return isinstance(other, device) or other == "cpu"
+        return isinstance(other, device)  # as PyTorch: not equal to the string "cpu"
 
     def __hash__(self) -> int:
         return hash("cpu")

@@ -127,6 +127,18 @@ def test_integer_results_have_torch_dtypes():
     assert ag.float is torch.zeros(1, dtype=torch.float).numpy().dtype.type
 
 
+def test_devices_and_appended_tensors_as_torch():
+    assert (ag.tensor(1.0).device == ag.device("cpu")) == (torch.tensor(1.0).device ==
+                                                          torch.device("cpu"))
+    assert (ag.tensor(1.0).device == "cpu") == (torch.tensor(1.0).device == "cpu")
+    assert str(ag.device("cpu")) == str(torch.device("cpu"))
+    assert repr(ag.device("cpu")) == repr(torch.device("cpu"))
+    ours, theirs = ag.nn.ParameterList(), torch.nn.ParameterList()
+    ours.append(ag.ones(2))
+    theirs.append(torch.ones(2))
+    assert ours[0].requires_grad == theirs[0].requires_grad
+
+
 # -- the containers, clip_grad_norm_ ----------------------------------------------------------
 def _nested(lib):
     class Nested(lib.nn.Module):
