@@ -16,6 +16,7 @@ from .ops.api import (
     add,
     amax,
     amin,
+    argsort,
     astype,
     cat,
     clamp,
@@ -45,10 +46,12 @@ from .ops.api import (
     pow,
     relu,
     reshape,
+    roll,
     scatter_add,
     sigmoid,
     sin,
     softmax,
+    sort,
     split,
     sqrt,
     squeeze,
@@ -56,6 +59,7 @@ from .ops.api import (
     sub,
     sum,
     tanh,
+    topk,
     transpose,
     tril,
     triu,
@@ -67,7 +71,9 @@ from .recording.creation import (
     Generator,
     arange,
     default_generator,
+    from_numpy,
     manual_seed,
+    multinomial,
     ones,
     ones_like,
     rand,
@@ -76,14 +82,25 @@ from .recording.creation import (
     zeros,
     zeros_like,
 )
+from .recording.device import device
 from .recording.grad_mode import enable_grad, is_grad_enabled, no_grad
 from .recording.source import record_source, source_recording
 from .recording.tensor import Tensor, tensor
+from .serialization import load, save
 from .tensor_methods import attach as _attach_tensor_maths
 from .tools.allocator import keep_freed_memory as _keep_freed_memory
 
-float32 = __import__("numpy").float32
-float64 = __import__("numpy").float64
+# dtypes by PyTorch's names (NumPy's types: ``x.dtype == long`` reads as in PyTorch);
+# float, int and bool stay out of __all__, so that a star import keeps Python's own
+float32 = float = __import__("numpy").float32  # noqa: A001 - PyTorch's names
+float64 = double = __import__("numpy").float64
+float16 = half = __import__("numpy").float16
+int64 = long = __import__("numpy").int64
+int32 = int = __import__("numpy").int32  # noqa: A001
+int16 = short = __import__("numpy").int16
+int8 = __import__("numpy").int8
+uint8 = __import__("numpy").uint8
+bool = __import__("numpy").bool_  # noqa: A001
 
 __all__ = [
     "Tensor", "tensor", "Generator", "manual_seed", "default_generator", "zeros", "ones",
@@ -95,6 +112,8 @@ __all__ = [
     "squeeze", "stack", "sub", "sum", "tanh", "transpose", "unsqueeze", "var", "where",
     "masked_fill", "tril", "triu", "cumsum", "flip", "gather", "scatter_add",
     "amax", "amin", "einsum",
+    "topk", "sort", "argsort", "roll", "multinomial", "from_numpy", "device", "save", "load",
+    "double", "float16", "half", "int64", "long", "int32", "int16", "short", "int8", "uint8",
     "nn", "optim",
 ]
 

@@ -18,6 +18,7 @@ import numpy as np
 from . import errors
 from .ops import api as F
 from .ops import elementwise as _ew
+from .recording.device import to_dtype
 from .recording.tensor import Tensor
 from .sweep.engine import backward as _backward
 
@@ -212,7 +213,38 @@ class TensorMaths:
     def astype(self, dtype):
         return F.astype(self, dtype)
 
-    to = astype
+    def to(self, *args, **kwargs):
+        """This tensor with another dtype, as PyTorch's ``to``: ``x.to(float64)``,
+        ``x.to("cpu")``, ``x.to("cpu", float32)``, ``x.to(other)`` (other's dtype), with
+        ``device=``/``dtype=``/``copy=`` keywords. Nothing to change: ``x`` itself (a new
+        tensor only with ``copy=True``). The engine runs on the CPU only."""
+        dtype = to_dtype(args, kwargs)
+        if dtype is not None and dtype != self.dtype:
+            return F.astype(self, dtype)
+        return F.clone(self) if kwargs.get("copy") else self
+
+    def cpu(self):
+        """This tensor itself: its values are on the CPU already."""
+        return self
+
+    def contiguous(self):
+        """This tensor if its values are laid out row after row (C order), else a copy
+        that is, in the graph (as PyTorch's ``contiguous``)."""
+        if self._data.flags.c_contiguous:
+            return self
+        return _ew.Contiguous.apply(self, dtype=self.dtype)
+
+    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):  # noqa: A002
+        return F.topk(self, k, dim, largest, sorted)
+
+    def sort(self, dim: int = -1, descending: bool = False, *, stable: bool = False):
+        return F.sort(self, dim, descending, stable=stable)
+
+    def argsort(self, dim: int = -1, descending: bool = False, *, stable: bool = False):
+        return F.argsort(self, dim, descending, stable=stable)
+
+    def roll(self, shifts, dims=None):
+        return F.roll(self, shifts, dims)
 
     def float(self):
         """A float32 copy (differentiable)."""

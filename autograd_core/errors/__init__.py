@@ -25,6 +25,8 @@ family          messages of
 ``optim``       the optimizers
 ``transforms``  func (jvp, vjp, jacrev, jacfwd) and checkpointing
 ``checks``      gradcheck and detect_anomaly
+``porting``     devices, .to, sort/topk/roll/multinomial, containers, clip_grad_norm_,
+                save/load: what a model file ported from PyTorch touches
 ==============  ===========================================================
 
 Why a package beside the ops rather than messages inside each ops module: one message
@@ -217,6 +219,27 @@ from .optim import (
     sequential_not_a_scheduler,
     sequential_schedulers,
     warmup_schedule,
+)
+from .porting import (
+    bad_norm_type,
+    bad_to_arguments,
+    container_entry,
+    container_index,
+    container_index_type,
+    cpu_only,
+    damaged_file,
+    from_numpy_type,
+    grad_mode_argument,
+    module_dict_key,
+    multinomial_input,
+    multinomial_samples,
+    nonfinite_norm,
+    not_a_device,
+    randint_arguments,
+    roll_arguments,
+    save_entry,
+    save_object,
+    topk_k,
 )
 from .shapes import (
     bad_reshape,

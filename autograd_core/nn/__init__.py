@@ -12,8 +12,9 @@ Sequential(
 )
 """
 
-from . import functional, init
+from . import functional, init, utils
 from .blocks import InceptionBlock, ResidualBlock, SelfAttention, TransformerBlock
+from .containers import ModuleDict, ModuleList, ParameterList
 from .layers import (
     GELU,
     AvgPool2d,
@@ -40,7 +41,8 @@ from .multihead_attention import MultiheadAttention
 from .parameter import Parameter
 
 __all__ = [
-    "functional", "init", "Module", "Parameter", "RemovableHandle", "Linear", "Conv2d",
+    "functional", "init", "utils", "Module", "ModuleList", "ModuleDict", "ParameterList",
+    "Parameter", "RemovableHandle", "Linear", "Conv2d",
     "BatchNorm1d", "BatchNorm2d", "Dropout", "Embedding", "ReLU", "Tanh", "Sigmoid",
     "GELU", "SiLU", "Softplus", "LeakyReLU", "MaxPool2d", "AvgPool2d", "Flatten", "Sequential",
     "ResidualBlock", "InceptionBlock",

@@ -33,6 +33,7 @@ import numpy as np
 
 from .. import errors
 from ..optim.optimizer import zero_grads
+from ..recording.device import to_dtype
 from ..recording.grad_mode import no_grad
 from ..recording.node import module_scope
 from ..recording.tensor import Tensor
@@ -309,19 +310,42 @@ class Module:
         in place (as PyTorch does)."""
         zero_grads(self.parameters(), set_to_none)
 
-    def to(self, dtype) -> Module:
-        """Cast every floating-point parameter and buffer to ``dtype``, in place (the
-        tensors stay the same objects, so an optimizer made before still holds them);
-        gradients are dropped. Returns ``self``.
+    def to(self, *args, **kwargs) -> Module:
+        """Cast every floating-point parameter and buffer, in place, as PyTorch's
+        ``to``: ``to(float64)``, ``to("cpu")``, ``to("cpu", float32)``, ``to(tensor)``
+        (its dtype), ``device=``/``dtype=`` keywords. The tensors stay the same objects, so
+        an optimizer made before still holds them; gradients of cast ones are dropped.
+        The engine runs on the CPU only. Returns ``self``.
 
-        >>> model = Linear(3, 2).to(float64)          # doctest: +SKIP
+        >>> model = Linear(3, 2).to("cpu", float64)          # doctest: +SKIP
         """
-        dtype = np.dtype(dtype)
+        dtype = to_dtype(args, kwargs)
+        if dtype is None:
+            return self
         for tensor in itertools.chain(self.parameters(), self.buffers()):
             if tensor.dtype.kind == "f" and tensor.dtype != dtype:
                 tensor._data = tensor._data.astype(dtype)
                 tensor._version[0] += 1  # graphs that saved the old values must not use them
                 tensor.grad = None
+        return self
+
+    def cpu(self) -> Module:
+        """``self``: the engine runs on the CPU."""
+        return self
+
+    def apply(self, fn: Callable[[Module], Any]) -> Module:
+        """Call ``fn`` on every submodule (children first, each subtree in order) and then
+        on this module, as PyTorch's ``apply``: the usual way to initialise weights.
+        Returns ``self``.
+
+        >>> def init(m):
+        ...     if isinstance(m, Linear):
+        ...         nn.init.zeros_(m.bias)
+        >>> model.apply(init)          # doctest: +SKIP
+        """
+        for child in self.children():
+            child.apply(fn)
+        fn(self)
         return self
 
     def double(self) -> Module:

@@ -26,6 +26,7 @@ from . import matmul as mm
 from . import scatter as sc
 from . import shape as sh
 from . import softmax as sm
+from . import sorting as so
 from ._util import normalize_axes, normalize_dim, normalize_new_dim
 
 __all__ = [
@@ -36,7 +37,7 @@ __all__ = [
     "expand", "cat", "stack", "split", "softmax", "log_softmax", "logsumexp", "getitem",
     "astype", "clone",
     "masked_fill", "tril", "triu", "cumsum", "flip", "gather", "scatter_add",
-    "amax", "amin", "einsum",
+    "amax", "amin", "einsum", "topk", "sort", "argsort", "roll",
 ]
 
 
@@ -500,3 +501,82 @@ def logsumexp(a, dim: int | tuple[int, ...] = -1, keepdim: bool = False) -> Tens
     if not isinstance(dim, int | np.integer) or isinstance(dim, bool | np.bool_):
         raise errors.int_tuple_argument("logsumexp", "dim", 2, dim)
     return sm.LogSumExp.apply(a, dim=_softmax_dim(dim, a.ndim), keepdims=keepdim)
+
+
+# -- ordering: sort, topk, argsort, roll (ops/sorting.py) ---------------------------------
+TopkResult = namedtuple("topk", ["values", "indices"])
+SortResult = namedtuple("sort", ["values", "indices"])
+
+
+def _sorted_along(op: str, input, dim, descending: bool) -> tuple:  # noqa: A002
+    """(tensor, dim, indices) for sort/topk/argsort: ``dim`` non-negative (0 for a 0-d
+    input) and the stable sorting indices of the values along it, int64."""
+    a = input if input.__class__ is Tensor else _as_tensor(op, input)
+    dim = normalize_dim(mk.check_int(op, "dim", 2, dim), a.ndim)
+    data = a._data if a.ndim else a._data.reshape(1)
+    return a, dim, so.sorting_indices(data, dim, bool(descending))
+
+
+def _index_like(a: Tensor, indices: np.ndarray) -> np.ndarray:
+    """The indices shaped as the input (a 0-d input keeps a 0-d index, as in PyTorch)."""
+    return indices.reshape(()) if a.ndim == 0 and indices.size == 1 else indices
+
+
+def sort(input: Tensor, dim: int = -1, descending: bool = False, *,  # noqa: A002
+         stable: bool = False) -> SortResult:
+    """The entries sorted along ``dim``, as ``torch.sort``: a named tuple ``(values,
+    indices)`` with ``values == gather(input, dim, indices)``. The order is stable whether
+    ``stable`` is asked or not (ties keep their positions' order, lower index first, also
+    descending; NaN is the largest). The gradient goes back to where each value was read."""
+    a, dim, indices = _sorted_along("sort", input, dim, descending)
+    indices = _index_like(a, indices)
+    return SortResult(so.Sort.apply(a, indices, dim=dim), Tensor._wrap(indices))
+
+
+def argsort(input: Tensor, dim: int = -1, descending: bool = False, *,  # noqa: A002
+            stable: bool = False) -> Tensor:
+    """The int64 indices that sort ``input`` along ``dim``, as ``torch.argsort`` (sort's
+    ``indices``; stable, see ``sort``). Integers: no gradient."""
+    a, _, indices = _sorted_along("argsort", input, dim, descending)
+    return Tensor._wrap(_index_like(a, indices))
+
+
+def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True,  # noqa: A002
+         sorted: bool = True) -> TopkResult:  # noqa: A002 - PyTorch's names
+    """The ``k`` largest (``largest=False``: smallest) entries along ``dim``, as
+    ``torch.topk``: a named tuple ``(values, indices)``, largest first (smallest first).
+    Ties are taken lower index first; ``sorted=False`` returns them in that same order.
+    The gradient reaches the k entries picked and is 0 elsewhere."""
+    a, dim, indices = _sorted_along("topk", input, dim, largest)
+    k = mk.check_int("topk", "k", 2, k)
+    size = a.shape[dim] if a.ndim else 1
+    if not 0 <= k <= size:
+        raise errors.topk_k(k, size)
+    indices = _index_like(a, np.take(indices, np.arange(k), axis=dim))
+    return TopkResult(so.Topk.apply(a, indices, dim=dim), Tensor._wrap(indices))
+
+
+def roll(input: Tensor, shifts: int | Sequence[int],  # noqa: A002
+         dims: int | Sequence[int] | None = None) -> Tensor:
+    """The entries shifted by ``shifts`` along ``dims``, those pushed past the end coming
+    back at the start, as ``torch.roll``; with no ``dims`` the tensor is flattened,
+    rolled and given its shape back. The gradient is rolled back."""
+    a = input if input.__class__ is Tensor else _as_tensor("roll", input)
+    many = isinstance(shifts, tuple | list)
+    shift_list = mk.check_ints("roll", "shifts", 2, shifts) if many else \
+        (mk.check_int("roll", "shifts", 2, shifts),)
+    if dims is None:
+        if len(shift_list) != 1:
+            raise errors.roll_arguments(shifts, dims)
+        return so.Roll.apply(a, shifts=shift_list[0], dims=None)
+    many_dims = isinstance(dims, tuple | list)
+    dim_list = mk.check_ints("roll", "dims", 3, dims) if many_dims else \
+        (mk.check_int("roll", "dims", 3, dims),)
+    if len(dim_list) != len(shift_list) or not dim_list:
+        raise errors.roll_arguments(shifts, dims)
+    if a.ndim == 0:  # a 0-d tensor has one entry: every roll gives it back
+        for d in dim_list:
+            normalize_dim(d, 0)
+        return so.Roll.apply(a, shifts=0, dims=None)
+    axes = tuple(normalize_dim(d, a.ndim) for d in dim_list)
+    return so.Roll.apply(a, shifts=shift_list, dims=axes)

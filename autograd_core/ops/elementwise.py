@@ -343,3 +343,14 @@ class Clone(Cast):
 
     name = "clone"
     rule = "da = g"
+
+
+class Contiguous(Clone):
+    """f(a) = a copy of a laid out row after row in memory (C order), for a that is not
+    (a transpose, a strided slice): ``x.contiguous()``"""
+
+    name = "contiguous"
+
+    @staticmethod
+    def forward(ctx, a, dtype=None):
+        return np.ascontiguousarray(a, dtype=dtype)

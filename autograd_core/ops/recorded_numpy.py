@@ -38,6 +38,7 @@ from .masking import Pad
 from .nn_ops import one_hot, target_distribution
 from .pooling import AvgPool2d, AvgPool2dBackward, MaxPool2dBackward, MaxPool2dGather
 from .scatter import Gather, ScatterAdd, padded_to
+from .sorting import Roll
 
 
 def where(condition, x, y) -> Tensor:
@@ -169,6 +170,12 @@ def _rule_flip(x, dims):
     return F.flip(x, (dims,) if isinstance(dims, int | np.integer) else dims)
 
 
+def _rule_roll(x, shifts, dims):
+    """``np.roll(x, shifts, dims)`` as the engine's op (``shifts`` one int or several)."""
+    return Roll.apply(x, shifts=shifts if dims is None else tuple(int(s) for s in shifts),
+                      dims=dims)
+
+
 def _rule_sign(x):
     """A sign has no derivative of its own: a constant, computed on the values."""
     return np.sign(constant(x))
@@ -180,6 +187,7 @@ for _name, _engine in dict(exp=F.exp, log=F.log, sin=F.sin, cos=F.cos, tanh=F.ta
                            mean=lambda a, axis=None: F.mean(a, axis=axis, keepdims=True),
                            broadcast_to=broadcast_to, transpose=transpose,
                            tril=F.tril, triu=F.triu, flip=_rule_flip, cumsum=F.cumsum,
+                           roll=_rule_roll,
                            sigmoid=F.sigmoid, normal_cdf=NormalCdf.apply,
                            pick=lambda x, key: GetItem.apply(x, key=key),
                            scatter=lambda values, key, shape: IndexBackward.apply(
@@ -207,7 +215,7 @@ for _name, _engine in dict(exp=F.exp, log=F.log, sin=F.sin, cos=F.cos, tanh=F.ta
     setattr(rule.RECORDED, _name, _on_tensors(getattr(rule.PLAIN, _name), _engine))
 for _function in (np.count_nonzero, one_hot, target_distribution):  # of a target's values
     setattr(rule.RECORDED, _function.__name__, _on_values(_function))
-for _name in ("pi", "e", "inf", "nan", "argsort", "arange", "nan_to_num", "zeros"):
+for _name in ("pi", "e", "inf", "nan", "argsort", "negative", "arange", "nan_to_num", "zeros"):
     setattr(rule.RECORDED, _name, getattr(np, _name))
 rule.RECORDED.rows = rule.rows  # a reshape: Tensors have it too
 for _name in ("select", "narrow", "offset", "gradient_plan", "constant_arrays"):  # as is

@@ -12,6 +12,8 @@ import functools
 import inspect
 import threading
 
+from .. import errors
+
 
 class _State(threading.local):
     enabled = True
@@ -27,6 +29,16 @@ def is_grad_enabled() -> bool:
 
 class _GradMode:
     _mode: bool
+
+    def __new__(cls, orig_func=None):
+        """``no_grad()`` is a context manager (and, called on a function, a decorator);
+        ``@no_grad`` without parentheses decorates the function directly, as in
+        PyTorch."""
+        if orig_func is None:
+            return super().__new__(cls)
+        if not callable(orig_func):
+            raise errors.grad_mode_argument(cls.__name__, orig_func)
+        return cls()(orig_func)
 
     def __enter__(self):
         self._previous = state.enabled

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from .. import errors
+from .device import CPU, check_device
 from .grad_mode import state as _grad_mode
 
 _FLOAT_KINDS = "f"
@@ -160,6 +161,20 @@ class Tensor:
     @property
     def dtype(self):
         return self._data.dtype
+
+    @property
+    def device(self):
+        """Where the values live: the CPU, the one device the engine runs on."""
+        return CPU
+
+    @property
+    def is_cuda(self) -> bool:
+        """False: the engine runs on the CPU only."""
+        return False
+
+    def is_contiguous(self) -> bool:
+        """Whether the values are laid out row after row in memory (C order)."""
+        return bool(self._data.flags.c_contiguous)
 
     @property
     def ndim(self) -> int:
@@ -337,12 +352,15 @@ def _index_key(key):
 
 
 
-def tensor(data: Any, requires_grad: bool = False, dtype=None, name: str | None = None) -> Tensor:
-    """A new leaf tensor holding a copy of ``data`` (dtypes follow NumPy).
+def tensor(data: Any, requires_grad: bool = False, dtype=None, name: str | None = None,
+           device=None) -> Tensor:
+    """A new leaf tensor holding a copy of ``data`` (dtypes follow NumPy); ``device`` may
+    be the CPU (``"cpu"``), the one device the engine runs on.
 
     >>> tensor([[1.0, 2.0]], requires_grad=True).shape
     (1, 2)
     """
+    check_device(device)
     return Tensor(data, requires_grad=requires_grad, dtype=dtype, name=name)
 
 

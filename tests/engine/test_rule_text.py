@@ -36,6 +36,7 @@ from autograd_core.ops import reductions as red
 from autograd_core.ops import scatter as sc
 from autograd_core.ops import shape as sh
 from autograd_core.ops import softmax as sm
+from autograd_core.ops import sorting as so
 from autograd_core.ops.special import erf
 from autograd_core.recording.node import _UNRECORDED, Function
 from autograd_core.recording.rule import PLAIN, rule_program
@@ -237,6 +238,14 @@ EXAMPLES: dict[type[Function], Callable] = {
         Example((real(rng, 3, 4), rng.integers(0, 4, (3, 5)), real(rng, 3, 5)), dict(dim=1)),
         Example((real(rng, 3, 4), rng.integers(0, 3, (2, 4)), real(rng, 3, 4)), dict(dim=0)),
         Example((real(rng, 3, 4), rng.integers(0, 4, (2, 2)), real(rng, 3, 3)), dict(dim=1))],
+    # sort and topk: gathers at the indices the values sort by (ops/sorting.py)
+    so.Sort: lambda rng: [Example((a, np.argsort(a, axis=1, kind="stable")), dict(dim=1))
+                          for a in (real(rng, 3, 4),)],
+    so.Topk: lambda rng: [Example((a, np.argsort(-a, axis=0, kind="stable")[:2]), dict(dim=0))
+                          for a in (real(rng, 3, 4),)],
+    so.Roll: lambda rng: [Example((real(rng, 3, 4),), dict(shifts=s, dims=d))
+                          for s, d in (((1, -2), (0, 1)), ((5,), (1,)), (-3, None))],
+    ew.Contiguous: lambda rng: [Example((real(rng, 3, 4).T,), dict(dtype=np.dtype(np.float64)))],
     act.Gelu: unary(real),
     act.GeluTanh: unary(real),
     act.Silu: unary(real),
@@ -499,6 +508,7 @@ def test_the_rule_run_as_numpy_gives_what_backward_gives(op):
 # several axes at once (batch norm): each is also held to a reference written
 # independently of it (element by element, or in closed form).
 WRITTEN_OUT = {mk.Pad: _pad_reference, sc.Gather: _gather_reference,
+               so.Sort: _gather_reference, so.Topk: _gather_reference,
                sc.ScatterAdd: _scatter_add_reference,
                normalization.BatchNorm: _batch_norm_reference(training=True),
                normalization.BatchNormEval: _batch_norm_reference(training=False),

@@ -145,6 +145,36 @@ def along_dim(draw, min_dims=0, keepdim=False):
 
 
 @st.composite
+def sorting(draw, topk=False):
+    """An input of distinct values (ties: test_sorting.py), a dim and a direction; for
+    topk a k from 0 to the dim's size (1 for a 0-d input)."""
+    shape = draw(shapes())
+    dim = draw(dims(len(shape)))
+    params = {"dim": dim, "flag": draw(st.booleans())}
+    if topk:
+        # (k=0 of a 0-d input: PyTorch gives a 0-d result its own backward refuses)
+        params["k"] = draw(st.integers(0, shape[dim]) if shape else st.just(1))
+    return Example(draw(distinct_arrays(shape)), params)
+
+
+@st.composite
+def rolled(draw, with_dims=True):
+    """An input and shifts (any sign, past the size too), one per dim named, or one
+    shift and no dims (the flattened input)."""
+    shape = draw(shapes(min_dims=1 if with_dims else 0))
+    shift = st.integers(-7, 7)
+    if not with_dims:
+        return Example((draw(arrays(shape)),), {"shifts": draw(shift), "dims": None})
+    n = len(shape)
+    picked = draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=n, unique=True))
+    dims_ = tuple(draw(st.sampled_from([d, d - n])) for d in picked)
+    shifts = tuple(draw(shift) for _ in dims_)
+    if len(dims_) == 1 and draw(st.booleans()):
+        shifts, dims_ = shifts[0], dims_[0]  # roll(x, 2, 1): ints, not tuples
+    return Example((draw(arrays(shape)),), {"shifts": shifts, "dims": dims_})
+
+
+@st.composite
 def reshaped(draw):
     shape = draw(shapes())
     return Example((draw(arrays(shape)),), {"shape": draw(reshape_targets(shape))})
@@ -411,6 +441,13 @@ CASES: list[Case] = [
          _drawn(gathers(scatter=True))),
     Case("scatter_add_method", lambda lib, a, src, dim, index: a.scatter_add(dim, index, src),
          _drawn(gathers(scatter=True))),
+    # ordering (ops/sorting.py): sort and topk are gathers at sorting indices; roll
+    Case("topk", lambda lib, a, k, dim, flag: lib.topk(a, k, dim, largest=flag).values,
+         sorting(topk=True)),
+    Case("sort_method", lambda lib, a, dim, flag: a.sort(dim, descending=flag).values,
+         sorting()),
+    Case("roll", lambda lib, a, shifts, dims: lib.roll(a, shifts, dims), rolled()),
+    Case("roll_flat_method", lambda lib, a, shifts, dims: a.roll(shifts), rolled(False)),
     # activations (nn.functional only: torch has no torch.gelu, ...); softplus and
     # leaky_relu off their kinks at 0
     Case("gelu", lambda lib, a: lib.nn.functional.gelu(a), unary()),
