@@ -218,3 +218,14 @@ def v_none(transform: str, what: str, shape) -> RuntimeError:
     return error(RuntimeError, f"{transform}: v can be left out only when {what} has a single "
                  f"element, but it has shape {shape_text(shape)}.", "pass v, a tensor of that "
                  "shape.")
+
+
+def moved_to_functional(name: str) -> str:
+    """func.hvp/vhp/jacobian, torch.autograd.functional's names (a DeprecationWarning)."""
+    return (f"autograd_core.func.{name} is deprecated: torch.func has no {name}; it is "
+            f"torch.autograd.functional's, here autograd_core.autograd.functional.{name}.")
+
+
+def no_func_attribute(name: str) -> AttributeError:
+    """A name autograd_core.func does not have (Python's own wording)."""
+    return AttributeError(f"module 'autograd_core.func' has no attribute {name!r}")

@@ -11,6 +11,7 @@ inputs in one call (``torch.autograd.functional``'s ``jacobian``, ``hessian``, `
 
 import warnings
 
+from ..errors import transforms as transform_errors
 from .transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, vjp
 
 __all__ = ["jvp", "vjp", "jacfwd", "jacrev", "grad", "grad_and_value", "hessian"]
@@ -24,9 +25,7 @@ def __getattr__(name: str):
     if name in _MOVED:
         from ..autograd import functional
 
-        warnings.warn(f"autograd_core.func.{name} is deprecated: torch.func has no {name}; it "
-                      f"is torch.autograd.functional's, here "
-                      f"autograd_core.autograd.functional.{name}.", DeprecationWarning,
+        warnings.warn(transform_errors.moved_to_functional(name), DeprecationWarning,
                       stacklevel=2)
         return getattr(functional, name)
-    raise AttributeError(f"module 'autograd_core.func' has no attribute {name!r}")
+    raise transform_errors.no_func_attribute(name)
