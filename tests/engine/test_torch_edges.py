@@ -52,6 +52,10 @@ FLOAT16 = {  # name: (program(module, functional, x), input)
     "sum": (lambda m, f, x: m.sum(x, 1), np.tile(np.array([3e4, 3e4, -3e4, -3e4 + 8],
                                                           np.float16), (2, 512))),
     "mean": (lambda m, f, x: m.mean(x, 1), _rows(4, (4, 1024))),
+    # a (1, 8) input broadcast over 4096 rows: its gradient is a sum of 4096 values
+    "broadcast": (lambda m, f, x: x * (m.ones(4096, 8, dtype=m.float16) if m is torch
+                                       else np.ones((4096, 8), np.float16)),
+                  _rows(11, (1, 8), 1.0, 0.1)),
     "softmax": (lambda m, f, x: m.softmax(x, -1), _rows(5, (4, 4096), 0.0, 3.0)),
     "log_softmax": (lambda m, f, x: m.log_softmax(x, -1), _rows(6, (4, 4096), 0.0, 3.0)),
     "logsumexp": (lambda m, f, x: m.logsumexp(x, -1), _rows(7, (4, 4096), 0.0, 3.0)),
