@@ -1,7 +1,7 @@
 """Messages of the debugging tools (tools/gradcheck.py, tools/anomaly.py's
 detect_anomaly): what went wrong in a backward rule, and where.
 
-Raised from: autograd.py, tools/anomaly.py, tools/gradcheck.py.
+Raised from: autograd/__init__.py, tools/anomaly.py, tools/gradcheck.py.
 """
 
 from __future__ import annotations

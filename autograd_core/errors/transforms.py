@@ -2,7 +2,7 @@
 grad, hvp, vhp, and their compositions) and of checkpointing (func/checkpoint.py), which re-runs
 a function in backward.
 
-Raised from: func/checkpoint.py, func/transforms.py.
+Raised from: func/__init__.py, func/checkpoint.py, func/functional.py, func/transforms.py.
 """
 
 from __future__ import annotations

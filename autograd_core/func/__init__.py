@@ -4,7 +4,8 @@ checkpointing (``checkpoint.py``, also reachable as ``autograd_core.utils.checkp
 PyTorch's path). As in torch.func, a transform that takes a function returns a function:
 ``hessian(f)(x)``, ``jacrev(f)(x)``, ``grad(f)(x)``. The forms that evaluate at given
 inputs in one call (``torch.autograd.functional``'s ``jacobian``, ``hessian``, ``hvp``,
-``vhp``, ``vjp``, ``jvp``) live in ``autograd_core.autograd.functional``.
+``vhp``, ``vjp``, ``jvp``) are written in ``functional.py`` and reached by PyTorch's path,
+``autograd_core.autograd.functional``.
 
 >>> from autograd_core.func import jacrev, jvp
 """
@@ -12,6 +13,7 @@ inputs in one call (``torch.autograd.functional``'s ``jacobian``, ``hessian``, `
 import warnings
 
 from ..errors import transforms as transform_errors
+from . import functional
 from .transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, vjp
 
 __all__ = ["jvp", "vjp", "jacfwd", "jacrev", "grad", "grad_and_value", "hessian"]
@@ -23,8 +25,6 @@ def __getattr__(name: str):
     """``func.hvp``, ``func.vhp``, ``func.jacobian``: the old paths of
     ``autograd.functional``'s functions, kept working with a DeprecationWarning."""
     if name in _MOVED:
-        from ..autograd import functional
-
         warnings.warn(transform_errors.moved_to_functional(name), DeprecationWarning,
                       stacklevel=2)
         return getattr(functional, name)
