@@ -197,7 +197,14 @@ from .norms import (
     normalized_shape_type,
     rms_norm_rank,
 )
-from .operands import broadcast, clip_bounds, matmul_scalar, matmul_shapes, where_condition
+from .operands import (
+    broadcast,
+    clip_bounds,
+    matmul_scalar,
+    matmul_shapes,
+    tensor_sequence_operand,
+    where_condition,
+)
 from .optim import (
     bad_optimizer_option,
     cosine_T_max,
@@ -281,7 +288,6 @@ from .transforms import (
     function_output,
     has_aux,
     hvp_not_scalar,
-    jacobian_mode,
     missing_jvp,
     non_float_primal,
     non_float_tangent,

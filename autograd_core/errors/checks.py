@@ -1,10 +1,12 @@
 """Messages of the debugging tools (tools/gradcheck.py, tools/anomaly.py's
 detect_anomaly): what went wrong in a backward rule, and where.
 
-Raised from: autograd.py, tools/anomaly.py, tools/gradcheck.py.
+Raised from: autograd/__init__.py, tools/anomaly.py, tools/gradcheck.py.
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from ._text import error
 
@@ -30,13 +32,23 @@ def gradcheck_dtype(index: int, dtype) -> UserWarning:
 
 
 def gradcheck_mismatch(output: int, wrt: int, element: tuple, row: int, analytic: float,
-                       numeric: float) -> GradcheckError:
+                       numeric: float, low_precision: dict | None = None) -> GradcheckError:
     """The worst element where the engine's Jacobian and finite differences disagree:
-    output ``output``'s element ``row`` against input ``wrt``'s element ``element``."""
+    output ``output``'s element ``row`` against input ``wrt``'s element ``element``.
+    ``low_precision`` ({input index: dtype} of checked inputs that are not float64)
+    names precision as the likely cause instead of a wrong rule."""
+    if low_precision:
+        named = ", ".join(f"input {i} is {np.dtype(d).name}" for i, d in low_precision.items())
+        hint = (f"the likely cause is precision, not a wrong rule: {named}, and finite "
+                "differences in less than float64 lose most of their digits to rounding. "
+                "Check again with float64 inputs, e.g. "
+                "tensor(data, dtype='float64', requires_grad=True).")
+    else:
+        hint = "a backward rule is wrong for this op or input."
     return error(GradcheckError, f"Jacobian mismatch for output {output} with respect to input "
                  f"{wrt}, at input index {element} (output element {row}):\n"
                  f"  analytic (engine) = {analytic:.10g}\n  numeric (finite diff) = "
-                 f"{numeric:.10g}", "a backward rule is wrong for this op or input.")
+                 f"{numeric:.10g}", hint)
 
 
 _ANOMALY_HINTS = {

@@ -2,7 +2,7 @@
 their wrappers in ops/api.py): broadcasting, where, matmul, clip.
 
 Raised from: nn/attention.py, ops/_util.py, ops/api.py, ops/elementwise.py, ops/matmul.py,
-ops/shape.py.
+ops/shape.py, recording/node.py.
 """
 
 from __future__ import annotations
@@ -64,3 +64,16 @@ def clip_bounds() -> RuntimeError:
     """clip/clamp with neither bound (PyTorch's wording and kind)."""
     return error(RuntimeError, "clip: At least one of 'min' or 'max' must not be None.",
                  "give min=, max= or both.")
+
+
+def tensor_sequence_operand(op: str, value) -> TypeError:
+    """A tuple or list holding tensors used as an op's operand (``x.max(dim=1) * w``):
+    NumPy would turn it into a constant array and the gradient would be lost; PyTorch
+    raises a TypeError."""
+    kind = type(value).__name__
+    pair = " such as the (values, indices) pair that max(dim=...) and min(dim=...) return" \
+        if len(value) == 2 else ""
+    return error(TypeError, f"{op}: an operand is a {kind} that holds tensors{pair}; an op "
+                 "takes one tensor per operand, and a sequence of tensors would become a "
+                 "constant with no gradient.", "take the tensor you mean from it, e.g. "
+                 "x.max(dim=1).values (or [0]); to join tensors, use stack or cat.")

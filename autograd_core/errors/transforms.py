@@ -2,7 +2,7 @@
 grad, hvp, vhp, and their compositions) and of checkpointing (func/checkpoint.py), which re-runs
 a function in backward.
 
-Raised from: func/checkpoint.py, func/transforms.py.
+Raised from: func/__init__.py, func/checkpoint.py, func/functional.py, func/transforms.py.
 """
 
 from __future__ import annotations
@@ -44,6 +44,17 @@ def tangent_shape(transform: str, index: int, given, expected) -> RuntimeError:
                  "a tangent is a direction in input space: it has exactly its primal's shape.")
 
 
+def v_shape(transform: str, index: int, given, expected, against: str = "inputs"
+            ) -> RuntimeError:
+    """hvp/vhp/jvp (``against`` the inputs) or vjp (against the outputs) with a v whose
+    shape is not its partner's (PyTorch's "v has invalid size"); never broadcast."""
+    space = "input" if against == "inputs" else "output"
+    return error(RuntimeError, f"{transform}: v has invalid size: v[{index}] should have the "
+                 f"shape of {against}[{index}], {shape_text(expected)}, but got "
+                 f"{shape_text(given)}.", f"v is a direction in {space} space: it has exactly "
+                 f"its {space}'s shape (v is not broadcast).")
+
+
 def non_float_primal(transform: str, index: int, dtype) -> RuntimeError:
     """A transform asked to differentiate with respect to integer input."""
     return error(RuntimeError, f"{transform}: only floating point inputs can be "
@@ -80,14 +91,6 @@ def function_output(transform: str, kind: str) -> TypeError:
                  "of it.")
 
 
-def jacobian_mode(mode) -> ValueError:
-    """jacobian(mode=...) that is neither 'forward' nor 'reverse'."""
-    return error(ValueError, f"jacobian: mode must be 'forward' or 'reverse', got {mode!r}.",
-                 "'forward' costs one JVP pass per input element, 'reverse' one VJP pass per "
-                 "output element: pick the smaller side.")
-
-
-# -- checkpointing --------------------------------------------------------------------------
 def checkpoint_output(kind: str) -> TypeError:
     """A checkpointed function that returned something other than one tensor."""
     return error(TypeError, f"checkpoint: the checkpointed function must return one Tensor, "
@@ -185,3 +188,44 @@ def forward_over_forward(transform: str) -> NotImplementedError:
                  "tangent rules as ops, so the enclosing pass would see a constant.",
                  "compose forward mode over reverse mode instead: jvp(grad(f)) or "
                  "jacfwd(jacrev(f)).")
+
+
+def hessian_evaluates() -> str:
+    """func.hessian called the old way, with inputs (a DeprecationWarning's text)."""
+    return ("func.hessian(f, x) evaluating at x is deprecated: func.hessian follows "
+            "torch.func and returns a function, func.hessian(f)(x); to evaluate in one call, "
+            "as torch.autograd.functional.hessian, use "
+            "autograd_core.autograd.functional.hessian(f, x).")
+
+
+def jacobian_strategy(strategy) -> ValueError:
+    """autograd.functional.jacobian(strategy=...) that is neither mode."""
+    return error(ValueError, 'jacobian: Expected strategy to be either "forward-mode" or '
+                 f'"reverse-mode", got {strategy!r}.', '"forward-mode" costs one JVP pass '
+                 'per input element, "reverse-mode" one VJP pass per output element: pick '
+                 "the smaller side.")
+
+
+def functional_unsupported(transform: str, option: str) -> NotImplementedError:
+    """An option of torch.autograd.functional the engine does not offer."""
+    return error(NotImplementedError, f"{transform}: {option}=True is not supported by the "
+                 "engine.", "call it inside an enclosing transform (or on tensors that "
+                 "require grad) to keep the result on the graph; leave the option out.")
+
+
+def v_none(transform: str, what: str, shape) -> RuntimeError:
+    """autograd.functional's vjp/jvp without v, where v cannot be left out."""
+    return error(RuntimeError, f"{transform}: v can be left out only when {what} has a single "
+                 f"element, but it has shape {shape_text(shape)}.", "pass v, a tensor of that "
+                 "shape.")
+
+
+def moved_to_functional(name: str) -> str:
+    """func.hvp/vhp/jacobian, torch.autograd.functional's names (a DeprecationWarning)."""
+    return (f"autograd_core.func.{name} is deprecated: torch.func has no {name}; it is "
+            f"torch.autograd.functional's, here autograd_core.autograd.functional.{name}.")
+
+
+def no_func_attribute(name: str) -> AttributeError:
+    """A name autograd_core.func does not have (Python's own wording)."""
+    return AttributeError(f"module 'autograd_core.func' has no attribute {name!r}")

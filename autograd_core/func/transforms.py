@@ -1,7 +1,8 @@
 """Forward mode and the functional transforms: ``jvp``, ``vjp``, ``jacfwd``, ``jacrev``,
-``jacobian``, ``grad``, ``grad_and_value``, and the second-order ones ``hvp``, ``vhp``,
-``hessian``. Names and signatures follow ``torch.func`` (and
-``torch.autograd.functional`` for ``hvp``, ``vhp``, ``hessian``).
+``grad``, ``grad_and_value``, ``hessian`` (each as ``torch.func``'s: the transforms that
+take a function return a function), and the second-order products ``hvp``, ``vhp`` and
+``hessian_at``, which evaluate at given inputs as ``torch.autograd.functional``'s do and
+are exported under its names by ``autograd_core.autograd.functional``.
 
 Two ways to push derivatives through a program
 ----------------------------------------------
@@ -83,6 +84,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import warnings
 import weakref
 from collections.abc import Callable, Sequence
 
@@ -97,8 +99,8 @@ from ..recording.node import Node, Observer, observers, observing
 from ..recording.tensor import Tensor
 from ..sweep.grad import grad as _reverse_grad
 
-__all__ = ["jvp", "vjp", "jacfwd", "jacrev", "jacobian", "grad", "grad_and_value", "hvp", "vhp",
-           "hessian"]
+__all__ = ["jvp", "vjp", "jacfwd", "jacrev", "grad", "grad_and_value", "hessian", "hvp", "vhp",
+           "hessian_at"]
 
 
 # -- forward mode ---------------------------------------------------------------------
@@ -576,30 +578,11 @@ def jacfwd(func: Callable, argnums: int | tuple[int, ...] = 0, *, has_aux: bool 
     return jacobian_fn
 
 
-def jacobian(func: Callable, inputs, mode: str = "reverse"):
-    """The Jacobian of ``func`` at ``inputs`` (a tensor, or a tuple of them), built from
-    repeated JVPs (``mode='forward'``) or repeated VJPs (``mode='reverse'``).
-
-    Both modes give the same matrix; they differ in cost: forward mode makes one pass
-    per input element, reverse mode one per output element.
-
-    >>> import autograd_core as ag
-    >>> jacobian(lambda t: t.sum(), ag.tensor([1.0, 2.0]), mode="forward")
-    tensor([1., 1.])
-    """
-    if mode not in ("forward", "reverse"):
-        raise errors.jacobian_mode(mode)
-    single = not isinstance(inputs, tuple | list)
-    args = (inputs,) if single else tuple(inputs)
-    transform = jacfwd if mode == "forward" else jacrev
-    return transform(func, argnums=0 if single else tuple(range(len(args))))(*args)
-
-
 # -- second derivatives ---------------------------------------------------------------------
 def hvp(func: Callable, inputs, v):
     """(func(inputs), H·v): the Hessian of a scalar ``func`` at ``inputs`` (a tensor or
-    a tuple of them) times ``v`` (matching ``inputs``), as
-    ``torch.autograd.functional.hvp``.
+    a tuple of them) times ``v`` (each of its input's shape), as
+    ``torch.autograd.functional.hvp`` (exported as ``autograd_core.autograd.functional.hvp``).
 
     Forward over reverse: ``jvp`` of the gradient, the gradient's sweep recorded as ops
     (``create_graph=True``) inside a forward pass that carries v. It costs one forward
@@ -637,7 +620,8 @@ def hvp(func: Callable, inputs, v):
 
 def vhp(func: Callable, inputs, v):
     """(func(inputs), vᵀH): ``v`` times the Hessian of a scalar ``func`` at ``inputs``
-    (a tensor or a tuple of them), as ``torch.autograd.functional.vhp``.
+    (a tensor or a tuple of them), as ``torch.autograd.functional.vhp`` (exported as
+    ``autograd_core.autograd.functional.vhp``).
 
     Reverse over reverse: the gradient's sweep is recorded as ops
     (``create_graph=True``), then swept once more with ``v`` as its seed, which gives
@@ -660,6 +644,9 @@ def _inputs_and_vectors(transform: str, inputs, v) -> tuple[tuple, tuple, bool]:
     args, vs = (inputs,) if single else tuple(inputs), _as_tuple(v)
     if len(vs) != len(args):
         raise errors.primals_tangents(f"{transform} (inputs vs v)", len(args), len(vs))
+    for index, (x, v_) in enumerate(zip(args, vs)):
+        if _shape_of(v_) != _shape_of(x):  # as PyTorch: refused, never broadcast
+            raise transform_errors.v_shape(transform, index, _shape_of(v_), _shape_of(x))
     return args, vs, single
 
 
@@ -685,21 +672,50 @@ def _scalar_output(transform: str, result) -> Tensor:
 
 
 def _seed_like(v, x: Tensor) -> Tensor:
-    """``v`` as a seed for the gradient w.r.t. ``x``: kept if it is a Tensor of x's shape
-    and dtype (it may be on the graph), else broadcast and cast."""
+    """``v`` (of x's shape, checked by ``_inputs_and_vectors``) as a seed for the gradient
+    w.r.t. ``x``: kept if it is a Tensor of x's dtype (it may be on the graph), else cast."""
     if isinstance(v, Tensor) and v.shape == x.shape and v.dtype == x.dtype:
         return v
     return Tensor._wrap(_fit(_data(v), x.shape, x.dtype))
 
 
-def hessian(func: Callable, inputs):
-    """The Hessian of a scalar ``func`` at ``inputs`` (one tensor), shape
-    ``inputs.shape + inputs.shape``: one Hessian-vector product (:func:`hvp`, forward
-    over reverse, as ``torch.func.hessian``'s jacfwd(jacrev)) per element, as
-    ``torch.autograd.functional.hessian``. Connected inputs: the rows stay on the graph.
+def hessian(func: Callable, argnums: int | tuple[int, ...] = 0):
+    """A function computing the Hessian of ``func`` w.r.t. ``argnums``, as
+    ``torch.func.hessian``: ``jacfwd(jacrev(func, argnums), argnums)``, forward over
+    reverse, one forward pass carrying a tangent through a recorded sweep per input
+    element. For an output of shape S and an input of shape T it has shape S + T + T
+    (a tuple of tuples for tuple argnums). Called with connected arguments (inside an
+    enclosing transform, see the module doc) it runs ``jacrev(jacrev(...))`` instead,
+    so the result stays on the enclosing graph. To evaluate at given inputs in one call,
+    as ``torch.autograd.functional.hessian``, use
+    ``autograd_core.autograd.functional.hessian(func, inputs)``.
 
     >>> import autograd_core as ag
-    >>> hessian(lambda t: (t * t * t).sum(), ag.tensor([1.0, 2.0]))
+    >>> hessian(lambda t: (t * t * t).sum())(ag.tensor([1.0, 2.0]))
+    tensor([[ 6.,  0.],
+            [ 0., 12.]])
+    """
+    if isinstance(argnums, Tensor | np.ndarray):  # the old form hessian(func, inputs)
+        warnings.warn(transform_errors.hessian_evaluates(), DeprecationWarning, stacklevel=2)
+        return hessian_at(func, argnums)
+
+    @functools.wraps(func)
+    def hessian_fn(*args):
+        inner = jacrev if _connected(args) else jacfwd
+        return inner(jacrev(func, argnums), argnums)(*args)
+
+    return hessian_fn
+
+
+def hessian_at(func: Callable, inputs):
+    """The Hessian of a scalar ``func`` at ``inputs`` (one tensor), shape
+    ``inputs.shape + inputs.shape``: one Hessian-vector product (:func:`hvp`, forward
+    over reverse) per element. ``torch.autograd.functional.hessian``'s form, exported as
+    ``autograd_core.autograd.functional.hessian``. Connected inputs: the rows stay on the
+    graph.
+
+    >>> import autograd_core as ag
+    >>> hessian_at(lambda t: (t * t * t).sum(), ag.tensor([1.0, 2.0]))
     tensor([[ 6.,  0.],
             [ 0., 12.]])
     """

@@ -28,6 +28,7 @@ import math
 import numpy as np
 
 from ..recording import rule
+from ..recording.accumulate import widened
 from ..recording.node import Function
 from . import special
 
@@ -43,8 +44,7 @@ rule.PLAIN.normal_cdf = special.normal_cdf
 def _work(a) -> np.ndarray:
     """``a`` in the dtype to compute in: its own, float16 widened to float32 (as
     PyTorch's kernels compute half precision)."""
-    a = np.asarray(a)
-    return a.astype(np.float32) if a.dtype == np.float16 else a
+    return widened(np.asarray(a))
 
 
 _CHUNK = 8192  # elements per piece: a piece's temporaries stay in the CPU's cache

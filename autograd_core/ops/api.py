@@ -17,6 +17,7 @@ from functools import wraps
 import numpy as np
 
 from .. import errors
+from ..recording.node import holds_tensor
 from ..recording.tensor import Tensor, tensor
 from . import einsum as es
 from . import elementwise as ew
@@ -45,6 +46,8 @@ def _check_operand(op: str, x):
     if isinstance(x, Tensor | np.ndarray | int | float | np.number | bool):
         return x
     if isinstance(x, list | tuple):
+        if holds_tensor(x):
+            raise errors.tensor_sequence_operand(op, x)
         return tensor(x)
     raise errors.not_a_tensor(op, x)
 

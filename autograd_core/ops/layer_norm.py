@@ -56,6 +56,7 @@ import math
 
 import numpy as np
 
+from ..recording.accumulate import accumulated, widened
 from ..recording.node import Function
 from ._util import tangent_sum
 
@@ -67,8 +68,9 @@ def row_count(shape: tuple, axes: tuple) -> int:
 
 def row_mean(a: np.ndarray, axes: tuple) -> np.ndarray:
     """The mean of each row, keepdims (rows..., 1, ..., 1). A row of no values has mean
-    0 (it meets no value, so the output stays empty), not nan with a warning."""
-    return np.sum(a, axis=axes, keepdims=True) / max(row_count(np.shape(a), axes), 1)
+    0 (it meets no value, so the output stays empty), not nan with a warning. float16 is
+    added up in float32 and the mean stays float32 (the accumulate type, as PyTorch)."""
+    return np.sum(widened(a), axis=axes, keepdims=True) / max(row_count(np.shape(a), axes), 1)
 
 
 def leading_axes(ndim: int, axes: tuple) -> tuple:
@@ -95,11 +97,14 @@ class LayerNorm(Function):
 
     @classmethod
     def forward(cls, ctx, x, weight=None, bias=None, axes=(-1,), eps=1e-5):
+        work = widened(x)  # float16: computed in float32 (its squares' sum overflows)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # inf, nan, eps 0
-            centered = x - row_mean(x, axes)
+            centered = work - row_mean(work, axes)
             var = row_mean(centered * centered, axes)  # two passes: no mean(x²) - mean²
             inv_std = 1.0 / np.sqrt(var + eps)
             normalized = np.multiply(centered, inv_std, out=centered)
+        # saved in x's dtype, as PyTorch saves its rstd
+        normalized, inv_std = (t.astype(x.dtype, copy=False) for t in (normalized, inv_std))
         _save_for_backward(ctx, normalized, weight, inv_std=inv_std)
         return _affine(normalized, weight, bias)
 
@@ -153,9 +158,11 @@ class RMSNorm(Function):
 
     @classmethod
     def forward(cls, ctx, x, weight=None, axes=(-1,), eps=1e-6):
+        work = widened(x)  # float16: computed in float32, as layer norm
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            inv_rms = 1.0 / np.sqrt(row_mean(x * x, axes) + eps)
-            normalized = x * inv_rms  # inf · 0 = nan, as PyTorch's
+            inv_rms = 1.0 / np.sqrt(row_mean(work * work, axes) + eps)
+            normalized = work * inv_rms  # inf · 0 = nan, as PyTorch's
+        normalized, inv_rms = (t.astype(x.dtype, copy=False) for t in (normalized, inv_rms))
         _save_for_backward(ctx, normalized, weight, inv_rms=inv_rms)
         return _affine(normalized, weight, None)
 
@@ -217,6 +224,6 @@ def _affine_grads(grads: list, needs, g, normalized, axes: tuple) -> None:
     """dweight = Σ g·x̂ and dbias = Σ g over the rows, into ``grads`` where needed."""
     lead = leading_axes(g.ndim, axes)
     if len(needs) > 1 and needs[1]:
-        grads[1] = np.sum(g * normalized, axis=lead)
+        grads[1] = accumulated(np.sum, g * normalized, axis=lead)
     if len(needs) > 2 and needs[2]:
-        grads[2] = np.sum(g, axis=lead)
+        grads[2] = accumulated(np.sum, g, axis=lead)

@@ -26,6 +26,7 @@ import numpy as np
 
 from .. import errors
 from ..recording import rule
+from ..recording.accumulate import accumulated
 from ..recording.node import Function
 from ..recording.tensor import Tensor
 from ._util import normalize_dim
@@ -89,7 +90,7 @@ class Cumsum(Function):
     def forward(ctx, a, dim=0):
         if np.ndim(a) == 0:  # one value: its own running sum (NumPy's dtype rules still)
             return np.cumsum(a).reshape(())
-        return np.cumsum(a, axis=dim)
+        return accumulated(np.cumsum, a, axis=dim)  # float16: added up in float32
 
     @staticmethod
     def jvp(ctx, ta):

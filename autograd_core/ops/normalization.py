@@ -24,6 +24,7 @@ import math
 
 import numpy as np
 
+from ..recording.accumulate import widened
 from ..recording.node import Function
 from ._util import tangent_sum
 
@@ -37,6 +38,7 @@ def batch_statistics(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per-channel mean and biased variance, in keepdims form (1, C, 1, ...). An empty
     input has none: 0 and 1 stand in (they meet no value, so the output is empty too)."""
     axes = channel_axes(x.ndim)
+    x = widened(x)  # float16: the statistics in float32, as PyTorch's (accumulate.py)
     if x.size == 0:
         shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
         return np.zeros(shape, x.dtype), np.ones(shape, x.dtype)
@@ -51,6 +53,7 @@ def channel_dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     product per image and channel (a row times a column: BLAS), summed over the
     images. Unlike ``(a * b).sum(axes)`` it writes no layer-sized product."""
     n, c = a.shape[:2]
+    a, b = widened(a), widened(b)  # float16: added up in float32
     pixels = math.prod(a.shape[2:])
     dots = np.matmul(a.reshape(n, c, 1, pixels), b.reshape(n, c, pixels, 1))
     return dots.sum(axis=0).reshape((1, c) + (1,) * (a.ndim - 2))
@@ -85,7 +88,8 @@ class BatchNorm(Function):
     @classmethod
     def forward(cls, ctx, x, weight=None, bias=None, mean=None, var=None, eps=1e-5):
         inv_std = 1.0 / np.sqrt(var + eps)
-        normalized = _times(x - mean, inv_std)
+        normalized = _times(widened(x) - mean, inv_std).astype(x.dtype, copy=False)
+        inv_std = inv_std.astype(x.dtype, copy=False)  # saved in x's dtype, as PyTorch
         if ctx.needs_input_grad[0]:
             ctx.save(inv_std=inv_std)
             if weight is not None:
@@ -106,7 +110,7 @@ class BatchNorm(Function):
         values each): dx = weight · inv_std / M · (M·g - Σ g - x̂ · Σ g·x̂)."""
         needs = ctx.needs_input_grad  # (x,), (x, weight) or (x, weight, bias)
         axes = channel_axes(g.ndim)
-        g_sum = g.sum(axis=axes, keepdims=True)
+        g_sum = widened(g).sum(axis=axes, keepdims=True)
         normalized = gx_sum = None
         if cls._reads_normalized(needs):
             normalized = ctx.load("normalized")

@@ -7,6 +7,8 @@ by each value's local slope (1 for sum, 1/n for mean). ``max`` and ``min`` send 
 only to the elements that won; when several elements tie for the maximum they share
 it equally (the same convention as ``torch.amax``). ``amax`` and ``amin`` are the same
 reductions under PyTorch's other name, and differ only at a nan, as PyTorch's do.
+float16 is added up in float32 and rounded back once (``recording/accumulate.py``), as
+PyTorch's CPU kernels do.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import math
 
 import numpy as np
 
+from ..recording.accumulate import accumulated, widened
 from ..recording.node import Function
 from ._util import keepdims_shape
 
@@ -26,7 +29,7 @@ def _count(shape: tuple, axis) -> int:
 
 def _reduce_sum(t, ctx):
     """Sum a tangent over the reduced axes, keeping dims as the forward did."""
-    return np.sum(t, axis=ctx.params["axis"], keepdims=ctx.params["keepdims"])
+    return accumulated(np.sum, t, axis=ctx.params["axis"], keepdims=ctx.params["keepdims"])
 
 
 def kept_axes(ctx, g):
@@ -44,7 +47,7 @@ class Sum(Function):
 
     @staticmethod
     def forward(ctx, a, axis=None, keepdims=False):
-        return np.sum(a, axis=axis, keepdims=keepdims)
+        return accumulated(np.sum, a, axis=axis, keepdims=keepdims)
 
     @staticmethod
     def jvp(ctx, ta):
@@ -62,12 +65,13 @@ class Mean(Function):
 
     @staticmethod
     def forward(ctx, a, axis=None, keepdims=False):
-        return np.mean(a, axis=axis, keepdims=keepdims)
+        return accumulated(np.mean, a, axis=axis, keepdims=keepdims)
 
     @staticmethod
     def jvp(ctx, ta):
         """dout = mean of ta over axis"""
-        return np.mean(ta, axis=ctx.params["axis"], keepdims=ctx.params["keepdims"])
+        return accumulated(np.mean, ta, axis=ctx.params["axis"],
+                           keepdims=ctx.params["keepdims"])
 
 
 class Max(Function):
@@ -160,11 +164,13 @@ class Var(Function):
     @staticmethod
     def forward(ctx, a, axis=None, keepdims=False, correction=1):
         n = _count(a.shape, axis)
-        centered = a - np.mean(a, axis=axis, keepdims=True) if n else a  # no values: no mean
-        ctx.save(centered=centered)
+        work = widened(a)  # float16: all of it in float32 (its squares' sum overflows)
+        centered = work - np.mean(work, axis=axis, keepdims=True) if n else work  # no mean
+        ctx.save(centered=centered.astype(a.dtype, copy=False))
         with np.errstate(divide="ignore", invalid="ignore"):
-            return (np.sum(centered * centered, axis=axis, keepdims=keepdims)
-                    / max(n - correction, 0))
+            out = np.sum(centered * centered, axis=axis, keepdims=keepdims) / max(
+                n - correction, 0)
+        return out if work is a else np.asarray(out).astype(a.dtype)
 
     @staticmethod
     def fast_backward(ctx, g):

@@ -1,13 +1,15 @@
 """softmax, log_softmax and logsumexp along one axis, computed stably.
 
 Subtracting the maximum before ``exp`` changes nothing mathematically (it cancels)
-but keeps ``exp`` from overflowing. The backward rules reuse the saved output.
+but keeps ``exp`` from overflowing. The backward rules reuse the saved output. float16
+is computed in float32 and rounded once (``recording/accumulate.py``), as PyTorch does.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..recording.accumulate import accumulated, widened
 from ..recording.node import Function
 from ._util import keepdims_shape, normalize_axes
 
@@ -41,16 +43,23 @@ class Softmax(Function):
     @staticmethod
     def forward(ctx, a, dim=-1):
         with np.errstate(invalid="ignore", divide="ignore"):
-            e = np.exp(_shifted(a, dim))
+            e = np.exp(_shifted(widened(a), dim))
             out = e / e.sum(axis=dim, keepdims=True)  # exactly 1/2 for (x, x, -big)
+        out = out.astype(a.dtype, copy=False)
         ctx.save(out=out)
         return out
+
+    @staticmethod
+    def fast_backward(ctx, g):
+        """The rule on arrays; float16 in float32, rounded once (as PyTorch's kernel)."""
+        out, g = widened(ctx.load("out")), widened(g)
+        return (out * (g - np.sum(g * out, axis=ctx.params["dim"], keepdims=True)),)
 
     @staticmethod
     def jvp(ctx, ta):
         """dout = out * (ta - sum(ta * out, dim))"""
         out = ctx.load("out")
-        return out * (ta - np.sum(ta * out, axis=ctx.params["dim"], keepdims=True))
+        return out * (ta - accumulated(np.sum, ta * out, axis=ctx.params["dim"], keepdims=True))
 
 
 class LogSoftmax(Function):
@@ -62,16 +71,23 @@ class LogSoftmax(Function):
     @staticmethod
     def forward(ctx, a, dim=-1):
         with np.errstate(divide="ignore", invalid="ignore"):
-            shifted = _shifted(a, dim)
+            shifted = _shifted(widened(a), dim)
             out = shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
+        out = out.astype(a.dtype, copy=False)
         ctx.save(out=out)
         return out
+
+    @staticmethod
+    def fast_backward(ctx, g):
+        """The rule on arrays; float16 in float32, rounded once (as PyTorch's kernel)."""
+        out, g = widened(ctx.load("out")), widened(g)
+        return (g - np.exp(out) * np.sum(g, axis=ctx.params["dim"], keepdims=True),)
 
     @staticmethod
     def jvp(ctx, ta):
         """dout = ta - sum(exp(out) * ta, dim)"""
         weights = np.exp(ctx.load("out"))
-        return ta - np.sum(weights * ta, axis=ctx.params["dim"], keepdims=True)
+        return ta - accumulated(np.sum, weights * ta, axis=ctx.params["dim"], keepdims=True)
 
 
 def _dims_kept(ctx, g):
@@ -90,7 +106,8 @@ class LogSumExp(Function):
 
     @staticmethod
     def forward(ctx, a, dim=-1, keepdims=False):
-        out = np.asarray(_logsumexp(a, dim))  # an array even when 0-d: the output's base
+        # an array even when 0-d: the output's base; float16 computed in float32
+        out = np.asarray(_logsumexp(widened(a), dim)).astype(a.dtype, copy=False)
         ctx.save(a=a, out=out)
         return out if keepdims else np.squeeze(out, axis=dim)
 
@@ -98,4 +115,5 @@ class LogSumExp(Function):
     def jvp(ctx, ta):
         """dout = sum(exp(a - out) * ta, dim)"""
         weights = np.exp(ctx.load("a") - ctx.load("out"))
-        return np.sum(weights * ta, axis=ctx.params["dim"], keepdims=ctx.params["keepdims"])
+        return accumulated(np.sum, weights * ta, axis=ctx.params["dim"],
+                           keepdims=ctx.params["keepdims"])

@@ -275,7 +275,7 @@ class Function:
             for x in inputs:
                 if isinstance(x, Tensor) and x._requires_grad:
                     return _record(cls, inputs, params)
-        arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
+        arrays = [x._data if isinstance(x, Tensor) else _operand(cls, x) for x in inputs]
         out = cls.forward(_UNRECORDED, *arrays, **params)
         if observers:
             for observer in observers:
@@ -298,6 +298,7 @@ def _record(op, inputs: tuple, params: dict) -> Tensor:
                 needs.append(True)
                 continue
         else:
+            x = _operand(op, x)
             if isinstance(x, np.ndarray):
                 # A NumPy operand has no version counter: keep our own copy, so a
                 # later change to the caller's array cannot reach the backward.
@@ -335,6 +336,21 @@ def _record(op, inputs: tuple, params: dict) -> Tensor:
             observer.on_forward(op, node, arrays, out, params)
     node._arrays = None
     return result
+
+
+def _operand(op, x):
+    """A non-Tensor input as it is, unless it is a tuple or list that holds a Tensor
+    (``x.max(dim=1) * w``): NumPy would make a constant of it and drop the gradient, so
+    it is refused with a TypeError, as PyTorch does. Sequences of numbers pass."""
+    if isinstance(x, tuple | list) and holds_tensor(x):
+        raise errors.tensor_sequence_operand(op.name, x)
+    return x
+
+
+def holds_tensor(seq) -> bool:
+    """Whether a (nested) tuple or list has a Tensor among its items."""
+    return any(isinstance(v, Tensor) or (isinstance(v, tuple | list) and holds_tensor(v))
+               for v in seq)
 
 
 def _constant(x) -> tuple:

@@ -68,6 +68,7 @@ from typing import Any
 import numpy as np
 
 from .. import errors
+from .accumulate import accumulating
 
 NOTE = re.compile(r" {2,}\(.*\)$")  # two spaces, then a note in parentheses
 
@@ -109,10 +110,12 @@ def _kept(reduce):
 
 
 # In a rule, sum and mean keep the axes they reduce, so that the result lines up with
-# the input it came from (``x - mean(x, axes)``).
+# the input it came from (``x - mean(x, axes)``); they and cumsum add float16 up in
+# float32, as the ops themselves do (accumulate.py).
 PLAIN = RuleNames("plain backward (NumPy)", fallback=np)
-PLAIN.sum = _kept(np.sum)
-PLAIN.mean = _kept(np.mean)
+PLAIN.sum = _kept(accumulating(np.sum))
+PLAIN.mean = _kept(accumulating(np.mean))
+PLAIN.cumsum = accumulating(np.cumsum)
 
 
 def sigmoid(x):

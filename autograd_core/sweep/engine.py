@@ -40,6 +40,7 @@ import numpy as np
 
 from .. import errors
 from ..ops.recorded_numpy import RecordedContext
+from ..recording.accumulate import widened
 from ..recording.grad_mode import state as _grad_mode
 from ..recording.node import Node, observers
 from ..recording.tensor import Tensor
@@ -110,9 +111,12 @@ def sum_to(grad: np.ndarray, shape: tuple) -> np.ndarray:
     if grad.shape == shape:
         return grad
     axes = broadcast_axes(grad.shape, shape)
+    wide = widened(grad)  # float16 is added up in float32 (recording/accumulate.py)
     if shape and grad.shape[len(axes):] == shape:  # only leading axes were added
-        return grad.sum(axis=axes)  # (a new array of the shape, not a reshaped view)
-    return grad.sum(axis=axes, keepdims=True).reshape(shape)
+        summed = wide.sum(axis=axes)  # (a new array of the shape, not a reshaped view)
+    else:
+        summed = wide.sum(axis=axes, keepdims=True).reshape(shape)
+    return summed if wide is grad else summed.astype(grad.dtype)
 
 
 def reverse_topological(root: Node) -> list[Node]:

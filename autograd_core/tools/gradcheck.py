@@ -96,9 +96,10 @@ def gradcheck(fn: Callable, inputs, eps: float = 1e-6, atol: float = 1e-5,
     checked = [x for x in inputs if isinstance(x, Tensor) and x.requires_grad]
     if not checked:
         raise errors.gradcheck_nothing()
-    for i, x in enumerate(inputs):
-        if isinstance(x, Tensor) and x.requires_grad and x.dtype != np.float64:
-            warnings.warn(errors.gradcheck_dtype(i, x.dtype), stacklevel=2)
+    low_precision = {i: x.dtype for i, x in enumerate(inputs)
+                     if isinstance(x, Tensor) and x.requires_grad and x.dtype != np.float64}
+    for i, dtype in low_precision.items():
+        warnings.warn(errors.gradcheck_dtype(i, dtype), stacklevel=2)
     analytic = analytic_jacobian(fn, inputs)
     numeric = numeric_jacobian(fn, inputs, eps)
     worst = None
@@ -116,7 +117,8 @@ def gradcheck(fn: Callable, inputs, eps: float = 1e-6, atol: float = 1e-5,
     _, o, i, (row, col), a, n = worst
     index = np.unravel_index(col, inputs[i].shape) if inputs[i].shape else ()
     if raise_exception:
-        raise errors.gradcheck_mismatch(o, i, tuple(int(v) for v in index), row, a, n)
+        raise errors.gradcheck_mismatch(o, i, tuple(int(v) for v in index), row, a, n,
+                                        low_precision)
     return False
 
 

@@ -25,7 +25,7 @@ import pytest
 
 import autograd_core as ag
 from autograd_core import autograd, nn
-from autograd_core.func import hvp
+from autograd_core.autograd.functional import hvp
 from autograd_core.nn import functional as F
 from autograd_core.ops import special
 

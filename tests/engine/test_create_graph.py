@@ -28,7 +28,7 @@ from strategies import PROPERTY_SETTINGS
 
 import autograd_core as ag
 from autograd_core import autograd
-from autograd_core.func import hessian, hvp
+from autograd_core.autograd.functional import hessian, hvp
 
 try:
     import torch

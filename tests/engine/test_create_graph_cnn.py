@@ -6,8 +6,9 @@ derivatives g = d<v, f>/d inputs come from ``autograd.grad(create_graph=True)``;
 second ones are the gradient of phi = Σ <g_i, w_i> (w random). They are compared
 with central differences of phi computed from the lean engine's ``backward()`` on
 fresh graphs (NumPy, nothing recorded twice: an independent path), and with PyTorch's
-``torch.autograd.grad(create_graph=True)`` on the same values. Then ``func.hvp`` and
-``func.hessian`` (forward over reverse: the recorded ops' jvp rules too) against
+``torch.autograd.grad(create_graph=True)`` on the same values. Then
+``autograd.functional``'s ``hvp`` and ``hessian`` (forward over reverse: the recorded ops' jvp
+rules too) against
 ``torch.autograd.functional`` and ``torch.func.hessian`` on a small CNN and on batch
 norm in training mode.
 """
@@ -20,7 +21,7 @@ from op_table import central_differences
 
 import autograd_core as ag
 from autograd_core import autograd
-from autograd_core.func import hessian, hvp
+from autograd_core.autograd.functional import hessian, hvp
 
 try:
     import torch

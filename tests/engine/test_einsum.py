@@ -27,7 +27,8 @@ from test_adversarial_ops import OURS, THEIRS, compare, leaf, r, raises_like
 
 import autograd_core as ag
 from autograd_core import autograd
-from autograd_core.func import hessian, jvp
+from autograd_core.autograd.functional import hessian
+from autograd_core.func import jvp
 from autograd_core.ops import einsum as es
 from autograd_core.tools import graph
 

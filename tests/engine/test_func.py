@@ -24,7 +24,8 @@ from op_table import CASES, as_outputs, case_ids
 from strategies import PROPERTY_SETTINGS, arrays
 
 import autograd_core as ag
-from autograd_core.func import jacfwd, jacobian, jacrev, jvp, vjp
+from autograd_core.autograd.functional import jacobian
+from autograd_core.func import jacfwd, jacrev, jvp, vjp
 from autograd_core.nn import functional as F
 from autograd_core.ops import (
     conv,
@@ -360,7 +361,8 @@ def test_jacobian_has_output_shape_then_input_shape_and_both_modes_agree():
     def f(t):
         return ag.softmax(t, dim=1)[:, :2]
 
-    forward, reverse = jacobian(f, x, mode="forward"), jacobian(f, x, mode="reverse")
+    forward = jacobian(f, x, strategy="forward-mode")
+    reverse = jacobian(f, x, strategy="reverse-mode")
     assert forward.shape == reverse.shape == (2, 2, 2, 3)
     np.testing.assert_allclose(forward.numpy(), reverse.numpy(), rtol=1e-12, atol=1e-15)
     # rows of different samples do not interact
@@ -406,8 +408,8 @@ def test_jvp_through_a_checkpointed_segment_equals_jvp_of_the_plain_function():
      TypeError, "must return a Tensor or a tuple of Tensors, got float"),
     (lambda: vjp(ag.exp, ag.tensor([1.0, 2.0]))[1](ag.tensor([1.0])), RuntimeError,
      r"cotangent 0 has a shape of \(1,\) and output 0 has a shape of \(2,\)"),
-    (lambda: jacobian(ag.exp, ag.tensor([1.0]), mode="sideways"), ValueError,
-     "mode must be 'forward' or 'reverse', got 'sideways'"),
+    (lambda: jacobian(ag.exp, ag.tensor([1.0]), strategy="sideways"), ValueError,
+     'Expected strategy to be either "forward-mode" or "reverse-mode", got .sideways.'),
 ])
 def test_mistakes_get_a_sentence_naming_what_is_wrong(call, error, match):
     with pytest.raises(error, match=match):

@@ -22,7 +22,8 @@ import numpy as np
 import pytest
 
 import autograd_core as ag
-from autograd_core.func import grad, grad_and_value, hessian, hvp, jacfwd, jacrev, jvp, vhp, vjp
+from autograd_core.autograd.functional import hessian, hvp, vhp
+from autograd_core.func import grad, grad_and_value, jacfwd, jacrev, jvp, vjp
 from autograd_core.tools import counting, memory
 
 try:

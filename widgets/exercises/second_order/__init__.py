@@ -8,8 +8,8 @@ built with two sweeps of ``autograd.grad``; a Newton step.
 * :mod:`.products`: D3 (H·v by hand, checked for value and cost) and ``cost_table``;
 * :mod:`.newton`: D4 (one Newton step) and ``newton_run``, Newton against gradient descent.
 
-Every expected value is the engine's (``autograd.grad`` twice, ``func.hessian``,
-``func.hvp``), never a formula written here, and every answer goes through
+Every expected value is the engine's (``autograd.grad`` twice, ``functional.hessian``,
+``functional.hvp``), never a formula written here, and every answer goes through
 :func:`~...feedback.check_gradient`, so a mistake is named as in the other lessons.
 
 >>> from widgets import exercises

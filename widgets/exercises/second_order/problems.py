@@ -5,8 +5,8 @@
   differentiated twice with respect to the hidden weights W (D2, D3);
 * an L2-regularised logistic regression, the convex problem of the Newton step (D4).
 
-Every expected value is the engine's: ``autograd.grad`` twice, ``func.hessian`` or
-``func.hvp`` (never a formula written here), so the checks test a learner's derivation
+Every expected value is the engine's: ``autograd.grad`` twice, ``functional.hessian`` or
+``functional.hvp`` (never a formula written here), so the checks test a learner's derivation
 against the engine, and the engine's second derivatives are tested against finite
 differences and PyTorch in tests/engine.
 """
@@ -19,7 +19,7 @@ import numpy as np
 
 import autograd_core as ag
 from autograd_core import autograd
-from autograd_core.func import hessian, hvp
+from autograd_core.autograd.functional import hessian, hvp
 
 from ..problems import Problem, rng
 
@@ -58,12 +58,12 @@ class Network:
         return ((pred - ag.tensor(self.y)) ** 2).mean()
 
     def _hessian(self) -> np.ndarray:
-        """d²loss/dW², shape (d, k, d, k): the engine's ``func.hessian`` (private: D2's
+        """d²loss/dW², shape (d, k, d, k): the engine's ``functional.hessian`` (private: D2's
         answer on the lesson's network, read by its check only)."""
         return hessian(self.loss, ag.tensor(self.W)).numpy()
 
     def _hvp(self, v: np.ndarray) -> np.ndarray:
-        """H·v by the engine's ``func.hvp`` (private: D3's answer, for its check only)."""
+        """H·v by the engine's ``functional.hvp`` (private: D3's answer, for its check only)."""
         return hvp(self.loss, ag.tensor(self.W), ag.tensor(v))[1].numpy()
 
     def gradient(self) -> np.ndarray:
@@ -117,7 +117,7 @@ class Logistic:
             return float(self.loss(ag.tensor(np.asarray(w, dtype=np.float64))).item())
 
     def gradient_and_hessian(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The engine's gradient (one backward) and Hessian (``func.hessian``) at ``w``."""
+        """The engine's gradient (one backward) and Hessian (``functional.hessian``) at ``w``."""
         t = ag.tensor(np.array(w, dtype=np.float64), requires_grad=True)
         self.loss(t).backward()
         return t.grad.numpy(), hessian(self.loss, ag.tensor(np.array(w))).numpy()

@@ -1,5 +1,5 @@
 """D3: a Hessian-vector product written by the learner with the engine's
-``autograd.grad``, checked for its value (against ``func.hvp``) and for its cost (a few
+``autograd.grad``, checked for its value (against ``functional.hvp``) and for its cost (a few
 gradients, never the n gradients of the whole Hessian); and the counted cost of a
 gradient, an HVP and the full Hessian as the network grows (``cost_table``).
 """
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import autograd_core as ag
-from autograd_core.func import hessian, hvp
+from autograd_core.autograd.functional import hessian, hvp
 from autograd_core.tools.counting import count_ops
 
 from ...feedback.check import check_gradient
@@ -27,7 +27,7 @@ from .problems import Network, network
 # A Hessian-vector product costs about 2.3 gradients on these networks (counted MACs);
 # the whole Hessian costs n HVPs. More than this many gradients is building the Hessian.
 MAX_GRADIENTS = 8
-_LIBRARY_NAMES = frozenset({"hvp", "vhp", "hessian"})
+_LIBRARY_NAMES = frozenset({"hvp", "vhp", "hessian", "hessian_at", "hessian_fn"})
 
 
 def _direction(net: Network, seed: int) -> np.ndarray:
@@ -136,8 +136,8 @@ class CostRow:
 
 
 def cost_table(hidden: tuple[int, ...] = (2, 8, 32), inputs: int = 3) -> list[CostRow]:
-    """The counted cost of one gradient, one HVP (``func.hvp``) and the whole Hessian
-    (``func.hessian``: one HVP per weight) for networks with these hidden widths."""
+    """The counted cost of one gradient, one HVP (``functional.hvp``) and the whole Hessian
+    (``functional.hessian``: one HVP per weight) for networks with these hidden widths."""
     rows = []
     for k in hidden:
         net = network(seed=148, d=inputs, k=k)
