@@ -369,13 +369,16 @@ class Module:
                 yield from child._state_entries(prefix + name + ".")
 
     def state_dict(self) -> OrderedDict:
-        """A copy of every parameter and buffer, by path: a snapshot that later
-        training does not change.
+        """Every parameter and buffer, by path, as in PyTorch: each entry detached (no
+        gradient flows through it) and sharing memory with the module's own tensor, so
+        ``sd[k].copy_(pretrained[k])`` loads a value into the model, and training moves
+        the entries with the model. For a snapshot that later training does not change,
+        clone the entries:
 
-        >>> snapshot = model.state_dict()          # doctest: +SKIP
-        >>> model.load_state_dict(snapshot)         # doctest: +SKIP
+        >>> snapshot = {k: v.clone() for k, v in model.state_dict().items()}  # doctest: +SKIP
+        >>> model.load_state_dict(snapshot)                                  # doctest: +SKIP
         """
-        return OrderedDict((key, Tensor._wrap(t._data.copy())) for key, t in self._state_entries())
+        return OrderedDict((key, t.detach()) for key, t in self._state_entries())
 
     def load_state_dict(self, state_dict, strict: bool = True) -> IncompatibleKeys:
         """Copy values into this module's parameters and buffers, in place.

@@ -31,8 +31,9 @@ Cases tried, per family (issue 15):
 
 Differences from PyTorch kept on purpose (each asserted below):
 
-* ``Optimizer.state_dict()`` and ``Module.state_dict()`` return copies (PyTorch
-  returns references to live state): a snapshot that later training cannot change.
+* ``Optimizer.state_dict()`` returns copies (PyTorch returns references to live state):
+  a snapshot that later training cannot change. (``Module.state_dict()`` shares memory
+  with the module's tensors, as in PyTorch.)
 * ``Module.load_state_dict`` checks every shape before copying anything, so a failed
   load leaves the module unchanged (PyTorch may have copied some tensors already).
 * ``checkpoint`` takes a function returning one tensor (PyTorch also passes tuples
@@ -280,6 +281,25 @@ def test_train_eval_and_a_non_bool_mode_like_torch(torch):
 
 
 @pytest.mark.torch
+def test_module_state_dict_entries_share_memory_as_in_torch(torch):
+    """``sd[k].copy_(v)`` reaches the model, an optimizer step reaches ``sd[k]``, and no
+    entry requires grad, on both engines."""
+    seen = []
+    for lib in (ag, torch):
+        layer = lib.nn.Linear(2, 3)
+        state = layer.state_dict()
+        with lib.no_grad():
+            state["bias"].copy_(lib.ones(3))
+        opt = lib.optim.SGD(layer.parameters(), lr=0.5)
+        layer(lib.ones(1, 2)).sum().backward()
+        opt.step()
+        seen.append((np.asarray(layer.bias.detach().numpy()).tolist(),
+                     np.asarray(state["bias"].numpy()).tolist(),
+                     [bool(v.requires_grad) for v in state.values()]))
+    assert seen[0] == seen[1]
+    assert seen[0][0] == [0.5, 0.5, 0.5]  # ones, then one step of 0.5 · (dL/db = 1)
+
+
 @pytest.mark.parametrize("edit, strict", [
     (lambda s: s.pop("bias"), True),
     (lambda s: s.pop("bias"), False),

@@ -155,21 +155,42 @@ def test_to_double_casts_parameters_and_buffers_in_place():
 
 
 # -- state_dict ----------------------------------------------------------------------------------
-def test_state_dict_is_a_snapshot_and_load_restores_it():
+def test_state_dict_shares_memory_as_in_pytorch_and_a_cloned_one_restores_it():
     model = nn.Sequential(nn.Linear(3, 3, generator=g()), nn.BatchNorm1d(3))
-    snapshot = model.state_dict()
-    assert list(snapshot) == ["0.weight", "0.bias", "1.weight", "1.bias", "1.running_mean",
-                              "1.running_var", "1.num_batches_tracked"]
+    state = model.state_dict()
+    assert list(state) == ["0.weight", "0.bias", "1.weight", "1.bias", "1.running_mean",
+                           "1.running_var", "1.num_batches_tracked"]
+    assert not any(v.requires_grad or v.grad_fn is not None for v in state.values())
+    snapshot = {k: v.clone() for k, v in state.items()}
     before = {k: np.array(v) for k, v in snapshot.items()}
     with ag.no_grad():
         model[0].weight.add_(1.0)
     model(rand(4, 3, requires_grad=False).astype(np.float32))  # moves running stats
+    # the entries move with the model (shared memory); the clones do not
+    np.testing.assert_array_equal(state["0.weight"].numpy(), before["0.weight"] + 1.0)
+    np.testing.assert_array_equal(state["1.running_mean"].numpy(),
+                                  model[1].running_mean.numpy())
     assert all(np.array_equal(snapshot[k].numpy(), before[k]) for k in before)
     assert not np.array_equal(model[1].running_mean.numpy(), before["1.running_mean"])
     model.load_state_dict(snapshot)
     for key, tensor in model._state_entries():
         np.testing.assert_array_equal(tensor.numpy(), before[key])
     assert model[0].weight.requires_grad and model[0].weight.dtype == np.float32
+
+
+def test_copy_into_a_state_dict_entry_loads_the_value_into_the_model():
+    """The usual loading pattern of model files: ``sd[k].copy_(pretrained[k])`` under
+    no_grad (issue #42: it changed nothing while entries were copies)."""
+    model = nn.Sequential(nn.Linear(3, 2, generator=g()), nn.BatchNorm1d(2))
+    pretrained = {k: np.full(v.shape, 0.5, dtype=v.dtype) for k, v in
+                  model.state_dict().items()}
+    state = model.state_dict()
+    with ag.no_grad():
+        for key, value in pretrained.items():
+            state[key].copy_(value)
+    for key, tensor in model._state_entries():
+        np.testing.assert_array_equal(tensor.numpy(), pretrained[key])
+    assert model[0].weight.requires_grad  # still a parameter the optimizer trains
 
 
 def test_load_state_dict_errors_and_non_strict_loading():
