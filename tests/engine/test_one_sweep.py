@@ -236,6 +236,8 @@ TWO_PATHS = {
     "batch_norm": "in place, from the saved x̂ and 1/std",
     "batch_norm_eval": "in place, from the saved x̂ and 1/std",
     "var": "from the saved centred input, without recomputing the mean",
+    "softmax": "float16 worked in float32 and rounded once, as PyTorch's kernel",
+    "log_softmax": "float16 worked in float32 and rounded once, as PyTorch's kernel",
 }
 
 
