@@ -395,9 +395,10 @@ def _complex_value(frame, returned) -> str:
     return ""
 
 
-# a string NumPy reads as a complex dtype ("complex128", "c16"; single letters such as "D"
-# are left out: a learner's code may name a part "D")
-_COMPLEX_DTYPE = re.compile(r"[<>=|]?(complex(64|128|256)?|c(8|16|32))")
+# a string NumPy reads as a complex dtype ("complex128", "c16"; "complex" and single letters
+# such as "D" are left out: a learner's code may compare a name with "complex" or call a
+# part "D", and a complex array it makes is seen as a value all the same)
+_COMPLEX_DTYPE = re.compile(r"[<>=|]?(complex(64|128|256)|c(8|16|32))")
 
 
 def _complex_in_code(code: types.CodeType) -> str:
