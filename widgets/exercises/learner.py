@@ -252,7 +252,7 @@ class EngineUse(str):
         return made
 
 
-def _how(ops: int, called: list[str]) -> EngineUse | None:
+def _how(ops: int, called: Calls) -> EngineUse | None:
     if ops:
         return EngineUse(f"runs engine ops ({ops} of them)")
     if called and called[0].split(".")[0] in _OTHER_ENGINES:
@@ -260,13 +260,11 @@ def _how(ops: int, called: list[str]) -> EngineUse | None:
                          "for it", "library")
     if called:
         return EngineUse(f"calls the engine's own code ({called[0]})")
-    measured = getattr(called, "measured", [])
-    if measured:
-        return EngineUse(f"calls {measured[0]}, which measures the derivative numerically",
-                         "library")
-    complex_seen = getattr(called, "complex", "")
-    if complex_seen:
-        return EngineUse(f"computes with complex numbers ({complex_seen}), as a complex step "
+    if called.measured:
+        return EngineUse(f"calls {called.measured[0]}, which measures the derivative "
+                         "numerically", "library")
+    if called.complex:
+        return EngineUse(f"computes with complex numbers ({called.complex}), as a complex step "
                          "does to measure a derivative", "complex")
     return None
 
