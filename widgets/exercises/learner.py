@@ -34,6 +34,7 @@ _ENGINE = str(Path(__file__).resolve().parent.parent.parent / "autograd_core")
 ENGINE = _ENGINE  # the engine's folder: code from there is the engine's, not the learner's
 _NODE = str(Path(_ENGINE) / "recording" / "node.py")  # ctx.save / ctx.load: the op's API
 _LESSONS = str(Path(__file__).resolve().parent.parent)  # widgets/
+_NOT_THE_LEARNERS = (*_OURS, "<frozen")  # (with _LIBRARIES, looked at first)
 # frames a call is looked through to find who made it: Python's own library and installed
 # packages (functools.singledispatch, a NumPy protocol, ...), never the learner's own code
 _LIBRARIES = tuple(sorted({sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib",
@@ -339,10 +340,13 @@ def engine_calls(only: Collection[str] = ()) -> Iterator[Calls]:
                       and code.co_name != "<module>" and not found.complex
                       and _called_by_the_learner(frame)):
                     found.complex = "np.emath"
-            elif not only and not name.startswith((*_OURS, "<frozen")):
+            elif not only and not name.startswith(_NOT_THE_LEARNERS):
                 found.ran[code] += 1  # the learner's own code
-        elif event == "return" and not found.complex and frame.f_code in found.ran:
-            found.complex = _complex_value(frame, arg)
+        elif event == "return" and not found.complex:
+            runs = found.ran.get(frame.f_code)
+            if runs is not None:  # a learner's function: what it returns, and (its first
+                # few runs, so that a loop over a helper stays cheap) what it holds
+                found.complex = _complex_value(frame, arg, runs <= _LOCALS_READ)
         if previous is not None:
             previous(frame, event, arg)
 
@@ -376,20 +380,25 @@ def _measuring(code: types.CodeType) -> str:
     return ""
 
 
+_COMPLEX_TYPES = (complex, np.complexfloating)
+
+
 def _is_complex(value) -> bool:
-    return (isinstance(value, complex | np.complexfloating)
+    return (isinstance(value, _COMPLEX_TYPES)
             or (isinstance(value, np.ndarray) and value.dtype.kind == "c"))
 
 
-def _complex_value(frame, returned) -> str:
+_LOCALS_READ = 3  # the runs of each learner's function whose variables are looked at
+
+
+def _complex_value(frame, returned, variables: bool) -> str:
     """Where a learner's function returning ``returned`` holds a complex value ('' if
-    nowhere): what it returns, or one of its variables."""
-    where = f"in `{frame.f_code.co_name}`"
+    nowhere): what it returns, or (``variables``) one of its variables."""
     if _is_complex(returned):
         return f"what `{frame.f_code.co_name}` returns"
-    for name, value in frame.f_locals.items():
+    for name, value in frame.f_locals.items() if variables else ():
         if _is_complex(value):
-            return f"`{name}` {where}"
+            return f"`{name}` in `{frame.f_code.co_name}`"
     return ""
 
 
