@@ -185,7 +185,7 @@ def by_hand(fn: Callable, *args, what: str = "", **kwargs):
     failed = None
     try:
         out, used = watch_engine_use(lambda: call(fn, *args, what=what, **kwargs),
-                               elsewhere=lambda: engine_ops_elsewhere(fn))
+                               elsewhere=lambda: used_elsewhere(fn))
     except LearnerCodeFailed as exc:  # engine use, if any, is said first
         failed, used = exc, getattr(exc, "engine_use", None)
     if failed is not None and (failed.code == "none" or used is None):
@@ -215,13 +215,14 @@ def _engine_function(fn) -> str | None:
     return None
 
 
-def watch_engine_use(run: Callable[[], Any], elsewhere: Callable[[], int] = lambda: 0,
+def watch_engine_use(run: Callable[[], Any],
+                     elsewhere: Callable[[], EngineUse | None] = lambda: None,
                      ran: Counter | None = None) -> tuple[Any, EngineUse | None]:
     """``run()`` (the learner's code) and how it used the engine, as the end of a sentence
     ("runs engine ops (3 of them)", "calls the engine's own code (conv.input_grad)"), or
     how else it had the derivative worked out or measured for it (another library, complex
     arithmetic: the :class:`EngineUse`'s ``code`` says which), or None. ``elsewhere()``
-    adds the ops it ran in another process. If ``run`` raises, the exception carries the
+    says the same of what it ran in another process. If ``run`` raises, the exception carries the
     same sentence end as its ``engine_use`` attribute. ``ran``, if given, counts how often
     each of the learner's functions ran (by code object)."""
     with count_ops() as counts, engine_calls() as called, no_new_process():
@@ -229,12 +230,12 @@ def watch_engine_use(run: Callable[[], Any], elsewhere: Callable[[], int] = lamb
             out = run()
         except Exception as exc:
             with contextlib.suppress(AttributeError):  # an exception without a __dict__
-                exc.engine_use = _how(counts.total_ops + elsewhere(), called)
+                exc.engine_use = _how(counts.total_ops, called) or elsewhere()
             raise
         finally:
             if ran is not None:
                 ran.update(called.ran)
-    return out, _how(counts.total_ops + elsewhere(), called)
+    return out, _how(counts.total_ops, called) or elsewhere()
 
 
 class EngineUse(str):
@@ -491,11 +492,12 @@ def _refuse_processes_while_watched() -> None:
     sys.addaudithook(refuse)
 
 
-def engine_ops_elsewhere(fn) -> int:
-    """Engine ops that the last call of ``fn`` ran in another process (the autograder's
-    sandbox runs a learner's function there); 0 for an ordinary function."""
-    ops = getattr(fn, "engine_ops_of_last_call", 0)
-    return ops if isinstance(ops, int) else 0
+def used_elsewhere(fn) -> EngineUse | None:
+    """How the last call of ``fn`` had its derivative worked out for it in another process
+    (the autograder's sandbox runs a learner's function there and says so: engine ops, a
+    library, complex arithmetic), or None (an ordinary function, or none of those)."""
+    used = getattr(fn, "engine_use_of_last_call", None)
+    return used if isinstance(used, EngineUse) else None
 
 
 def failed(exc: LearnerCodeFailed, name: str = "", hint: str = "") -> Result:
