@@ -155,7 +155,8 @@ def serve() -> None:  # pragma: no cover - runs in the sandbox process (tests dr
                 kwargs = decode(request["kwargs"])
                 # engine ops, calls into the engine's code (which run no op), a library
                 # that differentiates or measures, complex arithmetic: as the kernel sees
-                value, used = watch_engine_use(functools.partial(fn, *args, **kwargs))
+                value, used = watch_engine_use(functools.partial(fn, *args, **kwargs),
+                                               new_processes=True)
                 reply = {"value": encode(value),
                          "engine_use": None if used is None else [str(used), used.by]}
             except Unencodable as why:

@@ -217,15 +217,19 @@ def _engine_function(fn) -> str | None:
 
 def watch_engine_use(run: Callable[[], Any],
                      elsewhere: Callable[[], EngineUse | None] = lambda: None,
-                     ran: Counter | None = None) -> tuple[Any, EngineUse | None]:
+                     ran: Counter | None = None, *, new_processes: bool = False
+                     ) -> tuple[Any, EngineUse | None]:
     """``run()`` (the learner's code) and how it used the engine, as the end of a sentence
     ("runs engine ops (3 of them)", "calls the engine's own code (conv.input_grad)"), or
     how else it had the derivative worked out or measured for it (another library, complex
     arithmetic: the :class:`EngineUse`'s ``code`` says which), or None. ``elsewhere()``
     says the same of what it ran in another process. If ``run`` raises, the exception carries the
     same sentence end as its ``engine_use`` attribute. ``ran``, if given, counts how often
-    each of the learner's functions ran (by code object)."""
-    with count_ops() as counts, engine_calls() as called, no_new_process():
+    each of the learner's functions ran (by code object). A new process is refused while
+    ``run`` runs (the engine run there would not be seen), unless ``new_processes`` (the
+    autograder's sandbox, which limits processes itself)."""
+    processes = contextlib.nullcontext() if new_processes else no_new_process()
+    with count_ops() as counts, engine_calls() as called, processes:
         try:
             out = run()
         except Exception as exc:
