@@ -111,7 +111,31 @@ G6_CELLS = [{"cell": 0, "source": "import numpy as np"},
             {"cell": 1, "source": "def right_g6(p):\n"
                                   "    return {'dA': p.G @ p.B.T, 'dB': p.A.T @ p.G}\n"
                                   "def wrong_g6(p):  # dB transposed\n"
-                                  "    return {'dA': p.G @ p.B.T, 'dB': p.G.T @ p.A}"}]
+                                  "    return {'dA': p.G @ p.B.T, 'dB': p.G.T @ p.A}\n"
+                                  "def stepped_g6(p):  # a complex step through the forward\n"
+                                  "    def loss(A, B):\n"
+                                  "        return ((A @ B) * p.G).sum()\n"
+                                  "    def slope(X, f):\n"
+                                  "        out = np.zeros(X.shape)\n"
+                                  "        for i in np.ndindex(X.shape):\n"
+                                  "            E = np.zeros(X.shape, complex)\n"
+                                  "            E[i] = 1e-20j\n"
+                                  "            out[i] = f(X + E).imag / 1e-20\n"
+                                  "        return out\n"
+                                  "    return {'dA': slope(p.A, lambda A: loss(A, p.B)),\n"
+                                  "            'dB': slope(p.B, lambda B: loss(p.A, B))}"}]
+
+
+def test_a_complex_step_run_in_the_sandbox_is_refused_as_in_the_kernel(tmp_path, monkeypatch):
+    """The sandbox says how a learner's function had its derivative worked out (engine ops,
+    a library, complex arithmetic), not only its engine ops: the by-hand rules hold in a
+    regrade as they do in the lesson."""
+    monkeypatch.setenv("AUTOGRAD_LESSONS_PROGRESS", str(tmp_path / "progress"))
+    folder = write_records(tmp_path / "answers", [g6_record(1, "stepped_g6")],
+                           [{"question": "stepped", "record": 1}], G6_CELLS)
+    verdict = regrade(folder, {"stepped": "G6"})["stepped"]
+    assert verdict["status"] == "graded" and not verdict["ok"], verdict
+    assert "complex numbers" in verdict["feedback"], verdict
 
 
 def test_regrade_grades_each_question_from_its_graded_record(tmp_path, monkeypatch):

@@ -29,6 +29,10 @@ item cannot break them.
 8. A derivation written as a function (the kind :class:`Derivation`) is the learner's: the
    engine may not run inside it, a closed form is told apart from a measurement (finite
    differences) by agreement near machine precision, and it is probed on a second problem.
+   A derivation by hand (a :class:`Derivation` by hand, every :class:`Gradients` check, every
+   written backward) is not measured: complex arithmetic (a complex step, which reaches
+   machine precision) is refused, a Gradients part at finite-difference accuracy is told
+   apart, and a backward that reruns its own forward (finite differences) is refused.
 """
 
 from __future__ import annotations
@@ -772,11 +776,17 @@ def _same(a, b) -> bool:
     return a == b
 
 
+def _complex_step():
+    """A complex step's arithmetic (its own function: the check reads the code that ran)."""
+    return np.tanh(np.ones(2) + 1e-20j).imag / 1e-20
+
+
 def _oracle(kind, *, noise: float = 0.0, engine: bool | str = False, first_only: bool = False):
     """A learner's function that knows the engine's answer of every case of ``kind``
     (looked up by its arguments); ``noise`` makes it agree only to that relative size,
     ``engine`` runs one engine op first ("hidden": calls the engine's array code, which
-    runs no op, through ``functools.singledispatch``; "process": in a child process),
+    runs no op, through ``functools.singledispatch``; "process": in a child process;
+    "complex": a complex step's arithmetic instead),
     ``first_only`` always answers the lesson's case."""
     cases = [make() for _, make in kind.cases]
     gen = np.random.default_rng(0)
@@ -794,6 +804,8 @@ def _oracle(kind, *, noise: float = 0.0, engine: bool | str = False, first_only:
             functools.singledispatch(sum_to)(np.ones((2, 3)), (3,))
         elif engine == "process":
             subprocess.run([sys.executable, "-c", "import autograd_core"], check=True)
+        elif engine == "complex":
+            _complex_step()
         elif engine:
             ag.tensor(1.0) * 2.0
         for case_args, expected, _ in cases[:1] if first_only else cases:
@@ -830,6 +842,15 @@ def test_the_engine_may_not_run_inside_a_derivation_by_a_side_route(exercise_id,
         assert result.diagnosis == "uses_engine", repr(result)
     else:
         assert "another process" in result.message, repr(result)
+    assert status(exercise_id) != "solved"
+
+
+@pytest.mark.parametrize("exercise_id, check, kind", BY_HAND, ids=[d[0] for d in BY_HAND])
+def test_complex_arithmetic_inside_a_derivation_is_refused(exercise_id, check, kind):
+    """The audit after issue #39: a complex step on the learner's own forward,
+    ``f(x + 1e-20j).imag / 1e-20``, agrees with the engine to machine precision."""
+    result = ex.registry()[exercise_id].run(check, _oracle(kind, engine="complex"))
+    assert not result.ok and result.diagnosis == "complex", repr(result)
     assert status(exercise_id) != "solved"
 
 
@@ -1710,3 +1731,62 @@ def test_the_layers_run_on_l5s_own_problem_are_seeing_its_answer(_fresh_watch, c
     bn(ag.tensor(own.x))
     assert seen("L5")
     assert "L5's own problem" in capsys.readouterr().err
+
+
+# The audit after issue #39: a Gradients part measured (finite differences, a complex step)
+# rather than derived passed; and a written backward that perturbs its own forward.
+
+
+@pytest.mark.parametrize("exercise_id, check, kind", KIND_CHECKS, ids=KIND_IDS)
+def test_a_part_at_finite_difference_accuracy_is_told_apart(exercise_id, check, kind):
+    """Each part of the right function off by one part in 10⁸ (what central differences
+    reach) gets the sentence; the right function itself passes (the test above)."""
+    right = BY_HAND_RIGHT[f"{exercise_id}.{check}"]
+
+    def measured(*args):
+        out = right(*args)
+        if kind.returns is not None:
+            return out * (1 + 1e-8)
+        return {k: np.asarray(v, dtype=np.float64) * (1 + 1e-8) for k, v in out.items()}
+
+    result = ex.registry()[exercise_id].run(check, measured)
+    parts = result.parts or (result,)
+    wrong = {p.diagnosis for p in parts if not p.ok}
+    assert not result.ok and wrong == {"not_closed_form"}, repr(result)
+    assert status(exercise_id) != "solved"
+
+
+@pytest.mark.parametrize("exercise_id, check, kind", KIND_CHECKS, ids=KIND_IDS)
+def test_complex_arithmetic_inside_a_gradients_function_is_refused(exercise_id, check, kind):
+    right = BY_HAND_RIGHT[f"{exercise_id}.{check}"]
+
+    def stepped(*args):
+        _complex_step()
+        return right(*args)
+
+    result = ex.registry()[exercise_id].run(check, stepped)
+    assert not result.ok and result.diagnosis == "complex", repr(result)
+    assert status(exercise_id) != "solved"
+
+
+def _spec_items() -> list[tuple[str, str]]:
+    from widgets.exercises import backward_check
+
+    ex.registry()
+    return sorted((item, spec) for spec, item in backward_check.SPEC_ITEMS.items())
+
+
+@pytest.mark.parametrize("exercise_id, spec", _spec_items())
+def test_a_backward_that_reruns_its_forward_is_refused(exercise_id, spec):
+    """Finite differences of the op's own forward inside its backward, at a small step and
+    at a large one (exact up to rounding for a linear op such as conv2d)."""
+    from test_exercises_backward import Sigmoid, Softplus
+    from test_layer_backwards import RIGHT
+    from test_measured_not_derived import _by_differences
+
+    right = {**RIGHT, "softplus": Softplus, "sigmoid": Sigmoid}[spec]
+    for h in (1e-5, 1.0):
+        result = ex.registry()[exercise_id].run("op", _by_differences(right, h))
+        assert not result.ok and result.diagnosis == "numerical", repr(result)
+    assert status(exercise_id) != "solved"
+    assert ex.registry()[exercise_id].run("op", right).ok  # the control

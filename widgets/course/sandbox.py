@@ -40,6 +40,7 @@ whether a right answer came after seeing the solution, as the lesson would.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import select
@@ -50,7 +51,13 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from widgets.exercises.learner import PROCESS_EVENTS, PROCESS_FUNCTIONS, RaisedElsewhere
+from widgets.exercises.learner import (
+    PROCESS_EVENTS,
+    PROCESS_FUNCTIONS,
+    EngineUse,
+    RaisedElsewhere,
+    watch_engine_use,
+)
 from widgets.exercises.tracking import PROGRESS_EVENT
 
 from .answers import ANSWERS_ENV, Unencodable, decode, encode, python_running
@@ -107,9 +114,8 @@ def serve() -> None:  # pragma: no cover - runs in the sandbox process (tests dr
     _limit_memory_and_processes(limits)
     from IPython.core.interactiveshell import InteractiveShell
 
-    from autograd_core.tools.counting import count_ops
     from widgets.exercises import tracking
-    from widgets.exercises.learner import describe, engine_calls, where_it_failed
+    from widgets.exercises.learner import describe, where_it_failed
 
     class Shell(InteractiveShell):
         def enable_gui(self, gui=None):
@@ -147,10 +153,12 @@ def serve() -> None:  # pragma: no cover - runs in the sandbox process (tests dr
             try:
                 args = decode(request["args"])
                 kwargs = decode(request["kwargs"])
-                with count_ops() as counts, engine_calls() as called:
-                    value = fn(*args, **kwargs)
-                # engine ops, and direct calls into the engine's code (which run no op)
-                reply = {"value": encode(value), "engine_ops": counts.total_ops + len(called)}
+                # engine ops, calls into the engine's code (which run no op), a library
+                # that differentiates or measures, complex arithmetic: as the kernel sees
+                value, used = watch_engine_use(functools.partial(fn, *args, **kwargs),
+                                               new_processes=True)
+                reply = {"value": encode(value),
+                         "engine_use": None if used is None else [str(used), used.by]}
             except Unencodable as why:
                 reply = {"unencodable": str(why)}
             except CPULimitReached:
@@ -323,7 +331,7 @@ class SandboxedFunction:
     def __init__(self, sandbox: Sandbox, record: int, name: str):
         self.sandbox, self.record, self.__name__ = sandbox, record, name
         self.__qualname__ = name
-        self.engine_ops_of_last_call = 0
+        self.engine_use_of_last_call: EngineUse | None = None
 
     def __call__(self, *args, **kwargs):
         if (self.record, self.__name__) not in self.sandbox.kept:
@@ -345,7 +353,8 @@ class SandboxedFunction:
         if "raised" in reply:
             raise RaisedElsewhere(reply["raised"], reply.get("where", ""),
                                   bool(reply.get("not_implemented")))
-        self.engine_ops_of_last_call = int(reply.get("engine_ops", 0))
+        used = reply.get("engine_use")
+        self.engine_use_of_last_call = None if not used else EngineUse(*used)
         return decode(reply["value"])
 
     def __repr__(self) -> str:

@@ -16,6 +16,12 @@ The rules live here, once:
 * **Worked by hand.** Every call of the learner's function runs under
   :func:`.learner.by_hand`: an engine op, or a call into the engine's code, inside it is
   refused with a sentence, so the engine cannot do the derivation for the function.
+* **A closed form, not a measurement.** A part right to the checker's tolerance must
+  agree with the engine near machine precision too (:func:`.function_cases.not_closed_form`:
+  a closed form in float64 to about 1e-15, central differences at best to about 1e-10), or
+  it gets one sentence saying it looks measured, not derived. A complex step, which does
+  reach machine precision, and a library that measures derivatives are refused by
+  :func:`.learner.by_hand`.
 * **Named on the learner's own numbers.** The function runs on the learner's own problem
   first, and every part it returns is compared with the engine's gradient there: a wrong
   part gets the checker's sentence naming its mistake (a transpose, a missing factor),
@@ -49,8 +55,10 @@ from typing import Any
 import numpy as np
 
 from ..feedback.check import check_gradient
+from ..feedback.inputs import as_expected
 from ..feedback.result import Result
 from . import learner
+from .function_cases import not_closed_form
 from .parts import named_answers
 from .problems import Problem, problem_for, unseen
 
@@ -132,6 +140,8 @@ class Gradients:
         for part in (k for k in self.parts if k in answers):
             result = check_gradient(answers[part], right[part], name=part,
                                     **context.get(part, {}))
+            if result.ok:  # right to the checker's tolerance: derived, or measured?
+                result = derived(result, answers[part], right[part], part)
             if self.where is not None and result.diagnosis == "values":
                 where = self.where(part, answers[part], right[part], p)
                 result = result if where is None else where  # (a wrong Result is falsy)
@@ -232,6 +242,18 @@ class Gradients:
                     diagnosis=NOT_FROM_P, hint="Write every line of the function with "
                                                "NumPy, from its argument's arrays only.")
         return found
+
+
+def derived(result: Result, given, right, part: str) -> Result:
+    """``result`` (right to the checker's tolerance) for a part derived by hand, or the
+    sentence saying it agrees with the engine only as a measurement does: where the engine's
+    answer is in float64, a closed form agrees near machine precision
+    (:func:`.function_cases.not_closed_form`)."""
+    reference = as_expected(right)
+    if reference.dtype != np.float64:
+        return result
+    measured = not_closed_form(given, reference, part)
+    return result if measured is None else measured
 
 
 def _near(name: str, options) -> str:

@@ -7,7 +7,12 @@ engine with a non-uniform upstream gradient, and compares
 * the forward values with the reference (the same function built from engine ops);
 * each gradient backward *returned* with the reference gradient (or, for an op without
   a reference, with central finite differences of the op's own forward: gradcheck),
-  naming the mistake as the derivation checks do. A gradient must have its input's
+  naming the mistake as the derivation checks do. Against a reference, a gradient must
+  agree near machine precision, as a closed form does (finite differences reach about
+  1e-10), and a backward that runs what forward computes many times over (finite
+  differences of its own forward), computes with complex numbers (a complex step) or
+  calls a library that measures derivatives gets a sentence saying it measures, not
+  derives. A gradient must have its input's
   shape: the engine would sum a broadcast one down for you, but here that sum (dγ's
   over the batch, say) is part of the exercise;
 * what forward saved with what backward read: reading something never saved (the
@@ -21,6 +26,7 @@ gradient per tensor input. The specs (reference, inputs, known mistakes) live in
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -35,6 +41,7 @@ from ..feedback import words
 from ..feedback.check import check_gradient
 from ..feedback.result import Result
 from . import learner, problems
+from .array_answers import derived
 from .backward_specs import SPECS, BackwardSpec, gradient_names
 from .exercise import Exercise, register
 from .parts import answers
@@ -66,11 +73,35 @@ class _UsesEngine(Exception):
         self.where, self.how = where, how
 
 
-def _by_hand(where: str, run: Callable[[], Any]) -> tuple[Any, _UsesEngine | None]:
+class _Measured(Exception):
+    """The learner's backward ran what forward computes ``times`` times as often as
+    forward did: it measures the gradient (finite differences of its own forward)."""
+
+    def __init__(self, times: int):
+        super().__init__(times)
+        self.times = times
+
+
+# How many times as often as forward itself backward may run forward's code (the op's
+# forward, or a helper forward calls): a backward may reuse a helper for dx and for dw and
+# recompute the output once; finite differences run it twice per entry of the input.
+RERUNS = 3
+
+
+def _by_hand(where: str, run: Callable[[], Any], ran: Counter | None = None
+             ) -> tuple[Any, _UsesEngine | None]:
     """``run()``, the learner's forward or backward, and a :class:`_UsesEngine` to raise
-    if it ran an engine op or called the engine's code (a node's ctx API aside)."""
-    out, used = learner.watch_engine_use(run)
+    if it ran an engine op or called the engine's code (a node's ctx API aside), called a
+    library that differentiates or measures derivatives, or computed with complex numbers;
+    ``ran`` counts the learner's functions that ran."""
+    out, used = learner.watch_engine_use(run, ran=ran)
     return out, None if used is None else _UsesEngine(where, used)
+
+
+def _reran_forward(forward: Counter, backward: Counter) -> int:
+    """How many times as often as forward ran it backward ran the learner's code that
+    forward ran (the most, over its functions); 0 if it ran none of it."""
+    return max((backward[code] // count for code, count in forward.items() if count), default=0)
 
 
 class _Watched(np.ndarray):
@@ -134,12 +165,14 @@ def _instrumented(op: type, returned: list, no_new: tuple[str, ...] = (),
     functions of ``no_new`` it called on what it read to ``recomputed``."""
     recomputed = [] if recomputed is None else recomputed
     n_inputs: list[int] = []
+    forward_ran: Counter = Counter()  # the learner's functions forward ran, how often
 
     class Checked(op):
         @staticmethod
         def forward(ctx, *arrays, **params):
             n_inputs.append(len(arrays))
-            out, engine = _by_hand("forward", lambda: op.forward(ctx, *arrays, **params))
+            out, engine = _by_hand("forward", lambda: op.forward(ctx, *arrays, **params),
+                                   forward_ran)
             if isinstance(out, ag.Tensor):
                 raise _BadBackward("forward returned a Tensor; it must compute a NumPy array "
                                    "(np.exp, not ag.exp): the engine records the op itself.")
@@ -154,9 +187,14 @@ def _instrumented(op: type, returned: list, no_new: tuple[str, ...] = (),
         def backward(ctx, g):
             before = g.copy()
             _Watched.calls = []
-            grads, engine = _by_hand("backward", lambda: op.backward(_LoadSpy(ctx), _watched(g)))
+            backward_ran: Counter = Counter()
+            grads, engine = _by_hand("backward", lambda: op.backward(_LoadSpy(ctx), _watched(g)),
+                                     backward_ran)
             if engine is not None:
                 raise engine
+            times = _reran_forward(forward_ran, backward_ran)
+            if times > RERUNS:
+                raise _Measured(times)
             recomputed.extend(n for n in dict.fromkeys(_Watched.calls) if n in no_new)
             if isinstance(grads, tuple | list):
                 grads = tuple(_plain(gr) for gr in grads)
@@ -327,11 +365,22 @@ def _contract_failure(exc: learner.LearnerCodeFailed) -> Result:
         return Result(False, "Your backward returned None, so it is not written yet: return a "
                              "tuple with one gradient per input of forward, e.g. "
                              "`return (dx,)`.", diagnosis="none")
+    if isinstance(error, _UsesEngine) and getattr(error.how, "by", "engine") != "engine":
+        return Result(False, f"Your {error.where} {error.how}: write it with NumPy on the "
+                             "arrays it gets, in real numbers, from the derivative you derived.",
+                      diagnosis=error.how.code,
+                      hint="Derive each gradient on paper first; then each line is NumPy.")
     if isinstance(error, _UsesEngine):
         made = "the gradients" if error.where == "backward" else "what your op computes"
         return Result(False, f"Your {error.where} {error.how}: the engine would be computing "
                              f"{made} for you. Write it with NumPy on the arrays it gets.",
                       diagnosis="uses_engine",
+                      hint="Derive each gradient on paper first; then each line is NumPy.")
+    if isinstance(error, _Measured):
+        return Result(False, f"Your backward runs what your forward computes {error.times} "
+                             "times as often as forward does: that measures the gradient (finite "
+                             "differences), where the item asks for the derivative written out.",
+                      diagnosis="numerical",
                       hint="Derive each gradient on paper first; then each line is NumPy.")
     if isinstance(error, _BadBackward):
         return Result(False, "Your " + str(error), diagnosis="contract")
@@ -363,7 +412,10 @@ def _gradient_parts(op, spec, arrays, returned, g, fresh) -> list[Result]:
         context = {"upstream": g, "mistakes": known.get(name, [])}
         if i == 0 and spec is not None and spec.naive:
             context["naive"] = spec.naive(arrays, g, fresh())
-        parts.append(check_gradient(given, e, name=name, **context, **tol))
+        result = check_gradient(given, e, name=name, **context, **tol)
+        if result.ok and spec is not None:  # derived, or measured (finite differences)?
+            result = derived(result, given, e, name)
+        parts.append(result)
     return parts
 
 

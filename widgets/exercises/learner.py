@@ -9,14 +9,19 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import re
 import sys
 import sysconfig
 import threading
 import traceback
+import types
+from collections import Counter
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from autograd_core.tools.counting import count_ops
 
@@ -29,6 +34,7 @@ _ENGINE = str(Path(__file__).resolve().parent.parent.parent / "autograd_core")
 ENGINE = _ENGINE  # the engine's folder: code from there is the engine's, not the learner's
 _NODE = str(Path(_ENGINE) / "recording" / "node.py")  # ctx.save / ctx.load: the op's API
 _LESSONS = str(Path(__file__).resolve().parent.parent)  # widgets/
+_NOT_THE_LEARNERS = (*_OURS, "<frozen")  # (with _LIBRARIES, looked at first)
 # frames a call is looked through to find who made it: Python's own library and installed
 # packages (functools.singledispatch, a NumPy protocol, ...), never the learner's own code
 _LIBRARIES = tuple(sorted({sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib",
@@ -47,6 +53,36 @@ _OTHER_ENGINES = {name: tuple(spec.submodule_search_locations or ())
                                "tensorflow")
                   if (spec := importlib.util.find_spec(name)) is not None}
 _OTHER_FOLDERS = tuple(folder for folders in _OTHER_ENGINES.values() for folder in folders)
+
+
+def _folder_of(module: str) -> str:
+    """Where an installed module's files are ('' if it is not installed)."""
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return ""
+    origin = spec.origin if spec is not None else None
+    if spec is None or not origin:
+        return ""
+    return str(Path(origin).parent) if spec.submodule_search_locations else origin
+
+
+# Libraries that measure a derivative numerically (finite differences, a complex step): a
+# learner's answer that calls one has the derivative measured for it. A whole module (by
+# its file or folder), or named functions of one: (module, functions or () for all).
+_MEASURING = tuple((where, names) for module, names in (
+    ("scipy.differentiate", ()), ("scipy.optimize._numdiff", ()),
+    ("scipy.optimize._optimize", ("approx_fprime", "check_grad", "_approx_fprime_helper")),
+    ("numpy.lib._function_base_impl", ("gradient",)), ("numpy.lib.function_base", ("gradient",)))
+    if (where := _folder_of(module)))
+# NumPy's functions that compute in complex numbers where the input is real (np.emath)
+_COMPLEX_MODULES = tuple(where for module in ("numpy.lib._scimath_impl", "numpy.lib.scimath")
+                         if (where := _folder_of(module)))
+# What in a learner's code says it computes with complex numbers: a name it reads (an
+# attribute or a global), or a string NumPy reads as a complex dtype ("complex128", "c16").
+_COMPLEX_NAMES = frozenset({"imag", "complex", "complex64", "complex128", "complex256",
+                            "complexfloating", "csingle", "cdouble", "clongdouble", "emath",
+                            "scimath", "iscomplexobj"})
 _WATCHED = [0]  # how many watched calls of a learner's function are running (any thread)
 _HOOKED: list[bool] = []  # the audit hook is added once per process (it cannot be removed)
 
@@ -135,7 +171,11 @@ def by_hand(fn: Callable, *args, what: str = "", **kwargs):
     (its array-level backward functions too, which run no op), ``LearnerCodeFailed`` with
     the code ``"uses_engine"``; likewise if ``fn`` is itself one of the engine's functions
     (``engine.sum_to`` handed in as the learner's). The engine computing the derivative is
-    the check's answer, not the learner's."""
+    the check's answer, not the learner's. So is a library that differentiates (sympy,
+    PyTorch) or measures derivatives (``scipy.differentiate``, ``np.gradient``): code
+    ``"uses_engine"`` too; and a complex step, ``f(x + 1e-20j).imag / 1e-20``, which
+    measures a derivative to machine precision: any complex arithmetic in the learner's
+    code gets the code ``"complex"``."""
     own = _engine_function(fn)
     if own is not None:
         named = f"Your {what}" if what else "Your function"
@@ -145,15 +185,17 @@ def by_hand(fn: Callable, *args, what: str = "", **kwargs):
     failed = None
     try:
         out, used = watch_engine_use(lambda: call(fn, *args, what=what, **kwargs),
-                               elsewhere=lambda: engine_ops_elsewhere(fn))
+                               elsewhere=lambda: used_elsewhere(fn))
     except LearnerCodeFailed as exc:  # engine use, if any, is said first
         failed, used = exc, getattr(exc, "engine_use", None)
     if failed is not None and (failed.code == "none" or used is None):
         raise failed
     if used is not None:
         named = f"Your {what}" if what else "Your function"
-        raise LearnerCodeFailed(f"{named} {used}: work it out yourself, in plain Python and "
-                                "NumPy on what it gets.", RuntimeError("engine"), "uses_engine")
+        how = ("in real numbers" if used.code == "complex" else
+               "in plain Python and NumPy on what it gets")
+        raise LearnerCodeFailed(f"{named} {used}: work it out yourself, {how}.",
+                                RuntimeError("engine"), used.code)
     return out
 
 
@@ -173,70 +215,143 @@ def _engine_function(fn) -> str | None:
     return None
 
 
-def watch_engine_use(run: Callable[[], Any], elsewhere: Callable[[], int] = lambda: 0
-               ) -> tuple[Any, str | None]:
+def watch_engine_use(run: Callable[[], Any],
+                     elsewhere: Callable[[], EngineUse | None] = lambda: None,
+                     ran: Counter | None = None, *, new_processes: bool = False
+                     ) -> tuple[Any, EngineUse | None]:
     """``run()`` (the learner's code) and how it used the engine, as the end of a sentence
     ("runs engine ops (3 of them)", "calls the engine's own code (conv.input_grad)"), or
-    None. ``elsewhere()`` adds the ops it ran in another process. If ``run`` raises, the
-    exception carries the same sentence end as its ``engine_use`` attribute."""
-    with count_ops() as counts, engine_calls() as called, no_new_process():
+    how else it had the derivative worked out or measured for it (another library, complex
+    arithmetic: the :class:`EngineUse`'s ``code`` says which), or None. ``elsewhere()``
+    says the same of what it ran in another process. If ``run`` raises, the exception carries the
+    same sentence end as its ``engine_use`` attribute. ``ran``, if given, counts how often
+    each of the learner's functions ran (by code object). A new process is refused while
+    ``run`` runs (the engine run there would not be seen), unless ``new_processes`` (the
+    autograder's sandbox, which limits processes itself)."""
+    processes = contextlib.nullcontext() if new_processes else no_new_process()
+    with count_ops() as counts, engine_calls() as called, processes:
         try:
             out = run()
         except Exception as exc:
             with contextlib.suppress(AttributeError):  # an exception without a __dict__
-                exc.engine_use = _how(counts.total_ops + elsewhere(), called)
+                exc.engine_use = _how(counts.total_ops, called) or elsewhere()
             raise
-    return out, _how(counts.total_ops + elsewhere(), called)
+        finally:
+            if ran is not None:
+                ran.update(called.ran)
+    return out, _how(counts.total_ops, called) or elsewhere()
 
 
-def _how(ops: int, called: list[str]) -> str | None:
+class EngineUse(str):
+    """How a learner's function had its derivative worked out for it, as the end of a
+    sentence; ``code`` is the diagnosis: ``"uses_engine"`` (the engine, or a library that
+    differentiates or measures derivatives) or ``"complex"`` (complex arithmetic: a complex
+    step measures a derivative to machine precision)."""
+
+    code: str = "uses_engine"
+    by: str = "engine"  # or "library" (one that differentiates or measures), "complex"
+
+    def __new__(cls, text: str, by: str = "engine") -> EngineUse:
+        made = super().__new__(cls, text)
+        made.by = by
+        made.code = "complex" if by == "complex" else "uses_engine"
+        return made
+
+
+def _how(ops: int, called: Calls) -> EngineUse | None:
     if ops:
-        return f"runs engine ops ({ops} of them)"
+        return EngineUse(f"runs engine ops ({ops} of them)")
     if called and called[0].split(".")[0] in _OTHER_ENGINES:
-        return f"calls {called[0].split('.')[0]}, which works the derivatives out for it"
+        return EngineUse(f"calls {called[0].split('.')[0]}, which works the derivatives out "
+                         "for it", "library")
     if called:
-        return f"calls the engine's own code ({called[0]})"
+        return EngineUse(f"calls the engine's own code ({called[0]})")
+    if called.measured:
+        return EngineUse(f"calls {called.measured[0]}, which measures the derivative "
+                         "numerically", "library")
+    if called.complex:
+        return EngineUse(f"computes with complex numbers ({called.complex}), as a complex step "
+                         "does to measure a derivative", "complex")
     return None
 
 
 def without(fn: Callable, *args, forbidden: Collection[str], what: str = "", **kwargs):
     """:func:`call`, but ``LearnerCodeFailed`` (code ``"library"``) if ``fn`` called one of
-    the engine functions named in ``forbidden`` (D3's my_hvp may not call hvp itself)."""
+    the engine functions named in ``forbidden`` (D3's my_hvp may not call hvp itself), or a
+    library's numerical derivative (B1's my_gradcheck may not call
+    ``scipy.differentiate``)."""
     with engine_calls(only=forbidden) as called, no_new_process():
         out = call(fn, *args, what=what, **kwargs)
+    named = f"Your {what}" if what else "Your function"
     if called:
-        named = f"Your {what}" if what else "Your function"
         raise LearnerCodeFailed(f"{named} calls the engine's own {called[0].split('.')[-1]}: "
                                 "the item asks you to build it yourself.",
+                                RuntimeError("library"), "library")
+    if called.measured:
+        raise LearnerCodeFailed(f"{named} calls {called.measured[0]}, which measures the "
+                                "derivative for it: the item asks you to build it yourself.",
                                 RuntimeError("library"), "library")
     return out
 
 
+class Calls(list):
+    """What :func:`engine_calls` saw: the engine functions called (the list itself), the
+    numerical-derivative functions called (``measured``), where the learner's code computed
+    with complex numbers (``complex``, '' if nowhere) and how often each of the learner's
+    own functions ran (``ran``, by code object)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.measured: list[str] = []
+        self.complex = ""
+        self.ran: Counter = Counter()
+
+
 @contextmanager
-def engine_calls(only: Collection[str] = ()) -> Iterator[list[str]]:
+def engine_calls(only: Collection[str] = ()) -> Iterator[Calls]:
     """The engine functions the learner's own code calls while the block runs (a call into
     ``autograd_core`` made by a frame outside the engine and outside these lessons' package,
     looked for through Python's library and installed packages, so that
     ``functools.singledispatch(engine_function)`` is the learner's call too, and in threads
     the block starts), as ``"module.function"`` names; ``only`` keeps just the functions of
     those names. A node's ``ctx`` API (save, load, params) is not counted: it is how an op
-    written by the learner talks to the engine."""
-    found: list[str] = []
+    written by the learner talks to the engine. The calls of a library that measures
+    derivatives numerically are noted too (``.measured``); without ``only``, so is the
+    learner's code computing with complex numbers (``.complex``: a complex constant or name
+    in the code of a learner's function that ran, a complex value it returned or held, or
+    ``np.emath``), and how often each learner's function ran (``.ran``)."""
+    found = Calls()
     previous = sys.getprofile()
 
     def watch(frame, event, arg):
         if event == "call":
             code = frame.f_code
-            if (code.co_filename.startswith(_ENGINE) and code.co_filename != _NODE
+            name = code.co_filename
+            if (name.startswith(_ENGINE) and name != _NODE
                     and (not only or code.co_name in only) and _called_by_the_learner(frame)):
-                module = Path(code.co_filename).stem
+                module = Path(name).stem
                 found.append(f"{module}.{getattr(code, 'co_qualname', code.co_name)}")
-            elif (not only and _OTHER_FOLDERS and code.co_filename.startswith(_OTHER_FOLDERS)
+            elif (not only and _OTHER_FOLDERS and name.startswith(_OTHER_FOLDERS)
                   and not frame.f_back.f_code.co_filename.startswith(_OTHER_FOLDERS)
                   and _called_by_the_learner(frame)):
-                found.append(f"{_library_of(code.co_filename)}.{code.co_name}")
-            elif not only and code.co_filename.startswith("<lambdifygenerated"):
+                found.append(f"{_library_of(name)}.{code.co_name}")
+            elif not only and name.startswith("<lambdifygenerated"):
                 found.append("sympy.lambdify")  # a formula sympy derived, as NumPy code
+            elif name.startswith(_LIBRARIES):
+                measured = _measuring(code)
+                if measured and _called_by_the_learner(frame):
+                    found.measured.append(measured)
+                elif (not only and _COMPLEX_MODULES and name.startswith(_COMPLEX_MODULES)
+                      and code.co_name != "<module>" and not found.complex
+                      and _called_by_the_learner(frame)):
+                    found.complex = "np.emath"
+            elif not only and not name.startswith(_NOT_THE_LEARNERS):
+                found.ran[code] += 1  # the learner's own code
+        elif event == "return" and not found.complex:
+            runs = found.ran.get(frame.f_code)
+            if runs is not None:  # a learner's function: what it returns, and (its first
+                # few runs, so that a loop over a helper stays cheap) what it holds
+                found.complex = _complex_value(frame, arg, runs <= _LOCALS_READ)
         if previous is not None:
             previous(frame, event, arg)
 
@@ -253,6 +368,66 @@ def engine_calls(only: Collection[str] = ()) -> Iterator[list[str]]:
             every_thread(previous)
         sys.setprofile(previous)
         threading.setprofile(previous_in_threads)
+        if not found.complex:
+            found.complex = next(filter(None, map(_complex_in_code, found.ran)), "")
+
+
+def _measuring(code: types.CodeType) -> str:
+    """``"scipy.differentiate.derivative"`` if ``code`` is a function of a library that
+    measures derivatives numerically (:data:`_MEASURING`), else ''."""
+    if code.co_name == "<module>":  # importing the library measures nothing
+        return ""
+    for where, names in _MEASURING:
+        if code.co_filename.startswith(where) and (not names or code.co_name in names):
+            module = "numpy" if "numpy" in where else (
+                "scipy.optimize" if "optimize" in where else "scipy.differentiate")
+            return f"{module}.{code.co_name}"
+    return ""
+
+
+_COMPLEX_TYPES = (complex, np.complexfloating)
+
+
+def _is_complex(value) -> bool:
+    return (isinstance(value, _COMPLEX_TYPES)
+            or (isinstance(value, np.ndarray) and value.dtype.kind == "c"))
+
+
+_LOCALS_READ = 3  # the runs of each learner's function whose variables are looked at
+
+
+def _complex_value(frame, returned, variables: bool) -> str:
+    """Where a learner's function returning ``returned`` holds a complex value ('' if
+    nowhere): what it returns, or (``variables``) one of its variables."""
+    if _is_complex(returned):
+        return f"what `{frame.f_code.co_name}` returns"
+    for name, value in frame.f_locals.items() if variables else ():
+        if _is_complex(value):
+            return f"`{name}` in `{frame.f_code.co_name}`"
+    return ""
+
+
+# a string NumPy reads as a complex dtype ("complex128", "c16"; "complex" and single letters
+# such as "D" are left out: a learner's code may compare a name with "complex" or call a
+# part "D", and a complex array it makes is seen as a value all the same)
+_COMPLEX_DTYPE = re.compile(r"[<>=|]?(complex(64|128|256)|c(8|16|32))")
+
+
+def _complex_in_code(code: types.CodeType) -> str:
+    """What in ``code`` (or a function defined in it) says it computes with complex
+    numbers: a complex constant (``1e-20j``), a name (``.imag``, ``np.complex128``,
+    ``np.emath``), a complex dtype's name; '' if nothing."""
+    for const in code.co_consts:
+        if isinstance(const, complex):
+            return f"`{const!r}` in `{code.co_name}`"
+        if isinstance(const, str) and _COMPLEX_DTYPE.fullmatch(const):
+            return f"`{const!r}` in `{code.co_name}`"
+        if isinstance(const, types.CodeType):
+            inner = _complex_in_code(const)
+            if inner:
+                return inner
+    named = sorted(_COMPLEX_NAMES.intersection(code.co_names))
+    return f"`{named[0]}` in `{code.co_name}`" if named else ""
 
 
 @contextmanager
@@ -326,11 +501,12 @@ def _refuse_processes_while_watched() -> None:
     sys.addaudithook(refuse)
 
 
-def engine_ops_elsewhere(fn) -> int:
-    """Engine ops that the last call of ``fn`` ran in another process (the autograder's
-    sandbox runs a learner's function there); 0 for an ordinary function."""
-    ops = getattr(fn, "engine_ops_of_last_call", 0)
-    return ops if isinstance(ops, int) else 0
+def used_elsewhere(fn) -> EngineUse | None:
+    """How the last call of ``fn`` had its derivative worked out for it in another process
+    (the autograder's sandbox runs a learner's function there and says so: engine ops, a
+    library, complex arithmetic), or None (an ordinary function, or none of those)."""
+    used = getattr(fn, "engine_use_of_last_call", None)
+    return used if isinstance(used, EngineUse) else None
 
 
 def failed(exc: LearnerCodeFailed, name: str = "", hint: str = "") -> Result:
@@ -339,7 +515,7 @@ def failed(exc: LearnerCodeFailed, name: str = "", hint: str = "") -> Result:
         hint = exc.error.hint
     if not hint:
         hint = ("Derive it on paper first; then write each line with NumPy."
-                if exc.code == "uses_engine" else
+                if exc.code in ("uses_engine", "complex") else
                 "Use only what the question names." if exc.code == "library" else
                 "threading.enumerate() lists the threads that run; one started as a daemon "
                 "ends when the kernel restarts." if exc.code == "thread" else
