@@ -430,17 +430,21 @@ def _float32_sums(big: float = 1e8, ones: int = 8) -> tuple[float, float]:
 
 
 def _l6_cases() -> tuple[list, list]:
-    """(seeds, calls) and (big, ones) drawn now: modules with repeated seeds called a few
-    times each; a big number with float32 spacing 8 to 32 (the ones are lost one at a time),
-    and one below 2**24 (every sum exact), each with a count of ones that is not a multiple
-    of the spacing."""
+    """(seeds, calls) and (big, ones) drawn now. Masks: three modules on two seeds, then five
+    on three, called a few times each (4 to 8 masks, then 9 to 15: no one count fits both).
+    Sums: a big number where float32 numbers are 8 apart and one where they are 16 apart
+    (the ones are lost one at a time), and one below 2**24 (every sum exact), each with a
+    count of ones that is not a multiple of the spacing."""
     d = laws.draw
-    seeds = [int(s) for s in d.choice(np.arange(1, 60), size=3, replace=False)]
-    masks = [([seeds[0], seeds[1], seeds[0]], int(d.integers(2, 5))),
-             ([seeds[2], seeds[2], seeds[1], seeds[2]], int(d.integers(2, 4)))]
-    sums = [(float(2 ** int(e) + 2 ** (int(e) - 20) * int(d.integers(1, 2 ** 10))),
-             int(d.integers(1, 2 ** (int(e) - 22))) * 2 ** (int(e) - 23) + int(d.integers(1, 3)))
-            for e in d.permutation([26, 27])]
+    a, b, c = (int(s) for s in d.choice(np.arange(1, 60), size=3, replace=False))
+    masks = [([a, b, a], int(d.integers(2, 5))),
+             ([int(s) for s in d.permutation([c, c, b, c, a])], int(d.integers(3, 6)))]
+    sums = []
+    for e in d.permutation([26, 27]):  # spacing 2**(e - 23) between 2**e and 2**(e + 1)
+        e = int(e)
+        big = float(2 ** e + 2 ** (e - 20) * int(d.integers(1, 2 ** 10)))
+        sums.append((big, int(d.integers(1, 2 ** (e - 22))) * 2 ** (e - 23)
+                     + int(d.integers(1, 3))))
     sums.append((float(d.integers(2, 10 ** 6)), int(d.integers(3, 40))))
     return masks, sums
 
@@ -487,6 +491,7 @@ def _l6_where_sums(big, ones) -> str:
     return f"for big = {big:.10g} and {ones} ones"
 
 
+@laws.takes_laws("distinct_masks", "float32_sums")
 @answers("distinct_masks", "float32_sums")
 def _check_l6(distinct_masks=None, float32_sums=None) -> Result:
     """``L6(distinct_masks=law, float32_sums=law)``: ``distinct_masks(seeds, calls)``, the
@@ -498,16 +503,20 @@ def _check_l6(distinct_masks=None, float32_sums=None) -> Result:
                              "L6(distinct_masks=your_function, float32_sums=your_function).",
                       diagnosis="none")
     masks, sums = _l6_cases()
-    return Result.combine([
-        laws.check_law("distinct_masks", distinct_masks, masks, _measured_masks,
-                       _L6_MASK_SLIPS, gives="a count of masks", where=_l6_where_masks,
-                       hint="which calls draw the same numbers from a generator's stream?",
-                       solved="Your law counts the masks the engine draws"),
-        laws.check_law("float32_sums", float32_sums, sums, _float32_sums, _L6_SUM_SLIPS,
-                       gives="two numbers, (front_to_back, back_to_front)",
-                       where=_l6_where_sums, hint="how far apart are float32 numbers near big, "
-                       "and what does each addition round to?",
-                       solved="Your law gives the engine's float32 sums in both orders")])
+    parts = []
+    if distinct_masks is not None:
+        parts.append(laws.check_law(
+            "distinct_masks", distinct_masks, masks, _measured_masks, _L6_MASK_SLIPS,
+            gives="a count of masks", where=_l6_where_masks,
+            hint="which calls draw the same numbers from a generator's stream.",
+            solved="Your law counts the masks the engine draws"))
+    if float32_sums is not None:
+        parts.append(laws.check_law(
+            "float32_sums", float32_sums, sums, _float32_sums, _L6_SUM_SLIPS,
+            gives="two numbers, (front_to_back, back_to_front)", where=_l6_where_sums,
+            hint="how far apart float32 numbers are near big, and what each addition "
+                 "rounds to.", solved="Your law gives the engine's float32 sums in both orders"))
+    return Result.combine(parts)
 
 
 register(Exercise("L6", "prediction", {"predict": _check_l6}))
@@ -649,6 +658,7 @@ def _l8_gradients_fact() -> Fact:
                 "on the same values.")
 
 
+@laws.takes_laws("peak_checkpointed", "recompute_macs")
 @answers("gradients_identical", "peak_checkpointed", "recompute_macs")
 def _check_l8(gradients_identical=None, peak_checkpointed=None, recompute_macs=None) -> Result:
     """``L8(gradients_identical=..., peak_checkpointed=law, recompute_macs=law)``: whether a
@@ -671,12 +681,12 @@ def _check_l8(gradients_identical=None, peak_checkpointed=None, recompute_macs=N
             "peak_checkpointed", peak_checkpointed, cases, lambda n, k: _l8_measured(n, k)[0],
             _l8_peak_slips(), gives="a number of bytes", where=_l8_where,
             hint="what is alive at the end of the forward pass, and while backward rebuilds "
-                 "one segment?", solved="Your law gives the engine's peak"))
+                 "one segment.", solved="Your law gives the engine's peak"))
     if recompute_macs is not None:
         parts.append(laws.check_law(
             "recompute_macs", recompute_macs, cases, lambda n, k: _l8_measured(n, k)[1],
             _l8_recompute_slips(), gives="a number of multiply-adds", where=_l8_where,
-            hint="which segments are rebuilt during backward, and how many layers is that?",
+            hint="which segments are rebuilt during backward, and how many layers they hold.",
             solved="Your law gives the multiply-adds the engine runs again"))
     return Result.combine(parts)
 

@@ -219,8 +219,8 @@ def _g1_kept_bytes(kept_bytes) -> Result:
     return laws.check_law(
         "kept_bytes", kept_bytes, _g1_cases(), _g1_mlp_bytes, _g1_slips(),
         gives="a number of bytes", where=_g1_where,
-        hint="which arrays does each recorded op keep for backward, and which ops are "
-             "recorded at all?", solved="Your law gives the bytes the engine keeps")
+        hint="which arrays each recorded op keeps for backward, and which ops are recorded "
+             "at all.", solved="Your law gives the bytes the engine keeps")
 
 
 _G1_YES_NO = ("outputs_equal", "backward_after_no_grad_raises",
@@ -228,6 +228,7 @@ _G1_YES_NO = ("outputs_equal", "backward_after_no_grad_raises",
               "holding_number_keeps_saved")
 
 
+@laws.takes_laws("kept_bytes")
 @answers("kept_bytes", *_G1_YES_NO)
 def _check_g1(kept_bytes=None, **predictions) -> Result:
     """``G1(kept_bytes=law, outputs_equal=..., ...)``: the law ``kept_bytes(width, depth,

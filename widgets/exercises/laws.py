@@ -34,6 +34,17 @@ class Slip:
     code: str
 
 
+def takes_laws(*names: str) -> Callable:
+    """Decorator: the answers of a check that are laws (``check.laws``), for the rules that
+    hold over every law part."""
+
+    def mark(fn: Callable) -> Callable:
+        fn.laws = tuple(names)
+        return fn
+
+    return mark
+
+
 def _numbers(value) -> np.ndarray | None:
     """The law's output as a float array, or None when it is not numbers."""
     if value is None or isinstance(value, bool | np.bool_ | str | bytes):
@@ -52,6 +63,12 @@ def _equal(a: np.ndarray, b) -> bool:
     return a.shape == b.shape and bool(np.array_equal(a, b))
 
 
+def _gives(slip: Slip, case: tuple, got: np.ndarray, right: np.ndarray) -> bool:
+    """Whether ``slip`` gives ``got`` on ``case`` (and is not itself right there)."""
+    wrong = slip.law(*case)
+    return wrong is not None and not _equal(right, wrong) and _equal(got, wrong)
+
+
 def check_law(name: str, law: object, cases: Iterable[tuple], measure: Callable,
               slips: Sequence[Slip] = (), *, gives: str, where: Callable[..., str],
               hint: str, solved: str) -> Result:
@@ -65,6 +82,7 @@ def check_law(name: str, law: object, cases: Iterable[tuple], measure: Callable,
     if not callable(law):
         return Result(False, f"'{name}' should be your law, a function that gives {gives}; it "
                              f"is {words.short(law, 40)}.", name=name, diagnosis="type")
+    wrong = []  # (case, the slips that give the law's output there)
     for case in cases:
         try:
             out = predicted(law, *case, name=name)
@@ -78,16 +96,17 @@ def check_law(name: str, law: object, cases: Iterable[tuple], measure: Callable,
         if got is None:
             return Result(False, f"'{name}' should give {gives}; {where(*case)} it gave "
                                  f"{words.short(out, 40)}.", name=name, diagnosis="type")
-        right = measure(*case)
-        if _equal(got, right):
-            continue
-        for slip in slips:
-            wrong = slip.law(*case)
-            if wrong is not None and not _equal(np.asarray(right, dtype=np.float64), wrong) \
-                    and _equal(got, wrong):
-                return Result(False, f"Your '{name}' {where(*case)}: {slip.says}", name=name,
-                              diagnosis=slip.code)
-        return Result(False, f"Your '{name}' is not what the engine gives {where(*case)}: "
-                             f"{hint}", name=name, diagnosis="law")
+        right = np.asarray(measure(*case), dtype=np.float64)
+        if not _equal(got, right):
+            wrong.append((case, [s for s in slips if _gives(s, case, got, right)]))
+    if wrong:  # named where one slip alone gives it (two slips may agree on a case)
+        case, named = next(((c, found) for c, found in wrong if len(found) == 1), wrong[0])
+        if len(named) == 1:
+            says = named[0].says
+            return Result(False, f"Your '{name}' is not what the engine measures "
+                                 f"{where(*case)}. {says[:1].upper()}{says[1:]}", name=name,
+                          diagnosis=named[0].code)
+        return Result(False, f"Your '{name}' is not what the engine measures {where(*case)}. "
+                             f"Ask yourself {hint}", name=name, diagnosis="law")
     return Result(True, f"{solved} (tried on cases drawn at check time, measured there).",
                   name=name)
