@@ -19,7 +19,7 @@ import numpy as np
 from ..feedback import words
 from ..feedback.result import Result
 from . import learner
-from .true_false import Flaw, Unfinished, predicted
+from .true_false import Flaw, Unfinished, predicted  # the law run without the engine
 
 # The cases a law is tried on: drawn when the check runs (tests may seed it).
 draw = np.random.default_rng()
@@ -86,8 +86,10 @@ def check_law(name: str, law: object, cases: Iterable[tuple], measure: Callable,
     for case in cases:
         try:
             out = predicted(law, *case, name=name)
-        except Unfinished as exc:
-            return Result(False, str(exc), name=name, diagnosis="none")
+        except Unfinished:
+            return Result(False, f"'{name}' still returns a placeholder (...): write your law "
+                                 f"there, a function that gives {gives}.", name=name,
+                          diagnosis="none")
         except Flaw as exc:
             return Result(False, str(exc), name=name, diagnosis="uses_engine")
         except learner.LearnerCodeFailed as exc:
