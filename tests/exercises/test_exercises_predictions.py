@@ -4,6 +4,8 @@ named with the reason; unknown names and empty calls get a sentence."""
 
 import numpy as np
 import pytest
+from laws_by_hand import BLOCK_MACS
+from laws_by_hand import RIGHT as LAW_RIGHT
 
 from widgets import exercises as ex
 
@@ -29,13 +31,9 @@ def _residual_parameters(n_in: int, n_out: int) -> int:
             + (n_in * n_out if n_in != n_out else 0))
 
 
-# Right predictions. Numbers are worked out by hand: G1's recording pass keeps the
-# first linear's input (32x16) and weight (64x16), tanh's output (32x64, which is also
-# the second linear's input) and the second weight (4x64), in float64.
+# Right predictions (G1, L6 and L8: laws, worked out by hand in laws_by_hand).
 RIGHT = {
-    "G1": dict(outputs_equal=True, saved_bytes_no_grad=0, backward_after_no_grad_raises=True,
-               frozen_layer_passes_gradient=True, holding_tensor_keeps_saved=True,
-               holding_number_keeps_saved=False),
+    "G1": LAW_RIGHT["G1"],
     "W6": dict(w_pos_grad=_tanh_chain_grad(2.5, 1.5), w_neg_grad=None,
                w_neg_grad_negative=_tanh_chain_grad(-0.5, -2.0)),
     "E1": dict(grad_none={"b", "e"}, grad_zero="c, d"),  # by hand: see test_e1_* below
@@ -45,13 +43,9 @@ RIGHT = {
                parameters_wider=_residual_parameters(8, 16)),
     "L3": dict(ops_positive=3, ops_negative=2),
     "L4": dict(same_structure=True, same_values=False, same_mask_same_input=False),
-    # a1 = b1, a2 = b2, a3 = b3, c1: four masks; near 1e8 float32 numbers are 8 apart.
-    "L6": dict(distinct_masks=4, front_to_back=100_000_000.0, back_to_front=100_000_008.0),
+    "L6": LAW_RIGHT["L6"],  # laws, by hand: laws_by_hand
     "L7": dict(saved_10=10 * 100 * 8, saved_20=20 * 100 * 8),
-    # 2 checkpoint inputs (the batch is the third) + one 4-layer segment of 3 float32 arrays of
-    # 32x64; the 12 layers of the three checkpointed segments run again.
-    "L8": dict(gradients_identical=True, peak_checkpointed=2 * 8192 + 4 * 3 * 8192,
-               recompute_macs=12 * (32 * 64 * 64 + 32 * 64 + 2 * 32 * 64)),
+    "L8": LAW_RIGHT["L8"],
     "L9": dict(locate=None, first_nonfinite_op="pow"),  # locate: set below
 }
 
@@ -63,9 +57,9 @@ WRONG = {
     "L1": (dict(parameters_wider=_residual_parameters(8, 16) - 8 * 16), "missing_projection"),
     "L3": (dict(ops_positive=2), "prediction"),
     "L4": (dict(same_structure=False), "prediction"),
-    "L6": (dict(distinct_masks=2), "seed_fixes_one_mask"),
+    "L6": (dict(distinct_masks=lambda seeds, calls: len(set(seeds))), "seed_fixes_one_mask"),
     "L7": (dict(saved_10=800), "prediction"),
-    "L8": (dict(recompute_macs=16 * (32 * 64 * 64 + 32 * 64 + 2 * 32 * 64)), "all_segments"),
+    "L8": (dict(recompute_macs=lambda depth, segments: depth * BLOCK_MACS), "all_segments"),
     "L9": (dict(first_nonfinite_op="linear"), "prediction"),
 }
 

@@ -55,7 +55,7 @@ def _part(result, name):
 
 
 def test_the_number_facts_are_found():
-    assert {"L1", "L5", "L6", "L7", "L8", "W6", "G1"} <= {f[0] for f in NUMBER_FACTS}
+    assert {"L1", "L5", "L7", "W6"} <= {f[0] for f in NUMBER_FACTS}  # G1, L6, L8: laws
 
 
 @pytest.mark.parametrize("malformed", MALFORMED.values(), ids=list(MALFORMED))

@@ -130,8 +130,8 @@ def test_a_misspelled_keyword_gets_a_sentence(call, words):
 
 @pytest.mark.parametrize("exercise_id, name", [
     ("G11", "tanh"), ("L1", "ops_wider"), ("L1", "parameters_same"),
-    ("G1", "saved_bytes_no_grad"), ("L9", "first_nonfinite_op"), ("W6", "w_pos_grad"),
-    ("E1", "grad_zero"), ("L5", "batchnorm_eval"), ("L6", "front_to_back"),
+    ("G1", "kept_bytes"), ("L9", "first_nonfinite_op"), ("W6", "w_pos_grad"),
+    ("E1", "grad_zero"), ("L5", "batchnorm_eval"), ("L6", "float32_sums"),
     ("L8", "peak_checkpointed"),
 ])
 @pytest.mark.parametrize("bad", [np.array(["a", "b"]), ag.tensor([1.0, 2.0]), HUGE,

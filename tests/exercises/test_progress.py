@@ -209,10 +209,12 @@ def test_a_prediction_is_revealed_after_a_second_wrong_try_and_recorded():
 
 
 def test_reveals_count_per_prediction():
-    first = ex.L6(front_to_back=1e8 + 8)
-    assert first.diagnosis == "exact_sum"
-    other = ex.L6(back_to_front=1e8)  # another prediction's first try
-    assert other.diagnosis == "rounded_away" and "engine shows" not in repr(other)
+    p = ex.L5.problem()
+    first = ex.L5(dropout_eval=p.z * (1 - p.p))
+    assert first.diagnosis == "eval_scaled"
+    with_batch_stats = (p.z - p.x.mean(0)) / np.sqrt(p.x.var(0) + 1e-5)
+    other = ex.L5(batchnorm_eval=with_batch_stats)  # another prediction's first try
+    assert other.diagnosis == "momentum" and "engine shows" not in repr(other)
 
 
 # -- the file ----------------------------------------------------------------------------------

@@ -33,6 +33,11 @@ item cannot break them.
    written backward) is not measured: complex arithmetic (a complex step, which reaches
    machine precision) is refused, a Gradients part at finite-difference accuracy is told
    apart, and a backward that reruns its own forward (finite differences) is refused.
+9. A law written as a function (a check's ``laws``: G1's bytes, L6's masks and sums, L8's
+   peak and recomputed work) is tried on cases drawn at check time, without the engine: the
+   right law by hand (``laws_by_hand.RIGHT_LAWS``) is right, one number handed back for
+   every case (a measurement read off a fixed set-up) never is, and a law that runs the
+   engine is refused.
 """
 
 from __future__ import annotations
@@ -1790,3 +1795,55 @@ def test_a_backward_that_reruns_its_forward_is_refused(exercise_id, spec):
         assert not result.ok and result.diagnosis == "numerical", repr(result)
     assert status(exercise_id) != "solved"
     assert ex.registry()[exercise_id].run("op", right).ok  # the control
+
+
+# -- 9. a law is tried on cases drawn at check time ----------------------------------------------
+
+
+LAW_PARTS = [(i, c, part) for i in IDS for c, fn in ex.registry()[i]._checks.items()
+             for part in getattr(fn, "laws", ())]
+LAW_IDS = [f"{i}.{part}" for i, _, part in LAW_PARTS]
+
+
+def test_every_law_part_has_a_right_law_by_hand():
+    from laws_by_hand import RIGHT_LAWS
+
+    assert LAW_PARTS and set(LAW_IDS) == set(RIGHT_LAWS)
+
+
+def _law_part(result, part):
+    return next(p for p in result.parts or (result,) if p.name == part)
+
+
+@pytest.mark.parametrize("exercise_id, check, part", LAW_PARTS, ids=LAW_IDS)
+def test_a_law_is_right_by_hand_and_a_measured_number_is_not(exercise_id, check, part):
+    from laws_by_hand import RIGHT_LAWS
+
+    exercise, right = ex.registry()[exercise_id], RIGHT_LAWS[f"{exercise_id}.{part}"]
+    cases = []
+
+    def learners(*args):
+        cases.append(args)
+        return right(*args)
+
+    assert _law_part(exercise.run(check, **{part: learners}), part).ok
+    assert len(cases) >= 2
+    for case in cases:  # what the engine gives on any one case, handed back for every case
+        measured = right(*case)
+        reply = _law_part(exercise.run(check, **{part: lambda *a, m=measured: m}), part)
+        assert not reply.ok, (exercise_id, part, case)
+    assert not status(exercise_id).startswith("solved") or seen(exercise_id)
+
+
+@pytest.mark.parametrize("exercise_id, check, part", LAW_PARTS, ids=LAW_IDS)
+def test_the_engine_may_not_run_inside_a_law(exercise_id, check, part):
+    from laws_by_hand import RIGHT_LAWS
+
+    right = RIGHT_LAWS[f"{exercise_id}.{part}"]
+
+    def measuring(*args):
+        ag.tensor(1.0) + ag.tensor(1.0)  # noqa: B018 - any engine op
+        return right(*args)
+
+    reply = _law_part(ex.registry()[exercise_id].run(check, **{part: measuring}), part)
+    assert not reply.ok and reply.diagnosis == "uses_engine"

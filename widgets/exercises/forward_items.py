@@ -23,7 +23,7 @@ from ..lessons.checkpointing import checkpointed_step, checkpointing, sqrt_segme
 from ..lessons.graphs import _branchy_program, _define_by_run
 from ..lessons.memory import memory_breakdown
 from ..lessons.report import Report
-from . import engine_watch, learner
+from . import engine_watch, laws, learner
 from .array_answers import Gradients, gradients
 from .exercise import Exercise, register
 from .parts import answers
@@ -429,44 +429,97 @@ def _float32_sums(big: float = 1e8, ones: int = 8) -> tuple[float, float]:
     return add(numbers), add(numbers[::-1])
 
 
-def _l6_facts() -> dict[str, Fact]:
-    """What the engine shows, one fact per prediction of ``L6(distinct_masks=...,
-    front_to_back=..., back_to_front=...)``."""
-    front, back = _float32_sums()
-    exact = 1e8 + 8
-    return {
-        "distinct_masks": Fact(float(len(set(_seeded_masks()))), "A seed fixes a generator's "
-                               "whole stream: each call draws the next numbers, and two "
-                               "generators from the same seed draw the same stream.",
-                               "number", {"mistakes": [
-                                   Mistake(2.0, "You counted each generator's calls as one "
-                                           "mask: a generator is a stream, and each call "
-                                           "continues where the last one stopped.", "",
-                                           "seed_fixes_one_mask"),
-                                   Mistake(7.0, "Modules a and b start from the same seed: "
-                                           "does the first call of b draw other numbers than "
-                                           "the first call of a?", "", "same_seed_differs"),
-                                   Mistake(1.0, "A seed does not fix one mask for every "
-                                           "call: each call draws new numbers from the "
-                                           "stream.", "", "seed_fixes_one_mask")]},
-                               what="a number of masks"),
-        "front_to_back": Fact(front, "Near 1e8 float32 numbers are 8 apart: 1e8 + 1 rounds "
-                              "back to 1e8, eight times over.", "number", {
-                                  "rtol": 0.0, "atol": 1e-9, "mistakes": [
-                                  Mistake(exact, "You added exactly: in float32 every "
-                                          "addition's result is rounded to the nearest "
-                                          "float32 number. How far apart are they near "
-                                          "1e8?", "", "exact_sum")]}),
-        "back_to_front": Fact(back, "The eight ones add up exactly to 8 first, and 1e8 + 8 "
-                              "is a float32 number.", "number", {
-                                  "rtol": 0.0, "atol": 1e-9, "mistakes": [
-                                  Mistake(1e8, "Added first, the eight ones make 8 exactly: "
-                                          "is 1e8 + 8 a float32 number?", "",
-                                          "rounded_away")]}),
-    }
+def _l6_cases() -> tuple[list, list]:
+    """(seeds, calls) and (big, ones) drawn now. Masks: three modules on two seeds, then five
+    on three, called a few times each (4 to 8 masks, then 9 to 15: no one count fits both).
+    Sums: a big number where float32 numbers are 8 apart and one where they are 16 apart
+    (the ones are lost one at a time), and one below 2**24 (every sum exact), each with a
+    count of ones that is not a multiple of the spacing."""
+    d = laws.draw
+    a, b, c = (int(s) for s in d.choice(np.arange(1, 60), size=3, replace=False))
+    masks = [([a, b, a], int(d.integers(2, 5))),
+             ([int(s) for s in d.permutation([c, c, b, c, a])], int(d.integers(3, 6)))]
+    sums = []
+    for e in d.permutation([26, 27]):  # spacing 2**(e - 23) between 2**e and 2**(e + 1)
+        e = int(e)
+        big = float(2 ** e + 2 ** (e - 20) * int(d.integers(1, 2 ** 10)))
+        sums.append((big, int(d.integers(1, 2 ** (e - 22))) * 2 ** (e - 23)
+                     + int(d.integers(1, 3))))
+    sums.append((float(d.integers(2, 10 ** 6)), int(d.integers(3, 40))))
+    return masks, sums
 
 
-register(Exercise("L6", "prediction", {"predict": predicting(_l6_facts)}))
+def _measured_masks(seeds, calls: int) -> float:
+    """The distinct dropout masks among ``calls`` calls of a Dropout(0.5) module per seed,
+    each with its own generator, on ones(64) (the engine, here)."""
+    ones = ag.ones(64)
+    masks = set()
+    for seed in seeds:
+        module = nn.Dropout(0.5, generator=ag.Generator(int(seed)))
+        masks.update(tuple(module(ones).numpy() != 0) for _ in range(calls))
+    return float(len(masks))
+
+
+_L6_MASK_SLIPS = (
+    laws.Slip(lambda seeds, calls: float(len(set(seeds))), "you counted one mask per seed: a "
+              "generator is a stream, and each call continues where the last one stopped.",
+              "seed_fixes_one_mask"),
+    laws.Slip(lambda seeds, calls: 1.0, "a seed does not fix one mask for every call: each "
+              "call draws new numbers from the stream.", "seed_fixes_one_mask"),
+    laws.Slip(lambda seeds, calls: float(len(seeds) * calls), "two modules whose generators "
+              "start from the same seed: does the first call of one draw other numbers than "
+              "the first call of the other?", "same_seed_differs"),
+)
+
+_L6_SUM_SLIPS = (
+    laws.Slip(lambda big, ones: (big + ones, big + ones), "you added exactly: in float32 every "
+              "addition's result is rounded to the nearest float32 number.", "exact_sum"),
+    laws.Slip(lambda big, ones: (float(np.float32(big)), float(np.float32(big))), "added first, "
+              "the ones make a whole number exactly: is big plus that number lost as well?",
+              "rounded_away"),
+    laws.Slip(lambda big, ones: (float(np.float32(big + ones)),) * 2, "you rounded only the "
+              "final sum, as if the order did not matter: front to back, each 1.0 is added "
+              "to the big number and rounded on its own.", "rounded_once"),
+)
+
+
+def _l6_where_masks(seeds, calls) -> str:
+    return f"for seeds {list(seeds)} called {calls} times each"
+
+
+def _l6_where_sums(big, ones) -> str:
+    return f"for big = {big:.10g} and {ones} ones"
+
+
+@laws.takes_laws("distinct_masks", "float32_sums")
+@answers("distinct_masks", "float32_sums")
+def _check_l6(distinct_masks=None, float32_sums=None) -> Result:
+    """``L6(distinct_masks=law, float32_sums=law)``: ``distinct_masks(seeds, calls)``, the
+    number of different masks when a Dropout(0.5) module with its own Generator(seed) for each
+    seed is called ``calls`` times; ``float32_sums(big, ones)``, (big then ``ones`` 1.0s, the
+    ones then big) added one at a time in float32. Each is tried on cases drawn now."""
+    if distinct_masks is None and float32_sums is None:
+        return Result(False, "Nothing to check yet: pass your two laws, "
+                             "L6(distinct_masks=your_function, float32_sums=your_function).",
+                      diagnosis="none")
+    masks, sums = _l6_cases()
+    parts = []
+    if distinct_masks is not None:
+        parts.append(laws.check_law(
+            "distinct_masks", distinct_masks, masks, _measured_masks, _L6_MASK_SLIPS,
+            gives="a count of masks", where=_l6_where_masks,
+            hint="which calls draw the same numbers from a generator's stream.",
+            solved="Your law counts the masks the engine draws"))
+    if float32_sums is not None:
+        parts.append(laws.check_law(
+            "float32_sums", float32_sums, sums, _float32_sums, _L6_SUM_SLIPS,
+            gives="two numbers, (front_to_back, back_to_front)", where=_l6_where_sums,
+            hint="how far apart float32 numbers are near big, and what each addition "
+                 "rounds to.", solved="Your law gives the engine's float32 sums in both orders"))
+    return Result.combine(parts)
+
+
+register(Exercise("L6", "prediction", {"predict": _check_l6}))
 
 
 # -- L7: forward values dominate memory ----------------------------------------------------------
@@ -508,6 +561,9 @@ L8_LAYER_MACS = 32 * 64 * 64 + 32 * 64 + 2 * 32 * 64
 L8_ARRAY, L8_LAYER = 32 * 64 * 4, 3 * 32 * 64 * 4  # one float32 activation; a layer's three
 
 
+L8_MATMUL_MACS = 32 * 64 * 64  # the matmul's part of a layer's multiply-adds
+
+
 @lru_cache(maxsize=1)
 def _l8_steps():
     """The plain and the 4-segment step of the 16-layer stack, measured once (seeded: the
@@ -516,65 +572,126 @@ def _l8_steps():
         return tuple(checkpointed_step(depth=16, segments=k) for k in (1, sqrt_segments(16)))
 
 
-def _l8_facts() -> dict[str, Fact]:
-    """What the engine shows for ``L8(gradients_identical=..., peak_checkpointed=...,
-    recompute_macs=...)`` on the 16-layer stack, plain and in √16 = 4 segments: whether
-    the gradients keep every bit, and two numbers the learner works out from the mechanism
-    before measuring (a measurement before solving counts as seeing the solution): the
-    peak of bytes kept for backward, and the multiply-adds run again."""
+@lru_cache(maxsize=16)
+def _l8_measured(depth: int, segments: int) -> tuple[float, float]:
+    """(peak bytes kept for backward, recomputed multiply-adds) of one checkpointed step of
+    the Swish stack, measured by the engine here."""
+    with gate.quietly():  # L8's own check
+        step = checkpointed_step(depth=depth, segments=segments)
+    return float(step.peak), float(step.recompute_macs)
+
+
+def _l8_cases() -> list[tuple[int, int]]:
+    """(depth, segments) drawn now: a depth the segments divide, one they do not (the last
+    segment takes the layers left over), and a stack with no checkpoint at all."""
+    d = laws.draw
+    k = int(d.integers(2, 5))
+    even = (k * int(d.integers(2, 5)), k)
+    k = int(d.integers(2, 5))
+    size = int(d.integers(2, 4))
+    uneven = (k * size + int(d.integers(1, size)) if size > 1 else k * size + 1, k)
+    return [even, uneven, (int(d.integers(3, 9)), 1)][::1 if d.random() < 0.5 else -1]
+
+
+def _l8_layout(n: int, k: int) -> tuple[int, int]:
+    """(layers of each checkpointed segment, layers of the last one): the split
+    checkpoint_sequential makes."""
+    size = n // k
+    return size, n - size * (k - 1)
+
+
+def _l8_peak_slips() -> tuple[laws.Slip, ...]:
+    b, L = L8_ARRAY, L8_LAYER
+
+    def peak(n, k, inputs, layers):
+        return float(inputs * b + layers * L)
+
+    return (
+        laws.Slip(lambda n, k: float(3 * n * b - b) if k > 1 else None, "that is the plain "
+                  "step's peak: the checkpointed segments keep only their inputs during the "
+                  "forward pass.", "plain_peak"),
+        laws.Slip(lambda n, k: peak(n, k, k - 1, _l8_layout(n, k)[1]), "you counted the input "
+                  "batch, which is left out: it is alive anyway.", "batch_counted"),
+        laws.Slip(lambda n, k: peak(n, k, k, _l8_layout(n, k)[1]), "you counted an input for "
+                  "the last segment too: it is not checkpointed, and its first layer's saved "
+                  "input is already among its layers' arrays.", "last_segment_input"),
+        laws.Slip(lambda n, k: peak(n, k, k - 2, 0) if k > 1 else None, "you counted only "
+                  "the checkpoints' inputs: at the peak one segment's layers are recorded "
+                  "too.", "no_segment"),
+        laws.Slip(lambda n, k: peak(n, k, k - 2, 1) if k > 1 else None, "one layer at a time "
+                  "is not what is rebuilt: a whole segment is recorded again before its "
+                  "sweep.", "one_layer"),
+        laws.Slip(lambda n, k: peak(n, k, k - 2, _l8_layout(n, k)[0]), "your segments all "
+                  "have n // k layers, but checkpoint_sequential gives the last one the layers "
+                  "left over, and it is the one recorded at the end of the forward pass.",
+                  "even_segments"),
+    )
+
+
+def _l8_recompute_slips() -> tuple[laws.Slip, ...]:
+    macs = L8_LAYER_MACS
+    return (
+        laws.Slip(lambda n, k: float(n * macs), "you rebuilt every segment: the last one is "
+                  "not checkpointed, so its activations were kept.", "all_segments"),
+        laws.Slip(lambda n, k: float(_l8_layout(n, k)[0] * macs), "backward rebuilds one "
+                  "segment at a time, but every checkpointed segment is rebuilt once.",
+                  "one_segment"),
+        laws.Slip(lambda n, k: float(_l8_layout(n, k)[0] * (k - 1) * L8_MATMUL_MACS), "you "
+                  "counted the matmuls only: the bias, σ and the product are multiply-adds "
+                  "too.", "matmul_only"),
+        laws.Slip(lambda n, k: float((n - _l8_layout(n, k)[0]) * macs), "the segment that is "
+                  "not rebuilt is the last one, with the layers left over: which segments are "
+                  "checkpointed?", "wrong_segment_left"),
+        laws.Slip(lambda n, k: 0.0, "nothing recomputed would mean nothing was dropped: where "
+                  "do a checkpointed segment's activations come from during backward?",
+                  "no_recompute"),
+    )
+
+
+def _l8_where(n: int, k: int) -> str:
+    return f"for {n} layers in {k} segment{'s' if k > 1 else ''}"
+
+
+def _l8_gradients_fact() -> Fact:
     plain, sqrt = _l8_steps()
-    b, L, macs = L8_ARRAY, L8_LAYER, L8_LAYER_MACS
-    facts = {
-        "gradients_identical": Fact(sqrt.grad_difference(plain) == 0, "Recomputation "
-                                    "repeats the same arithmetic on the same values."),
-        "peak_checkpointed": Fact(float(sqrt.peak), "Three checkpoint inputs (one of them "
-                                  "the batch, not counted) and the four layers of one "
-                                  "segment: the last during the forward pass, each rebuilt "
-                                  "one in turn during backward.", "number", {"mistakes": [
-                                      Mistake(float(plain.peak), "That is the plain step's "
-                                              "peak: the checkpointed segments keep only "
-                                              "their inputs during the forward pass.", "",
-                                              "plain_peak"),
-                                      Mistake(float(3 * b + 4 * L), "You counted the input "
-                                              "batch, which is left out: it is alive "
-                                              "anyway.", "", "batch_counted"),
-                                      Mistake(float(4 * b + 4 * L), "You counted an input "
-                                              "for the last segment too: it is not "
-                                              "checkpointed, and its first layer's saved "
-                                              "input is already among its layers' arrays.",
-                                              "", "last_segment_input"),
-                                      Mistake(float(2 * b), "You counted only the "
-                                              "checkpoints' inputs: at the peak one "
-                                              "segment's layers are recorded too.", "",
-                                              "no_segment"),
-                                      Mistake(float(2 * b + L), "One layer at a time is "
-                                              "not what is rebuilt: a whole segment is "
-                                              "recorded again before its sweep.", "",
-                                              "one_layer")]},
-                                  what="a number of bytes"),
-        "recompute_macs": Fact(float(sqrt.recompute_macs), "Each of the three checkpointed "
-                               "segments (12 layers) runs its forward pass once more during "
-                               "backward; the last segment is not rebuilt.", "number",
-                               {"mistakes": [
-                                   Mistake(float(16 * macs), "You rebuilt all four segments: "
-                                           "the last one is not checkpointed, so its "
-                                           "activations were kept.", "", "all_segments"),
-                                   Mistake(float(4 * macs), "Backward rebuilds one segment "
-                                           "at a time, but every checkpointed segment is "
-                                           "rebuilt once.", "", "one_segment"),
-                                   Mistake(float(12 * 32 * 64 * 64), "You counted the "
-                                           "matmuls only: the bias, σ and the product are "
-                                           "multiply-adds too.", "", "matmul_only"),
-                                   Mistake(0.0, "Nothing recomputed would mean nothing was "
-                                           "dropped: where do a checkpointed segment's "
-                                           "activations come from during backward?", "",
-                                           "no_recompute")]},
-                               what="a number of multiply-adds"),
-    }
-    return facts
+    return Fact(sqrt.grad_difference(plain) == 0, "Recomputation repeats the same arithmetic "
+                "on the same values.")
 
 
-register(Exercise("L8", "prediction", {"predict": predicting(_l8_facts)}, experiment=checkpointing))
+@laws.takes_laws("peak_checkpointed", "recompute_macs")
+@answers("gradients_identical", "peak_checkpointed", "recompute_macs")
+def _check_l8(gradients_identical=None, peak_checkpointed=None, recompute_macs=None) -> Result:
+    """``L8(gradients_identical=..., peak_checkpointed=law, recompute_macs=law)``: whether a
+    checkpointed step's gradients keep every bit, and two laws of the Swish stack (width 64,
+    batch 32, float32) in ``segments`` segments by checkpoint_sequential:
+    ``peak_checkpointed(depth, segments)``, the peak of bytes kept for backward (the batch
+    and the parameters not counted), and ``recompute_macs(depth, segments)``, the forward
+    multiply-adds run again during backward. The laws are tried on stacks drawn now."""
+    if gradients_identical is None and peak_checkpointed is None and recompute_macs is None:
+        return Result(False, "Nothing to check yet: pass your answer and your two laws, "
+                             "L8(gradients_identical=..., peak_checkpointed=your_function, "
+                             "recompute_macs=your_function).", diagnosis="none")
+    parts = []
+    if gradients_identical is not None:
+        parts.append(check_fact("gradients_identical", gradients_identical,
+                                _l8_gradients_fact()))
+    cases = _l8_cases()
+    if peak_checkpointed is not None:
+        parts.append(laws.check_law(
+            "peak_checkpointed", peak_checkpointed, cases, lambda n, k: _l8_measured(n, k)[0],
+            _l8_peak_slips(), gives="a number of bytes", where=_l8_where,
+            hint="what is alive at the end of the forward pass, and while backward rebuilds "
+                 "one segment.", solved="Your law gives the engine's peak"))
+    if recompute_macs is not None:
+        parts.append(laws.check_law(
+            "recompute_macs", recompute_macs, cases, lambda n, k: _l8_measured(n, k)[1],
+            _l8_recompute_slips(), gives="a number of multiply-adds", where=_l8_where,
+            hint="which segments are rebuilt during backward, and how many layers they hold.",
+            solved="Your law gives the multiply-adds the engine runs again"))
+    return Result.combine(parts)
+
+
+register(Exercise("L8", "prediction", {"predict": _check_l8}, experiment=checkpointing))
 
 
 # -- L9: instrument before guessing ------------------------------------------------------------

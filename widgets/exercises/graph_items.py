@@ -4,6 +4,7 @@ G4 (the order of the reverse sweep) is in :mod:`.sweep_order`."""
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from functools import lru_cache
 
 import numpy as np
@@ -17,11 +18,13 @@ from ..feedback.context import Mistake
 from ..feedback.result import Result
 from ..feedback.tolerance import mismatches, tolerance_for
 from ..lessons.report import Report
+from . import laws
 from .array_answers import Gradients, gradients
 from .backward_specs import BackwardSpec
 from .exercise import Exercise, register
 from .keeping import Keeping, keeping
-from .predictions import Fact, predicting
+from .parts import answers
+from .predictions import Fact, check_fact
 from .problems import Problem, distinct, learner_name, rng
 
 
@@ -112,14 +115,12 @@ _G1_EXPLAIN = {
 
 
 def _g1_facts() -> dict[str, Fact]:
-    """What the engine shows, one fact per prediction of ``G1(outputs_equal=...,
-    saved_bytes_no_grad=..., ...)``: predict what the engine shows."""
+    """What the engine shows, one fact per yes/no of ``G1(outputs_equal=..., ...)`` (the
+    bytes kept are the law ``kept_bytes``, checked on MLPs drawn at check time)."""
     facts = dict(_g1_measured(learner_name()))
-    facts.pop("saved_bytes_recording")  # shown by the experiment; the question asks the rest
-    kinds = {"saved_bytes_recording": "number", "saved_bytes_no_grad": "number"}
-    return {k: Fact(v, _G1_EXPLAIN[k], kinds.get(k, "exact"),
-                    what="a whole number of bytes" if k in kinds else "")
-            for k, v in facts.items()}
+    for number in ("saved_bytes_recording", "saved_bytes_no_grad"):
+        facts.pop(number)  # the law gives them, for any MLP
+    return {k: Fact(v, _G1_EXPLAIN[k]) for k, v in facts.items()}
 
 
 @lru_cache(maxsize=8)
@@ -131,8 +132,125 @@ def _g1_measured(learner: str | None) -> dict:
         return dict(recording_vs_inference().data)
 
 
+def _g1_mlp_bytes(width: int, depth: int, batch: int, frozen: tuple, no_grad: bool) -> int:
+    """Bytes a forward pass of ``depth`` layers tanh(linear(h, W)) (bias-free, float64,
+    width x width weights) keeps for backward on a (batch, width) input that needs no
+    gradient, the weights of the layers in ``frozen`` frozen, under no_grad or not: measured
+    by the engine, here."""
+    g = laws.draw
+    h = ag.tensor(g.standard_normal((batch, width)))
+    weights = [ag.tensor(g.standard_normal((width, width)), requires_grad=i not in frozen)
+               for i in range(depth)]
+    F = _functional()
+    with ag.no_grad() if no_grad else nullcontext():
+        for w in weights:
+            h = ag.tanh(F.linear(h, w))
+        loss = h.sum()
+    return saved_bytes(loss)
+
+
+def _g1_cases() -> list[tuple]:
+    """MLPs drawn now: one plain training pass, one with its first layers frozen, one with a
+    layer in the middle frozen, one under no_grad."""
+    d = laws.draw
+
+    def mlp():
+        return int(d.integers(3, 9)), int(d.integers(3, 7)), int(d.integers(2, 9))
+
+    (w1, n1, b1), (w2, n2, b2), (w3, n3, b3), (w4, n4, b4) = mlp(), mlp(), mlp(), mlp()
+    first = tuple(range(int(d.integers(1, n2 - 1))))
+    middle = (int(d.integers(1, n3 - 1)),)
+    return [(w1, n1, b1, (), False), (w2, n2, b2, first, False), (w3, n3, b3, middle, False),
+            (w4, n4, b4, (), True)]
+
+
+def _g1_counted(width: int, batch: int, arrays: float, weights: float) -> float:
+    """The bytes of a count of (batch, width) arrays and (width, width) weights, float64."""
+    return float(8 * (arrays * batch * width + weights * width * width))
+
+
+def _g1_first(depth: int, frozen) -> int:
+    """The first layer whose weight needs a gradient (depth if none does)."""
+    return next((i for i in range(depth) if i not in frozen), depth)
+
+
+def _g1_slips() -> tuple[laws.Slip, ...]:
+    def kept(arrays, weights):
+        def law(width, depth, batch, frozen, no_grad):
+            if no_grad:
+                return None
+            r = depth - _g1_first(depth, tuple(frozen))
+            return _g1_counted(width, batch, arrays(r, depth, frozen), weights(r, depth, frozen))
+        return law
+
+    def recorded(width, depth, batch, frozen, no_grad):  # as if no_grad recorded
+        r = depth - _g1_first(depth, tuple(frozen))
+        return _g1_counted(width, batch, r + 1, r - 1) if no_grad else None
+
+    return (
+        laws.Slip(recorded, "under no_grad nothing is recorded, so nothing is kept: no "
+                  "backward can follow.", "no_grad_keeps"),
+        laws.Slip(kept(lambda r, n, f: n + 1, lambda r, n, f: n - 1), "freezing the first "
+                  "layers changes what is recorded: a layer whose input and weight need no "
+                  "gradient records nothing, since no gradient will pass through it.",
+                  "frozen_ignored"),
+        laws.Slip(kept(lambda r, n, f: n - len(f) + 1, lambda r, n, f: n - len(f) - 1),
+                  "you left every frozen layer out, as if freezing stopped recording: a frozen "
+                  "layer after a trainable one still records, since the gradient has to pass "
+                  "through it to the layers before.", "frozen_not_recorded"),
+        laws.Slip(kept(lambda r, n, f: r + 1, lambda r, n, f: r), "the first recorded linear "
+                  "keeps its weight, but its input needs no gradient: what would the weight "
+                  "be read for?", "first_weight"),
+        laws.Slip(kept(lambda r, n, f: 2 * r, lambda r, n, f: r - 1), "you counted tanh's "
+                  "output and the next linear's saved input as two arrays: they are one "
+                  "array, kept once.", "counted_twice"),
+        laws.Slip(kept(lambda r, n, f: (r + 1) / 2, lambda r, n, f: (r - 1) / 2), "you "
+                  "counted 4 bytes a value: these arrays are float64.", "bytes_per_value"),
+    )
+
+
+def _g1_where(width, depth, batch, frozen, no_grad) -> str:
+    how = ("under no_grad" if no_grad else f"with layers {list(frozen)} frozen" if frozen
+           else "recording, nothing frozen")
+    return f"for width {width}, depth {depth}, batch {batch}, {how}"
+
+
+def _g1_kept_bytes(kept_bytes) -> Result:
+    return laws.check_law(
+        "kept_bytes", kept_bytes, _g1_cases(), _g1_mlp_bytes, _g1_slips(),
+        gives="a number of bytes", where=_g1_where,
+        hint="which arrays each recorded op keeps for backward, and which ops are recorded "
+             "at all.", solved="Your law gives the bytes the engine keeps")
+
+
+_G1_YES_NO = ("outputs_equal", "backward_after_no_grad_raises",
+              "frozen_layer_passes_gradient", "holding_tensor_keeps_saved",
+              "holding_number_keeps_saved")
+
+
+@laws.takes_laws("kept_bytes")
+@answers("kept_bytes", *_G1_YES_NO)
+def _check_g1(kept_bytes=None, **predictions) -> Result:
+    """``G1(kept_bytes=law, outputs_equal=..., ...)``: the law ``kept_bytes(width, depth,
+    batch, frozen, no_grad)``, the bytes a forward pass of an MLP keeps for backward, tried on
+    MLPs drawn now; and five yes/no predictions about recording, freezing and holding."""
+    unknown = [k for k in predictions if k not in _G1_YES_NO]
+    if unknown:
+        return Result(False, f"G1 has no answer called {unknown[0]!r}; it takes kept_bytes, "
+                             f"{', '.join(_G1_YES_NO)}.", diagnosis="unknown_name")
+    given = {k: v for k, v in predictions.items() if v is not None}
+    if kept_bytes is None and not given:
+        return Result(False, "Nothing to check yet: pass your law and your predictions, "
+                             "G1(kept_bytes=your_function, outputs_equal=..., ...).",
+                      diagnosis="none")
+    facts = _g1_facts()
+    parts = [] if kept_bytes is None else [_g1_kept_bytes(kept_bytes)]
+    parts += [check_fact(k, v, facts[k]) for k, v in given.items()]
+    return Result.combine(parts)
+
+
 register(Exercise(
-    "G1", "prediction", {"predict": predicting(_g1_facts)}, level="J",
+    "G1", "prediction", {"predict": _check_g1}, level="J",
     experiment=recording_vs_inference,
 ))
 
