@@ -16,7 +16,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import autograd_core as ag
 from widgets import exercises as ex
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
