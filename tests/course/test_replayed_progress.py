@@ -30,8 +30,10 @@ C1_RIGHT, A3_RIGHT = [[0, 1, 2]], [["attention_core"], ["attention_core"]]
 SEARCH = ("task = C1.problem()\n"
           "for i in range(10):\n"
           "    task.measure([[i % 9]] if i < 9 else [[0, 1]])\n")  # ten plans, none shown
-FIX = ("def fixed_forward(module, x):\n"
-       "    return x * (module.beta * x).sigmoid()\n")
+FIX = ("import numpy as np\n"
+       "def swish_backward(x, beta, g):\n"
+       "    s = 1 / (1 + np.exp(-beta * x))\n"
+       "    return g * (s + beta * x * s * (1 - s))\n")
 
 
 def notebook(tmp_path: Path, cells: list[str], answers: list[tuple[str, str, dict]]) -> Path:
@@ -71,16 +73,16 @@ def test_a_search_the_notebook_reset_and_forged_is_graded_after_the_solution(tmp
         f"C1({C1_RIGHT})  # answer C1",
         "A3.problem().measure([['mlp'], []])\nA3.problem().measure([['attention_core'], []])",
         f"A3({A3_RIGHT})  # answer A3",
-        "C2.skeleton\n" + FIX + "C2(module='5.body.act', forward=fixed_forward)  # answer C2",
+        "C2.skeleton\n" + FIX + "C2(module='5.body.act', backward=swish_backward)  # answer C2",
     ]
     folder = notebook(tmp_path, cells, [
         ("C1", "C1", {"plan": C1_RIGHT}), ("A3", "A3", {"plan": A3_RIGHT}),
         ("C2", "C2", {"module": "5.body.act",
-                      "forward": {"$": "function", "name": "fixed_forward"}})])
+                      "backward": {"$": "function", "name": "swish_backward"}})])
     verdicts = regrade(folder, {"C1": "C1", "A3": "A3", "C2": "C2"})
     c1, a3, c2 = verdicts["C1"], verdicts["A3"], verdicts["C2"]
-    assert c1["ok"] and a3["ok"], verdicts
-    assert c2["status"] == "kernel_only"  # its fix takes a module: the kernel grades it
+    assert c1["ok"] and a3["ok"] and c2["ok"], verdicts
+    assert c2["status"] == "graded"  # its fix is NumPy of the learner's: regraded here
     assert c1["after"] == "solution" and "10 candidates" in c1["feedback"]
     assert f"C1 allows {C1_TRIES}" in c1["progress"]
     assert progress_in(c1["feedback"]) == "solution"

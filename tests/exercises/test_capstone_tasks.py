@@ -1,12 +1,14 @@
 """The capstone's tasks (lesson 12): C1, a checkpoint plan within a byte budget, and C2, a
-planted gradient bug found with the debugging tools and fixed.
+planted gradient bug found with the debugging tools and fixed with a backward the learner
+derives.
 
 C1 is measured with the engine (peak bytes held for backward, recomputed multiply-adds,
 every gradient bit for bit); its feedback talks about the learner's plan and never names
 one that fits. C2's bug is one the forward pass cannot show; the tests check that the
 intended tool (forward pre-hooks to catch each module's input, then ``gradcheck`` module
-by module) points at the buggy module, and that the check names wrong places and wrong
-fixes without saying where the bug is.
+by module) points at the buggy module, that the check names wrong places without saying
+where the bug is, and that the fix is the learner's derivation: each slip of it and each
+shortcut (the engine, finite differences, the lesson's β built in) is named.
 """
 
 import warnings
@@ -244,27 +246,51 @@ def test_the_reference_is_right_and_the_bug_changes_gradients_only():
         np.testing.assert_array_equal(good(p.x).numpy(), buggy(p.x).numpy())
 
 
-def right_fix(module, x):
-    """x · σ(βx) in the engine's ops: what the solution writes, derived independently."""
-    return x * (module.beta * x).sigmoid()
+def _sigmoid(z):
+    return 1 / (1 + np.exp(-z))
+
+
+def right_backward(x, beta, g):
+    """d(x · σ(βx))/dx times g, derived independently: s + x · β s (1 − s)."""
+    s = _sigmoid(beta * x)
+    return g * (s + beta * x * s * (1 - s))
 
 
 def test_the_right_place_and_fix_pass():
-    result = ex.C2(module="5.body.act", forward=right_fix)
+    result = ex.C2(module="5.body.act", backward=right_backward)
     assert result.ok, result
     assert [p.name for p in result.parts] == ["module", "fix"]
     assert status("C2") == "solved"
 
 
-def test_a_fix_of_the_whole_block_is_a_right_fix_at_a_coarse_place():
-    def block_fixed(block, x):
-        b = block.body
-        return b.bn2(b.conv2(right_fix(b.act, b.bn1(b.conv1(x))))) + x
-
-    result = ex.C2(module="5", forward=block_fixed)
+def test_a_right_backward_at_a_coarse_place_is_half_right():
+    result = ex.C2(module="5", backward=right_backward)
     module, fix = result.parts
     assert fix.ok and not module.ok and module.diagnosis == "too_coarse"
     assert status("C2") == "in progress"
+
+
+def test_the_derived_backward_repairs_the_model():
+    """Put into the module found, the learner's backward makes the whole model pass a
+    gradient check; the planted one's does not, and the forward values never change."""
+    p = ex.C2.problem()
+    x = ag.tensor(p.x.numpy(), requires_grad=True)
+
+    def check(model):
+        return gradcheck(lambda t: F.cross_entropy(model(t), p.y), (x,), raise_exception=False)
+
+    def planted(x, beta, g):
+        s = _sigmoid(beta * x)
+        return g * (s + x * s * (1 - s))
+
+    repaired = planted_bug.with_backward(ex.C2.problem().model, "5.body.act", right_backward)
+    assert check(repaired)
+    assert not check(planted_bug.with_backward(ex.C2.problem().model, "5.body.act", planted))
+    with ag.no_grad():
+        np.testing.assert_array_equal(repaired(p.x).numpy(), p.model(p.x).numpy())
+    with pytest.raises(TypeError, match="replaces a Swish's backward"):
+        planted_bug.with_backward(ex.C2.problem().model, "5.body.conv1", right_backward)
+    assert status("C2") == "not started"   # a measurement of the learner's own backward
 
 
 @pytest.mark.parametrize("module, diagnosis, words", [
@@ -287,28 +313,78 @@ def test_wrong_places_are_named_without_saying_where_the_bug_is(module, diagnosi
     assert "5.body.act" not in said and "beta" not in said and "β" not in said
 
 
-@pytest.mark.parametrize("forward, diagnosis, words", [
-    (lambda module, x: planted_bug.SwishOp.apply(x, beta=module.beta), "still_buggy",
-     "exactly the buggy model's"),
-    (lambda module, x: x, "output_changed", "scores change"),  # the old answer
-    (lambda module, x: x * x.sigmoid(), "output_changed", "scores change"),  # beta left out
-    (lambda module, x: right_fix(module, x).detach(), "gradients_differ", "still differ"),
-    (lambda module, x: (right_fix(module, x).detach() + x - x.detach()), "gradients_differ",
-     "still differ"),
-    (lambda module, x: None, "type", "returned None, not a tensor"),
-    (lambda module, x: x.numpy(), "type", "returned a ndarray"),
-    (lambda module, x: module(x), "raised", "RecursionError"),
-    (lambda x: x, "raised", "TypeError"),
-    ("return x", "type", "should be a function"),
-])
-def test_wrong_fixes_are_named(forward, diagnosis, words):
-    fix = ex.C2(module="5.body.act", forward=forward).parts[1]
-    assert not fix.ok and fix.diagnosis == diagnosis and words in fix.message, fix.message
+def _by_engine(x, beta, g):
+    t = ag.tensor(x, requires_grad=True)
+    (t * (beta * t).sigmoid()).backward(ag.tensor(g))
+    return t.grad.numpy()
 
 
-def test_a_fix_needs_a_place():
-    fix = ex.C2(module=None, forward=right_fix).parts[1]
-    assert fix.diagnosis == "needs_module"
+def _by_differences(x, beta, g, h=1e-6):
+    def f(v):
+        return v * _sigmoid(beta * v)
+    return g * (f(x + h) - f(x - h)) / (2 * h)
+
+
+def _derivative_of(beta_term, sigmoid_of_x=False, upstream=True, first_term=True,
+                   outer=lambda b: 1):
+    """A backward of x · σ(βx) built from its parts, for the named slips below."""
+    def backward(x, beta, g):
+        s = _sigmoid(x if sigmoid_of_x else beta * x)
+        d = (s if first_term else 0) + beta_term(beta) * x * s * (1 - s)
+        return (g if upstream else 1) * outer(beta) * d
+    return backward
+
+
+# (the learner's backward, the diagnosis the check names): C2's named slips and shortcuts
+WRONG_BACKWARDS = [
+    (_derivative_of(lambda b: 1), "still_buggy"),                      # the planted bug
+    (_derivative_of(lambda b: 1, outer=lambda b: b), "inner_factor_on_both"),
+    (_derivative_of(lambda b: b * b), "inner_factor_twice"),
+    (_derivative_of(lambda b: b, sigmoid_of_x=True), "sigmoid_of_x"),
+    (_derivative_of(lambda b: b, first_term=False), "missing_product_term"),
+    (_derivative_of(lambda b: 0), "sigmoid_constant"),
+    (_derivative_of(lambda b: b, upstream=False), "missing_upstream"),
+    (lambda x, beta, g: x * _sigmoid(beta * x), "value"),
+    (lambda x, beta, g: right_backward(x, 2.0, g), "fixed_beta"),        # the lesson's β
+    (_by_engine, "uses_engine"),
+    (lambda x, beta, g: planted_bug.SwishOp.apply(ag.tensor(x), beta=beta).numpy(),
+     "uses_engine"),
+    (_by_differences, "not_closed_form"),
+    (lambda x, beta, g: None, "none"),
+    ("return x", "type"),
+    (lambda x: x, "raised"),
+]
+
+
+@pytest.mark.parametrize("backward, diagnosis", WRONG_BACKWARDS,
+                         ids=[f"{i}-{d}" for i, (_, d) in enumerate(WRONG_BACKWARDS)])
+def test_wrong_backwards_and_shortcuts_are_named(backward, diagnosis):
+    fix = ex.C2(module="5.body.act", backward=backward).parts[1]
+    assert not fix.ok and fix.diagnosis == diagnosis, fix.message
+    assert status("C2") != "solved"
+
+
+def test_the_fix_is_tried_on_shapes_and_betas_drawn_at_check_time():
+    """A table of the engine's answers on the lesson's arrays (noted at an earlier check)
+    is right there only."""
+    table = []
+
+    def spy(x, beta, g):
+        table.append((x.copy(), beta, planted_bug._engine_swish_grad(x, beta, g)))
+
+    ex.C2(module="5.body.act", backward=spy)
+    lesson_x, _, lesson_answer = table[0]
+
+    def tabled(x, beta, g):
+        return lesson_answer if np.array_equal(x, lesson_x) else np.zeros_like(x)
+
+    fix = ex.C2(module="5.body.act", backward=tabled).parts[1]
+    assert not fix.ok and "but not on" in fix.message, fix.message
+
+
+def test_the_old_answer_a_forward_is_told_what_c2_takes():
+    result = ex.C2(module="5.body.act", forward=lambda m, x: x * (m.beta * x).sigmoid())
+    assert not result.ok and "backward" in result.message
 
 
 def test_placeholders_leave_a_fresh_start():
@@ -326,8 +402,8 @@ class Weird:
     ["5"], {"module": "5"}, 5.5, np.arange(3), "x" * 5000, Weird(), b"5", float("nan"), True,
 ])
 def test_malformed_inputs_get_short_sentences(value):
-    for kwargs in ({"module": value}, {"module": "5.body.act", "forward": value},
-                   {"module": value, "forward": value}):
+    for kwargs in ({"module": value}, {"module": "5.body.act", "backward": value},
+                   {"module": value, "backward": value}):
         result = ex.C2(**kwargs)
         assert not result.ok
         assert all(len(m) <= MAX_MESSAGE for m in messages(result))
@@ -354,7 +430,7 @@ def test_the_solutions_solve_the_tasks():
     c1, c2 = solution_text(ex.C1), solution_text(ex.C2)
     assert "[[0, 1, 2]]" in c1 and "612,096" in c1
     assert ex.C1([[0, 1, 2]]).ok and ex.C1([[0, 1, 2, 3]]).ok
-    assert "module='5.body.act'" in c2 and "return x * (module.beta * x).sigmoid()" in c2
+    assert "module='5.body.act'" in c2 and "return g * (s + beta * x * s * (1 - s))" in c2
     assert ex.C1.hint and ex.C1.skeleton and ex.C2.skeleton
 
 
@@ -384,7 +460,7 @@ def test_a_few_measurements_then_a_fitting_plan_is_solved():
 def test_asking_c2_about_every_module_counts_as_seeing_the_solution():
     p = ex.C2.problem()
     for path, _ in p.model.named_modules():
-        ex.C2(module=path, forward=right_fix)
+        ex.C2(module=path, backward=right_backward)
     assert status("C2") in ("solved after seeing the solution", "in progress")
     assert status("C2") != "solved"
 
@@ -398,7 +474,7 @@ def test_probing_modules_without_a_fix_spends_tries():
     for path in ["0", "1", "2", "3", "4", "5", "6"]:
         assert not ex.C2(module=path).ok
     assert store.read_item("C2")["misses"].get(TRIES) == 7
-    assert ex.C2(module="5.body.act", forward=right_fix).ok
+    assert ex.C2(module="5.body.act", backward=right_backward).ok
     assert status("C2") == "solved after seeing the solution"
 
 

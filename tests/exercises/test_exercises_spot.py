@@ -7,6 +7,7 @@ import pytest
 
 import autograd_core as ag
 from widgets import exercises as ex
+from widgets.exercises.tracking import status
 
 
 @pytest.fixture(autouse=True)
@@ -57,7 +58,7 @@ def s2_fixed(w, steps, micro):
 
 def s3_fixed(x, n):
     # forward pass keeping every l_k, then the reverse sweep by hand (no engine needed)
-    ls = [float(x)]
+    ls = [x]
     for _ in range(n):
         ls.append(4 * ls[-1] * (1 - ls[-1]))
     bar = 1.0
@@ -147,8 +148,7 @@ BUGS = [
     ("S2", "fixed", "step_gradients", {
         f"step {k}, micro-batches of {m}": "sum_of_means" if k == 1 else
         "not_reset+sum_of_means" for m in (4, 3) for k in (1, 2, 3)}),
-    ("S3", "fixed", "derivative", {"n = 1": "values", "n = 2": "values", "n = 3": "values",
-                                   "n = 6": "values", "n = 10": "values"}),
+    ("S3", "fixed", "derivative", {"derivative": "expansion_slip"}),
     ("S4", "fixed", "loss_for_backward", {"": "freed"}),
     ("S5", "fixed", "grad_w", {"dL/dw": "missing_upstream"}),
     ("S6", "fixed", "gradients", {"dw1": "correct", "dwa": "correct", "dwb": "correct",
@@ -198,8 +198,87 @@ def test_s4_without_a_graph_gets_a_sentence():
     assert "no_grad" in result.message
 
 
-def test_s3_success_reports_the_blowup():
-    assert "nodes" in ex.S3(s3_fixed).message
+def test_s3_success_reports_the_work_per_level():
+    assert "n steps of work" in ex.S3(s3_fixed).message
+
+
+def _s3_levels(x, n):
+    ls = [x]
+    for _ in range(n):
+        ls.append(4 * ls[-1] * (1 - ls[-1]))
+    return ls
+
+
+def s3_forward_by_hand(x, n):
+    """The same derivation carried forward (slope and value together): right too."""
+    slope = np.ones_like(x)
+    for _ in range(n):
+        slope, x = slope * 4 * (1 - 2 * x), 4 * x * (1 - x)
+    return slope
+
+
+def s3_by_engine(x, n):
+    t = ag.tensor(x, requires_grad=True)
+    l = t
+    for _ in range(n):
+        l = 4 * l * (1 - l)
+    l.sum().backward()
+    return t.grad.numpy()
+
+
+def s3_by_differences(x, n, h=1e-6):
+    def level_n(v):
+        for _ in range(n):
+            v = 4 * v * (1 - v)
+        return v
+    return (level_n(x + h) - level_n(x - h)) / (2 * h)
+
+
+def s3_depth_2_without_the_slip(x, n):
+    return 16 * (1 - 2 * x) * (1 - 8 * x + 8 * x ** 2)
+
+
+# (the learner's function, the diagnosis the check names): the item's named mistakes, each
+# built independently of the check's mistake builders
+S3_MISTAKES = [
+    (lambda x, n: (4 * (1 - 2 * x)) ** n, "local_at_x"),
+    (lambda x, n: np.prod([4 * (1 - 2 * v) for v in _s3_levels(x, n)[1:]], axis=0),
+     "local_at_output"),
+    (lambda x, n: np.sum([4 * (1 - 2 * v) for v in _s3_levels(x, n)[:-1]], axis=0),
+     "sum_not_product"),
+    (lambda x, n: np.prod([1 - 2 * v for v in _s3_levels(x, n)[:-1]], axis=0),
+     "missing_factor"),
+    (lambda x, n: np.prod([8 * v - 4 for v in _s3_levels(x, n)[:-1]], axis=0), "sign"),
+    (lambda x, n: _s3_levels(x, n)[-1], "value"),
+    (lambda x, n: s3_fixed(x, n + 1), "levels_off"),
+    (lambda x, n: s3_fixed(x, n - 1) if n > 2 else s3_fixed(x, n), "levels_off"),
+    (s3_depth_2_without_the_slip, "fixed_depth"),
+    (s3_by_engine, "uses_engine"),
+    (s3_by_differences, "not_closed_form"),
+]
+
+
+@pytest.mark.parametrize("fn, diagnosis", S3_MISTAKES, ids=[d for _, d in S3_MISTAKES])
+def test_s3_names_each_mistake_and_refuses_each_shortcut(fn, diagnosis):
+    """S3 asks for the derivative worked out level by level; the snippet's idea (a formula
+    for one depth), the engine doing it, a measured slope and each slip of the derivation
+    fail with their own name."""
+    result = ex.S3(fn)
+    assert not result.ok and result.diagnosis == diagnosis, repr(result)
+    assert status("S3") != "solved"
+
+
+def test_s3_is_solved_carried_forward_or_swept_back():
+    assert ex.S3(s3_forward_by_hand).ok
+    assert ex.S3(s3_fixed).ok
+    assert status("S3") == "solved"
+
+
+def test_s3_a_table_of_depth_2_answers_fails_at_the_drawn_depths():
+    """The depths after the lesson's are drawn when the check runs: right at depth 2 only is
+    not right."""
+    result = ex.S3(lambda x, n: s3_fixed(x, 2))
+    assert not result.ok and "but not on" in result.message, repr(result)
 
 
 def test_g12_experiment_names_every_silent_mistake():
@@ -258,7 +337,7 @@ def test_learner_arrays_are_private_copies():
     assert ex.S1(s1_fixed).ok
 
 
-@pytest.mark.parametrize("exercise_id", ["S1", "S2", "S3", "S4", "S6"])
+@pytest.mark.parametrize("exercise_id", ["S1", "S2", "S4", "S6"])  # S3: a derivation, named
 def test_a_placeholder_is_named_by_the_learners_own_function(exercise_id):
     """The learner's cell defines ``fixed_...``: the sentence names that function, not the
     snippet's, and never capitalises it into another name."""
@@ -335,7 +414,8 @@ def test_s3_refuses_the_formula_expanded_by_sympy():
         return sp.lambdify(x, symbolic.derivative(n, "logistic"))(at)
 
     result = ex.S3(derivative)
-    assert not result.ok and result.diagnosis == "symbolic", repr(result)
+    assert not result.ok and result.diagnosis == "uses_engine", repr(result)
+    assert "sympy" in result.message
 
 
 def test_a_derivative_that_uses_sympy_is_refused_where_the_work_is_by_hand():

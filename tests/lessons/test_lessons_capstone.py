@@ -123,3 +123,28 @@ def test_comparisons_that_answer_a_task_wait_for_it():
     assert c2 < hunt and 'after_solving("C2", how_wrong)' in sources[hunt]
     assert "gives C1's answer away" in _shown(cells[splits])
     assert "gives C2's answer away" in _shown(cells[hunt])
+
+
+def test_the_comparison_after_c2_runs_on_the_learners_backward(tmp_path, monkeypatch, capsys):
+    """Once C2 is solved, lesson 12's comparison puts the learner's swish_backward into the
+    module they named: block 5's parameters learned from a wrong gradient, those before it
+    too (the error flows back through them), the classifier after it did not."""
+    monkeypatch.setenv("AUTOGRAD_LESSONS_PROGRESS", str(tmp_path / "progress.json"))
+    from autograd_core.nn import functional as F
+    from widgets.exercises import C2, after_solving
+    from widgets.exercises.capstone_tasks.planted_bug import with_backward
+
+    def swish_backward(x, beta, g):
+        s = 1 / (1 + np.exp(-beta * x))
+        return g * (s + beta * x * s * (1 - s))
+
+    cells, sources = _cells()
+    assert C2(module="5.body.act", backward=swish_backward).ok
+    namespace = {"C2": C2, "after_solving": after_solving, "with_backward": with_backward,
+                 "F": F, "np": np, "hunt": C2.problem(), "buggy_module": "5.body.act",
+                 "swish_backward": swish_backward}
+    exec(next(s for s in sources if "def how_wrong" in s), namespace)  # noqa: S102
+    errors = {line.split()[0]: float(line.split()[-1])
+              for line in capsys.readouterr().out.splitlines() if "relative error" in line}
+    assert errors["9.weight"] == 0.0 and errors["5.body.conv1.weight"] > 0
+    assert errors["0.weight"] > 0

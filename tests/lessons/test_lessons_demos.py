@@ -3,7 +3,7 @@
 Lessons 01, 02 and 09 show what the checker says to a common slip with ``X.demo(...)``. Shown
 on the learner's own problem, that feedback (and the numbers around it) would say too much
 about the learner's answer, so each check takes another problem on request: E2 another
-literal (lesson 01), L2 other widths (lesson 02), S3 another nested function (lesson 09).
+literal (lesson 01), L2 other widths (lesson 02).
 Each other problem is a real one: its own data, right answers pass, the slip is named; an
 answer to it is not an answer to the learner's problem; and a request for a problem that does
 not exist gets a sentence.
@@ -16,7 +16,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import autograd_core as ag
 from widgets import exercises as ex
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
@@ -101,41 +100,13 @@ def test_l2s_merges_have_no_demonstration_and_the_default_problem_none():
         assert "Correct" not in said(shown)
 
 
-def from_the_depth_2_formula(x, n):
-    """Lesson 09's demonstration: sympy's depth-2 derivative of x -> tanh(x² + x), any n."""
-    t = np.tanh(x ** 2 + x)
-    return (1 - np.tanh(t ** 2 + t) ** 2) * (1 - t ** 2) * (2 * x + 1) * (2 * t + 1)
-
-
-def engine_derivative(kind):
-    from widgets.lessons.modes import nested
-
-    def derivative(x, n):
-        t = ag.tensor(float(x), requires_grad=True)
-        nested(t, n, kind).backward()
-        return t.grad.item()
-    return derivative
-
-
-def test_s3_another_nested_function():
-    slip = ex.S3.demo(from_the_depth_2_formula, kind="reuse")
-    got = diagnoses(slip)
-    assert got.pop("n = 2") == "correct"                # right where it was written out
-    assert set(got.values()) == {"values"}              # and wrong at every other depth
-    assert ex.S3.demo(engine_derivative("reuse"), kind="reuse").ok
-    assert not ex.S3.demo(engine_derivative("reuse")).ok   # another function than the snippet's
-    assert ex.S3.check(engine_derivative("logistic")).ok
-    assert ex.S3.demo(from_the_depth_2_formula, kind="chain").diagnosis == "call"
-
-
 @pytest.mark.parametrize("lesson, demo", [
     ("01_start_here", "E2.demo(dropped_the_literal, literal=3)"),
     ("02_forward_graph", 'L2.demo(lambda q: {"da": q.G, "db": q.G}, widths=(2, 4))'),
-    ("09_modes", 'S3.demo(from_the_depth_2_formula, kind="reuse")'),
 ])
 def test_the_lessons_demonstrate_on_the_other_problem(lesson, demo):
     nb = json.loads((NOTEBOOKS / f"{lesson}.ipynb").read_text())
     sources = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"]
     assert any(demo in s for s in sources)
     assert not any(".demo(" in s and demo not in s for s in sources
-                   if any(i in s for i in ("E2.demo", "L2.demo", "S3.demo")))
+                   if any(i in s for i in ("E2.demo", "L2.demo")))

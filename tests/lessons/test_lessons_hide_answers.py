@@ -777,8 +777,11 @@ def s3() -> list[Forbidden]:
             for _ in range(n):
                 values.append(4 * values[-1] * (1 - values[-1]))
             slopes.append(np.prod([4 - 8 * v for v in values[:-1]]))
+    # the local derivative of one level, as code or as text
+    local = [re.compile(r"4\s*\*?\s*\(\s*1\s*[-−]\s*2\s*\*?\s*l"),
+             re.compile(r"4\s*[-−]\s*8\s*\*?\s*l"), re.compile(r"\(\s*1\s*[-−]\s*2\s*\*?\s*l\s*\)")]
     return (["16(1 − 2x)(1 − 8x + 8x²)", "1 - 8 * x + 8 * x**2", "1 − 8x + 8x²",
-             "8x² became 4x²", "let it record"] + printed(np.array(slopes))
+             "8x² became 4x²", "let it record"] + local + printed(np.array(slopes))
             + solution_lines("S3"))
 
 
@@ -837,7 +840,10 @@ def c1() -> list[Forbidden]:
 
 def c2() -> list[Forbidden]:
     return ['module="5.body.act"', "module='5.body.act'", "'5.body.act' fails",
-            "5.body.act fails", "beta=2"] + solution_lines("C2")
+            "5.body.act fails", "beta=2",
+            # the derived backward: the inner factor β on the sigmoid's derivative
+            re.compile(r"beta\s*\*\s*x\s*\*\s*s\s*\*\s*\(\s*1\s*-\s*s"),
+            re.compile(r"β\s*·?\s*s\s*·?\s*\(\s*1\s*[-−]\s*s")] + solution_lines("C2")
 
 
 def _by_hand(*rows: str) -> list[Forbidden]:

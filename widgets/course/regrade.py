@@ -146,7 +146,7 @@ def progress_before(tally: dict, item: str, cell: int) -> tuple[int, bool, bool]
 def replayed(verdict: dict, record: dict, sandbox: Sandbox | None) -> dict:
     """``verdict`` with what the replay says of a right answer to an item with a budget of
     tries: ``after`` ("solution" or "help") and ``progress``, the line that says so, also
-    added to the feedback. A ``kernel_only`` verdict (C2's fix takes a module) gets them
+    added to the feedback. A ``kernel_only`` verdict (an answer that is an op class) gets them
     too: the otter plugin shows the line if the kernel's grade was right."""
     budget = _budget(record)
     answered = verdict.get("ok") or verdict.get("status") == "kernel_only"

@@ -24,7 +24,7 @@ from ..lessons.report import Report
 from . import learner
 from .array_answers import NOT_FROM_P, UNSEEN
 from .exercise import Exercise, register
-from .function_cases import not_closed_form
+from .function_cases import Derivation, deriving, not_closed_form
 from .predictions import Fact, predicting
 from .problems import rng, unseen
 from .true_false import Watch
@@ -301,61 +301,113 @@ register(Exercise("S2", "spot_error", {"fixed": _check_s2}, experiment=loss_curv
 
 
 # -- S3: "I expanded the whole nested function into one formula" -------------------------------
+#
+# The snippet's formula holds for one depth only, and the formula written out doubles with
+# every level (T4 measured it). The learner does what the recorded graph makes possible: keep
+# the value each level computed and multiply the levels' local derivatives along them, by
+# hand, for whatever n it is given. The check draws depths and points when it runs, so no
+# formula written out for one depth, nor a table of answers, stands in for the derivation.
 
 
-S3_KIND = "logistic"  # the snippet's function; "reuse" (lesson 09's x -> tanh(x² + x)) is
-# another problem, for a lesson to show the mistake on
-
-
-def _nested_grad(x: float, n: int, kind: str = S3_KIND) -> float:
-    """d l_n / dx at x by the engine, for the nested function ``kind`` (see modes.nested)."""
+def _nested_grad(x, n: int) -> np.ndarray:
+    """d l_n / dx at each point of x, by the engine (modes.nested, "logistic")."""
     from ..lessons.modes import nested
 
-    xt = ag.tensor(float(x), requires_grad=True)
-    nested(xt, n, kind).backward()
-    return float(xt.grad.item())
+    xt = ag.tensor(np.array(x, dtype=np.float64), requires_grad=True)
+    nested(xt, n, "logistic").sum().backward()
+    return xt.grad.numpy()
 
 
-def _logistic_grad(x: float, n: int) -> float:
-    return _nested_grad(x, n, "logistic")
+def _local(v: np.ndarray) -> np.ndarray:
+    """One level's local derivative, d(4 v (1 - v))/dv, at the level's input v."""
+    return 4 * (1 - 2 * v)
 
 
-def _check_s3(fn=None, *, kind: str = S3_KIND) -> Result:
-    """``S3(derivative)``: your ``derivative(x, n)`` = d l_n / dx for every depth n, where
-    l_0 = x and l_(k+1) = 4 l_k (1 - l_k); ``kind="reuse"`` checks it for l_(k+1) =
-    tanh(l_k² + l_k) instead (another problem, for a demonstration)."""
-    from ..lessons.symbolic import symbolic_vs_graph
-
-    if not isinstance(kind, str) or kind not in ("logistic", "reuse"):
-        return Result(False, f"S3 has the nested functions 'logistic' (the snippet's) and "
-                             f"'reuse', not {words.short(kind, 40)}.", diagnosis="call")
-    results = []
-    for n in (1, 2, 3, 6, 10):
-        xs = [0.1, 0.3]
-        try:
-            with learner.engine_calls() as called:
-                got = [learner.call(fn, x, n, what=_named(fn, "derivative")) for x in xs]
-        except learner.LearnerCodeFailed as exc:
-            return learner.failed(exc)
-        if any(c.startswith("sympy.") for c in called):
-            return Result(False, f"Your {_named(fn, 'derivative')} has sympy expand the "
-                                 "formula and differentiate it: the snippet's approach, done by "
-                                 "a library. Its size still grows with n.", diagnosis="symbolic",
-                          hint="What differentiates the operations a program ran, one at a "
-                               "time, whatever n was?")
-        if all(v is None for v in got):
-            return Result(False, _nothing_yet(_named(fn, "derivative"), "d l_n / dx"),
-                          diagnosis="none")
-        results.append(check_gradient(got, [_nested_grad(x, n, kind) for x in xs],
-                                      name=f"n = {n}"))
-    result = Result.combine(results)
-    if result.ok:
-        sizes = symbolic_vs_graph([10], kind)
-        result.message += (f" At depth 10 the expanded derivative has {sizes['symbolic_nodes'][0]}"
-                           f" nodes; the recorded graph has {sizes['graph_ops'][0]} ops.")
-    return result
+def _levels(x: np.ndarray, n: int) -> list[np.ndarray]:
+    """l_0 = x, l_1, ..., l_n."""
+    values = [x]
+    for _ in range(n):
+        values.append(4 * values[-1] * (1 - values[-1]))
+    return values
 
 
+def _s3_mistakes(x: np.ndarray, n: int) -> list[Mistake]:
+    """d l_n / dx worked out with one thing wrong, each named."""
+    ls = _levels(x, n)
+    inputs, outputs = ls[:-1], ls[1:]
+    formulas = []  # a formula for depth 2 first: at depth 3 it is also one level too few
+    snippet = 16 * (1 - 2 * x) * (1 - 8 * x + 4 * x ** 2)
+    if n == 2:
+        formulas.append(Mistake(snippet, "Your function is the snippet's formula, expanded by "
+                                "hand for depth 2, and it is off at depth 2 itself: expanding "
+                                "by hand slips.", "Differentiate level by level instead of "
+                                "expanding.", "expansion_slip"))
+    else:  # the snippet's formula, and the same formula without its slip
+        for formula in (snippet, 16 * (1 - 2 * x) * (1 - 8 * x + 8 * x ** 2)):
+            formulas.append(Mistake(formula, "Your function is a formula for depth 2, used at "
+                                    "another depth: a formula written out for one depth says "
+                                    "nothing about the next.",
+                                    "Your function gets n: let n levels run.", "fixed_depth"))
+    mistakes = formulas + [
+        Mistake(np.prod([_local(x)] * n, axis=0), "Your levels' local derivatives are all "
+                "taken at x: each level's factor belongs at the value that level received, "
+                "l_k, which changes from level to level.",
+                "Carry the value l_k along the loop as well as the product.", "local_at_x"),
+        Mistake(np.prod([_local(v) for v in outputs], axis=0), "Your factors are taken one "
+                "level late, at each level's output l_(k+1) instead of its input l_k.",
+                "The local derivative of l_(k+1) = f(l_k) is f'(l_k).", "local_at_output"),
+        Mistake(np.sum([_local(v) for v in inputs], axis=0), "Your function adds the levels' "
+                "local derivatives: along a chain of functions the chain rule multiplies them.",
+                "d l_2/dx = (d l_2/d l_1)(d l_1/dx).", "sum_not_product"),
+        Mistake(ls[-1], "Your function returns l_n, the value, not its derivative.",
+                "What does each level contribute to the slope?", "value"),
+    ]
+    for m in (n - 1, n + 1):
+        if m >= 1:
+            mistakes.append(Mistake(np.prod([_local(v) for v in _levels(x, m)[:-1]],
+                                            axis=0),
+                                    f"Your function differentiates one level too "
+                                    f"{'few' if m < n else 'many'}: l_n is n levels deep, "
+                                    "one local factor per level.",
+                                    "Count the factors your loop multiplies.", "levels_off"))
+    mistakes.append(Mistake(np.prod([1 - 2 * v for v in inputs], axis=0), "Your levels' "
+                            "local derivative has lost the map's constant factor: "
+                            "differentiate 4 l (1 - l) again.",
+                            "Expand 4 l (1 - l) and differentiate it.", "missing_factor"))
+    mistakes.append(Mistake(np.prod([-_local(v) for v in inputs], axis=0), "Your levels' "
+                            "local derivative has the wrong sign.",
+                            "Differentiate 4 l (1 - l) again.", "sign"))
+    return mistakes
+
+
+def _s3_case(seed: int, depths: tuple[int, ...] | None):
+    """One case: 5 points in (0.05, 0.95) and one of ``depths`` drawn from ``rng(seed)``
+    (the lesson's x = 0.1, 0.3, 0.7 at depth 2 for None); an odd depth among the cases, so
+    that a local derivative of the wrong sign shows. Depths stay at most 8: the map is
+    chaotic, and deeper, rounding alone moves two right answers apart by more than 1e-11."""
+    if depths is None:
+        x, n = np.array([0.1, 0.3, 0.7]), 2
+    else:
+        g = rng(seed)
+        x, n = g.uniform(0.05, 0.95, 5), int(g.choice(depths))
+    return (x, n), _nested_grad(x, n), {"mistakes": _s3_mistakes(x, n)}
+
+
+def _s3_compare(out, expected, ctx) -> Result:
+    return check_gradient(out, expected, name="derivative", reference="the engine's d l_n / dx",
+                          **ctx)
+
+
+_check_s3 = deriving(Derivation("derivative", (
+    ("x = 0.1, 0.3, 0.7 at depth n = 2", lambda: _s3_case(0, None)),
+    ("points and a depth of 3 or 5 drawn now", lambda: _s3_case(31, (3, 5))),
+    ("points and a depth between 6 and 8 drawn now", lambda: _s3_case(32, (6, 7, 8)))),
+    _s3_compare, right="one local factor per level, taken at the value that level received, "
+    "multiplied along: n steps of work for depth n, where the formula written out doubles with "
+    "every level.", probe="Is a depth, or a formula for one depth, built into it?"),
+    """``S3(derivative)``: your ``derivative(x, n)``, in plain NumPy (no engine, no sympy),
+    returns d l_n / dx at each point of the array x, for l_0 = x and l_(k+1) = 4 l_k (1 - l_k);
+    checked at the lesson's depth 2 and at depths and points drawn when it runs.""")
 register(Exercise("S3", "spot_error", {"fixed": _check_s3}))
 
 

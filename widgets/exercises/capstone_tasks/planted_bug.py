@@ -3,12 +3,14 @@
 ``C2.problem()`` is a residual CNN with one planted bug that the forward pass does not
 show: every output value is right, no NaN appears, but the gradients are wrong. The
 learner localises it with the debugging tools (forward pre-hooks to catch each module's
-input, then ``gradcheck`` module by module, going down into the module that fails) and
-repairs it with a forward for that module: ``C2(module="path", forward=fixed_forward)``.
-The check knows where the bug is; it says whether the named module is the innermost one
-that fails, a bigger one around it, the whole model, or one that passes a gradient check,
-and it runs the model with the learner's forward in place of that module: same scores?
-the correct model's gradients? or still the buggy ones?
+input, then ``gradcheck`` module by module, going down into the module that fails), then
+derives what that module's hand-written backward should be and writes it in NumPy:
+``C2(module="path", backward=swish_backward)``. The check knows where the bug is; it says
+whether the named module is the innermost one that fails, a bigger one around it, the
+whole model, or one that passes a gradient check; and it runs the learner's
+``swish_backward(x, beta, g)`` by hand (no engine) on the lesson's arrays and on shapes and
+β drawn when it runs, naming the known slips of the derivation (the planted one among
+them). Letting the engine differentiate x·σ(βx) is not a fix the learner derived.
 """
 
 from __future__ import annotations
@@ -16,21 +18,21 @@ from __future__ import annotations
 import inspect
 from collections import OrderedDict
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 
 import autograd_core as ag
 from autograd_core import nn
-from autograd_core.nn import functional as F
 from autograd_core.recording.node import Function
 
 from ...feedback import words
+from ...feedback.check import check_gradient
+from ...feedback.context import Mistake
 from ...feedback.result import Result
-from .. import learner
 from ..exercise import Exercise, register
+from ..function_cases import Derivation
 from ..parts import answers
-from ..problems import learner_name, rng
+from ..problems import rng
 
 
 class SwishOp(Function):
@@ -151,31 +153,6 @@ def bug_hunt() -> BugHunt:
     return BugHunt(bug_hunt_model(), ag.tensor(x), ag.tensor(y))
 
 
-@dataclass(frozen=True)
-class _Run:
-    scores: np.ndarray
-    grads: dict  # name -> gradient (the input is "input"); None: no gradient reached it
-
-
-def _run(model: nn.Module) -> _Run:
-    x, y = _hunt_batch()
-    xt = ag.tensor(x, requires_grad=True)
-    out = model(xt)
-    if not isinstance(out, ag.Tensor):
-        raise TypeError(f"the model returned {words.a_type(out)}, not a tensor")
-    F.cross_entropy(out, ag.tensor(y)).backward()
-    grads = {name: None if p.grad is None else p.grad.numpy().copy()
-             for name, p in model.named_parameters()}
-    grads["input"] = None if xt.grad is None else xt.grad.numpy().copy()
-    return _Run(out.numpy().copy(), grads)
-
-
-@lru_cache(maxsize=4)
-def _hunt_references(learner_key: str | None) -> tuple[_Run, _Run]:
-    """(the correct model's run, the buggy model's run) on the hunt's batch."""
-    return _run(_reference_model()), _run(bug_hunt_model())
-
-
 def _module_part(module) -> Result:
     if module is None or module is Ellipsis:
         return Result(False, "module is still a placeholder: replace it with the path of the "
@@ -221,103 +198,137 @@ def _module_part(module) -> Result:
                        "every module on a copy of its input that requires grad.")
 
 
-def _largest_gap(a: dict, b: dict) -> tuple[float, list[str]]:
-    """Largest difference between two runs' gradients, and the modules where they differ."""
-    worst, where = 0.0, []
-    for name, ga in a.items():
-        gb = b.get(name)
-        if (ga is None) != (gb is None):
-            where.append(name)
-            worst = float("inf")
-            continue
-        if ga is None:
-            continue
-        if not np.allclose(ga, gb, rtol=1e-9, atol=1e-12):
-            where.append(name)
-            worst = max(worst, float(np.max(np.abs(ga - gb))))
-    return worst, where
+def _sigmoid(z: np.ndarray) -> np.ndarray:
+    return 0.5 * (1 + np.tanh(0.5 * z))
 
 
-class _NotATensor(Exception):
-    """The learner's forward returned something other than a tensor."""
+def _swish_mistakes(x: np.ndarray, beta: float, g: np.ndarray) -> list[Mistake]:
+    """The backward of x · σ(βx) with one thing wrong, each named (the planted bug first)."""
+    s, s1 = _sigmoid(beta * x), _sigmoid(x)
+    return [
+        Mistake(g * (s + x * s * (1 - s)), "Your backward computes what the planted one "
+                "does: derive d(x · σ(βx))/dx yourself and compare, term by term.",
+                "At β = 1 (module '2') the planted backward passes: what does β change?",
+                "still_buggy"),
+        Mistake(g * beta * (s + x * s * (1 - s)), "Your backward puts the inner derivative on "
+                "both terms of the product rule; only the term from σ(βx) has it.",
+                "Write d(x · σ(βx))/dx with the product rule, then each factor's derivative.",
+                "inner_factor_on_both"),
+        Mistake(g * (s + beta ** 2 * x * s * (1 - s)), "Your backward has the inner factor "
+                "twice where it belongs once.", "Count the chain-rule factors of σ(βx).",
+                "inner_factor_twice"),
+        Mistake(g * (s1 + beta * x * s1 * (1 - s1)), "Your backward evaluates the sigmoid at x; "
+                "the op computes it at βx.", "What did the forward pass save as s?",
+                "sigmoid_of_x"),
+        Mistake(g * beta * x * s * (1 - s), "Your backward has only the term from σ(βx): the "
+                "product rule's other term, from the factor x, is missing.",
+                "x · σ(βx) is a product: both factors depend on x.", "missing_product_term"),
+        Mistake(g * s, "Your backward treats σ(βx) as a constant: its own derivative is "
+                "missing.", "x · σ(βx) is a product: both factors depend on x.",
+                "sigmoid_constant"),
+        Mistake(s + beta * x * s * (1 - s), "Your backward leaves out the upstream gradient g: "
+                "a backward multiplies its local derivative by what flows in.",
+                "What does the op's backward receive, and what does it send on?",
+                "missing_upstream"),
+        Mistake(x * s, "Your backward returns the op's output, x · σ(βx), not its gradient.",
+                "Differentiate x · σ(βx) with respect to x.", "value"),
+    ] + ([] if beta == 2.0 else [
+        Mistake(g * (_sigmoid(2 * x) + 2 * x * _sigmoid(2 * x) * (1 - _sigmoid(2 * x))),
+                "Your backward uses β = 2, the lesson's, whatever β it is given.",
+                "Use the beta your function receives.", "fixed_beta")])
 
 
-def _fix_part(module, forward) -> Result:
-    if forward is None or forward is Ellipsis:
-        return Result(False, "forward is still a placeholder: write fixed_forward(module, x), "
-                             "a forward for the module you found, and pass the function.",
-                      name="fix", diagnosis="none")
-    if not callable(forward) or isinstance(forward, type):
-        return Result(False, f"forward should be a function fixed_forward(module, x) that returns "
-                             f"the module's output; you gave {words.a_type(forward)} "
-                             f"({words.short(forward, 40)}).", name="fix", diagnosis="type")
-    path = str(int(module)) if isinstance(module, int | np.integer) and not isinstance(
-        module, bool) else module
-    model = bug_hunt_model()
-    targets = dict(model.named_modules())
-    if not isinstance(path, str) or path.strip() not in targets or path.strip() == "":
-        return Result(False, "Your fix replaces the forward of the module you name in "
-                             "module=...; name one module of the model first.", name="fix",
-                      diagnosis="needs_module")
-    path = path.strip()
-    target = targets[path]
-    what = getattr(forward, "__name__", "forward")
-    returned = []
+def _engine_swish_grad(x: np.ndarray, beta: float, g: np.ndarray) -> np.ndarray:
+    """d(x · σ(βx))/dx times g, by the engine's own ops."""
+    xt = ag.tensor(x, requires_grad=True)
+    (xt * (beta * xt).sigmoid()).backward(ag.tensor(g))
+    return xt.grad.numpy()
 
-    def patched(*args):
-        out = forward(target, *args)
-        if not isinstance(out, ag.Tensor):
-            returned.append(out)
-            raise _NotATensor
-        return out
 
-    target.forward = patched
-    try:
-        run = learner.call(_run, model, what=what)
-    except learner.LearnerCodeFailed as exc:
-        if isinstance(exc.error, _NotATensor):
-            got = returned[0]
-            return Result(False, f"Your function `{what}` returned "
-                                 f"{'None' if got is None else 'a ' + type(got).__name__}, not a "
-                                 "tensor: it must return the module's output.", name="fix",
-                          diagnosis="type")
-        return learner.failed(exc, name="fix")
-    good, buggy = _hunt_references(learner_name())
-    if run.scores.shape != good.scores.shape or not np.allclose(run.scores, good.scores,
-                                                                rtol=1e-9, atol=1e-12):
-        return Result(False, f"With your forward in place of module {path!r}, the model's scores "
-                             "change: a fix must keep what the model computes.", name="fix",
-                      diagnosis="output_changed",
-                      hint="Compare your module's output with the original module's on the "
-                           "same input: they must be equal.")
-    gap, where = _largest_gap(run.grads, good.grads)
-    if not where:
-        return Result(True, f"With your forward in place of module {path!r}, the scores are the "
-                            "same and every gradient (all parameters and the input) matches the "
-                            "correct model's.", name="fix")
-    if not _largest_gap(run.grads, buggy.grads)[1]:
-        return Result(False, f"With your forward in place of module {path!r}, the gradients are "
-                             "exactly the buggy model's: the bug is still there.", name="fix",
-                      diagnosis="still_buggy")
-    size = "some get no gradient at all" if gap == float("inf") else \
-        f"by up to {words.number(gap)}"
-    return Result(False, f"With your forward in place of module {path!r}, the scores are right "
-                         f"but the gradients still differ from the correct model's ({size}).",
-                  name="fix", diagnosis="gradients_differ")
+def _swish_case(seed: int, drawn: bool, betas: tuple[float, float] = (2.0, 2.0)):
+    """(x, beta, g) of the lesson's shape (the input of block 5's activation, β = 2) or,
+    drawn, of another shape and a β in ``betas``; the engine's answer; the mistakes."""
+    g = rng(seed)
+    if drawn:
+        shape = tuple(int(n) for n in g.integers(2, 6, size=int(g.integers(2, 4))))
+        beta = float(g.uniform(*betas))
+    else:
+        shape, beta = (2, 8, 4, 4), 2.0
+    x, up = 2 * g.standard_normal(shape), g.standard_normal(shape)
+    return (x, beta, up), _engine_swish_grad(x, beta, up), {
+        "mistakes": _swish_mistakes(x, beta, up)}
+
+
+def _swish_compare(out, expected, ctx) -> Result:
+    return check_gradient(out, expected, name="fix", reference="the engine's gradient", **ctx)
+
+
+# The fix is the learner's derivation: their swish_backward(x, beta, g), by hand, on the
+# lesson's arrays and on shapes and β drawn when the check runs (β below 1 and above 2:
+# at β = 1 the planted backward is right).
+_SWISH_BACKWARD = Derivation("swish_backward", (
+    ("the lesson's arrays (β = 2)", lambda: _swish_case(126, False)),
+    ("arrays of another shape and a β between 0.3 and 0.8 drawn now",
+     lambda: _swish_case(127, True, (0.3, 0.8))),
+    ("arrays of a third shape and a β between 2.5 and 4 drawn now",
+     lambda: _swish_case(128, True, (2.5, 4.0)))),
+    _swish_compare, right="the backward of x · σ(βx), for any β.", label="fix",
+    probe="Is the lesson's β, or a shape, built into it?")
+
+
+def _fix_part(backward) -> Result:
+    if backward is None or backward is Ellipsis:
+        return Result(False, "backward is still a placeholder: write swish_backward(x, beta, g) "
+                             "in NumPy, the gradient the module's op should send back, and "
+                             "pass the function.", name="fix", diagnosis="none")
+    if not callable(backward) or isinstance(backward, type):
+        return Result(False, f"backward should be a function swish_backward(x, beta, g) that "
+                             f"returns the gradient with respect to x; you gave "
+                             f"{words.a_type(backward)} ({words.short(backward, 40)}).",
+                      name="fix", diagnosis="type")
+    return _SWISH_BACKWARD.check(backward)
+
+
+class _SwishWith(Function):
+    """x · σ(βx) with its gradient computed by a backward(x, beta, g) given as a param."""
+
+    name = "swish"
+    rule = "dx = backward(x, beta, g)  (yours)"
+
+    @staticmethod
+    def forward(ctx, x, beta=1.0, backward=None):
+        return SwishOp.forward(ctx, x, beta=beta)
+
+    @staticmethod
+    def backward(ctx, g):
+        return (np.asarray(ctx.params["backward"](ctx.load("x"), ctx.params["beta"], g),
+                           dtype=g.dtype),)
+
+
+def with_backward(model: nn.Module, path: str, backward) -> nn.Module:
+    """``model`` with the Swish at ``path`` sending back ``backward(x, beta, g)`` (yours)
+    in place of its own backward; the forward values stay the same.
+
+    >>> fixed = with_backward(C2.problem().model, "2", my_swish_backward)  # doctest: +SKIP
+    """
+    module = dict(model.named_modules())[path]
+    if not isinstance(module, Swish):
+        raise TypeError(f"with_backward replaces a Swish's backward; {path!r} is a "
+                        f"{type(module).__name__}")
+    module.forward = lambda x: _SwishWith.apply(x, beta=module.beta, backward=backward)
+    return model
 
 
 @answers("module", "fix")
-def _check_c2(module=None, forward=None) -> Result:
-    """``C2(module="path", forward=fixed_forward)``: where the planted bug is (a path of
-    ``model.named_modules()``), and ``fixed_forward(module, x)``, a forward for that
-    module that repairs it.
+def _check_c2(module=None, backward=None) -> Result:
+    """``C2(module="path", backward=swish_backward)``: where the planted bug is (a path of
+    ``model.named_modules()``), and ``swish_backward(x, beta, g)``, in NumPy, the gradient
+    with respect to x that the buggy module's op should send back for upstream gradient g.
 
     >>> _check_c2(module="2").parts[0].diagnosis            # doctest: +SKIP
     'passes'
     """
-    fix = _fix_part(module, forward)
-    return Result.combine([_module_part(module), fix])
-
+    return Result.combine([_module_part(module), _fix_part(backward)])
 
 
 # Wrong answers before the bug is found and fixed: the model has 24 module paths, and
