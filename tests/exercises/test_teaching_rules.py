@@ -1757,7 +1757,10 @@ def test_a_part_at_finite_difference_accuracy_is_told_apart(exercise_id, check, 
     result = ex.registry()[exercise_id].run(check, measured)
     parts = result.parts or (result,)
     wrong = {p.diagnosis for p in parts if not p.ok}
-    assert not result.ok and wrong == {"not_closed_form"}, repr(result)
+    # (a table of rows, H1's, says of a row off only through the rows it is built from
+    # that it is "upstream": its own step back is right)
+    assert not result.ok and "not_closed_form" in wrong, repr(result)
+    assert wrong <= {"not_closed_form", "upstream"}, repr(result)
     assert status(exercise_id) != "solved"
 
 
