@@ -24,6 +24,10 @@ process, with the engine model's initial weights (a temporary .npz file),
 Before timing, one step of the engine and of ``sdpa`` from the same state is checked to
 give the ``torch`` form's loss and gradients to float32 tolerance.
 
+The exact GELU is also timed on its own, forward and backward (``F.gelu`` on a float32
+array of the MLP's shape (B, T, 4d), N(0, 1) values, a given upstream gradient), engine
+vs PyTorch, interleaved in the same way.
+
 ``--profile`` adds a per-op profile of the engine's step: every op's forward and
 backward timed (their own time: an op run inside another op's forward counts for the
 inner op only), medians per step over ``--profile-steps`` steps, with the optimizer and
@@ -76,6 +80,7 @@ CASES = [  # (batch, context, vocab, d_model, n_heads, n_layers)
 ]
 LR, WEIGHT_DECAY = 3e-4, 0.1
 TOLERANCE = 1e-4  # max |difference| / max |reference| per array (worst_difference)
+INPUTS = ("idx", "targets", "gelu_x", "gelu_g")  # the rest of a case's data: the state
 
 # The model, run by both libraries: ``nn``, ``F``, ``arange`` and ``attention`` are the
 # names each side binds before running it.
@@ -157,6 +162,8 @@ def case_data(index: int) -> dict:
             data[name] = (0.2 * rng.standard_normal(d_model)).astype(np.float32)
     data["idx"] = rng.integers(0, vocab, (batch, context))
     data["targets"] = rng.integers(0, vocab, (batch, context))
+    data["gelu_x"] = rng.standard_normal((batch, context, 4 * d_model)).astype(np.float32)
+    data["gelu_g"] = rng.uniform(0.5, 1.5, data["gelu_x"].shape).astype(np.float32)
     return data
 
 
@@ -166,7 +173,7 @@ def engine_step(index: int, data: dict, timed: dict | None = None):
     zero_grad to ``timed['AdamW.step']`` and ``timed['zero_grad']``."""
     _, context, vocab, d_model, n_heads, n_layers = CASES[index]
     model = ENGINE["GPT"](vocab, context, d_model, n_heads, n_layers)
-    model.load_state_dict({k: v for k, v in data.items() if k not in ("idx", "targets")})
+    model.load_state_dict({k: v for k, v in data.items() if k not in INPUTS})
     names, params = zip(*model.named_parameters())
     opt = optim.AdamW(params, lr=LR, weight_decay=WEIGHT_DECAY)
     idx, targets = ag.tensor(data["idx"]), ag.tensor(data["targets"])
@@ -186,6 +193,17 @@ def engine_step(index: int, data: dict, timed: dict | None = None):
             timed["AdamW.step"].append(t1 - t0)
             timed["zero_grad"].append(time.perf_counter() - t1)
         return loss, grads
+
+    return run
+
+
+def engine_gelu(data: dict):
+    """The exact GELU alone, forward and backward, on the case's (B, T, 4d) array."""
+    x, g = ag.tensor(data["gelu_x"], requires_grad=True), ag.tensor(data["gelu_g"])
+
+    def run():
+        F.gelu(x).backward(g)
+        x.grad = None
 
     return run
 
@@ -233,6 +251,15 @@ def make_step(index, sdpa):
         return loss, grads
     return run
 
+def make_gelu(index):
+    data = np.load(DATA %% index)
+    x = torch.from_numpy(data["gelu_x"]).requires_grad_()
+    g = torch.from_numpy(data["gelu_g"])
+    def run():
+        F.gelu(x).backward(g)
+        x.grad = None
+    return run
+
 runs = {}
 for line in sys.stdin:
     request = json.loads(line)
@@ -245,10 +272,10 @@ for line in sys.stdin:
         np.savez(path, loss=loss.detach().numpy(), **grads)
         print(json.dumps(path), flush=True)
         continue
-    index, sdpa, repeat = request
+    index, sdpa, repeat = request  # sdpa "gelu": the GELU alone
     key = (index, sdpa)
     if key not in runs:
-        runs[key] = make_step(index, sdpa)
+        runs[key] = make_gelu(index) if sdpa == "gelu" else make_step(index, sdpa)
         runs[key]()  # warm-up (AdamW's state is made at the first step)
     t = time.perf_counter()
     for _ in range(repeat):
@@ -439,6 +466,24 @@ def main(argv=None) -> None:
             for side in ("torch", "sdpa"):
                 if side in samples:
                     row += f" {ratio_with_quartiles(samples['engine'], samples[side]):>23}"
+            print(row)
+
+        print(f"\nExact GELU alone (F.gelu forward + backward, float32, the MLP's (B, T, 4d) "
+              f"array), milliseconds, medians of {args.rounds} interleaved rounds:")
+        print(f"{'B x T x 4d':>31} {'engine':>8} {'torch':>7} {'engine/torch (q1-q3)':>23}")
+        for i, data in enumerate(cases):
+            timers = {"engine": wall_time(engine_gelu(data))}
+            if worker is not None:
+                timers["torch"] = lambda i=i: worker.time(i, "gelu", 1)
+            samples = {name: [] for name in timers}
+            medians = interleaved_medians(
+                {name: recorded(timer, samples[name]) for name, timer in timers.items()},
+                args.rounds)
+            label = "x".join(map(str, data["gelu_x"].shape))
+            row = (f"{label:>31} {medians['engine'] * 1e3:8.2f} "
+                   f"{medians.get('torch', np.nan) * 1e3:7.2f}")
+            if "torch" in samples:
+                row += f" {ratio_with_quartiles(samples['engine'], samples['torch']):>23}"
             print(row)
         if worker is not None:
             worker.close()
