@@ -55,6 +55,7 @@ from timing import (  # noqa: E402
     TorchWorker,
     blas_report,
     interleaved_medians,
+    recorded,
     torch_available,
     torch_blas_source,
     wall_time,
@@ -309,22 +310,13 @@ def main(argv=None) -> None:
                 timers["native"] = lambda i=i: worker.time(i, False)
             samples = {name: [] for name in timers}
             medians = interleaved_medians(
-                {name: _recorded(timer, samples[name]) for name, timer in timers.items()},
+                {name: recorded(timer, samples[name]) for name, timer in timers.items()},
                 args.rounds)
             fastest = {name: min(s) for name, s in samples.items()}
             for label, seconds in (("median", medians), ("min", fastest)):
                 _print_row(shape if label == "median" else "", channels, label, seconds)
         if worker is not None:
             worker.close()
-
-
-def _recorded(timer, samples: list):
-    """``timer``, also appending each of its readings to ``samples``."""
-    def run() -> float:
-        samples.append(timer())
-        return samples[-1]
-
-    return run
 
 
 def _print_row(shape, channels, label: str, seconds: dict) -> None:

@@ -65,6 +65,8 @@ from timing import (  # noqa: E402
     TorchWorker,
     blas_report,
     interleaved_medians,
+    ratio_with_quartiles,
+    recorded,
     torch_available,
     torch_blas_source,
     wall_time,
@@ -299,22 +301,6 @@ def profile_step(index: int, data: dict, gelu: str, top: int = 25) -> str:
 
 
 # ---------------------------------------------------------------------------- driver
-def _recorded(timer, samples: list):
-    """``timer``, also appending each of its readings to ``samples``."""
-    def run() -> float:
-        samples.append(timer())
-        return samples[-1]
-
-    return run
-
-
-def _ratio(numerator: list, denominator: list) -> str:
-    """The median of the per-round ratios and, in brackets, their quartiles."""
-    q1, median, q3 = np.percentile(np.asarray(numerator) / np.asarray(denominator),
-                                   [25, 50, 75])
-    return f"{median:.2f} ({q1:.2f}-{q3:.2f})"
-
-
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=25)
@@ -358,7 +344,7 @@ def main(argv=None) -> None:
                     timers[("sdpa", gelu)] = lambda i=i, g=gelu: worker.time(i, g, True, 1)
             samples = {name: [] for name in timers}
             medians = interleaved_medians(
-                {name: _recorded(timer, samples[name]) for name, timer in timers.items()},
+                {name: recorded(timer, samples[name]) for name, timer in timers.items()},
                 args.rounds)
             batch, context, d_model, n_heads, d_ff = case
             label = f"{batch}x{context}x{d_model}, {n_heads}, {d_ff}"
@@ -369,7 +355,8 @@ def main(argv=None) -> None:
                       f"{ms['sdpa']:7.2f}"
                 for side in ("torch", "sdpa"):
                     if (side, gelu) in samples:
-                        ratio = _ratio(samples[("engine", gelu)], samples[(side, gelu)])
+                        ratio = ratio_with_quartiles(samples[("engine", gelu)],
+                                                     samples[(side, gelu)])
                         row += f" {ratio:>23}"
                 print(row)
                 label = ""

@@ -61,6 +61,22 @@ def interleaved_medians(timers: dict, rounds: int) -> dict:
     return {name: float(np.median(s)) for name, s in samples.items()}
 
 
+def recorded(timer, samples: list):
+    """``timer``, also appending each of its readings to ``samples``."""
+    def run() -> float:
+        samples.append(timer())
+        return samples[-1]
+
+    return run
+
+
+def ratio_with_quartiles(numerator: list, denominator: list) -> str:
+    """The median of the per-round ratios and, in brackets, their quartiles."""
+    q1, median, q3 = np.percentile(np.asarray(numerator) / np.asarray(denominator),
+                                   [25, 50, 75])
+    return f"{median:.2f} ({q1:.2f}-{q3:.2f})"
+
+
 class TorchWorker:
     """A Python process running ``source``, which reads one JSON request per line and
     answers each with one JSON value (for timing requests: the seconds one run took)."""

@@ -11,9 +11,13 @@ of its time (``bench/README.md``).
 
 :func:`keep_freed_memory`, called once when ``autograd_core`` is imported, sets glibc's
 mmap threshold to ``MMAP_THRESHOLD`` and its trim threshold to ``TRIM_THRESHOLD``, so that
-arrays up to 4 MiB come from the heap and up to 16 MiB of freed heap is kept for the next
+arrays up to 4 MiB come from the heap and up to 128 MiB of freed heap is kept for the next
 op: the same step then faults about once, and runs about a quarter faster. The cost is
-that much memory held by the process after it is freed. Set
+that much memory held by the process after it is freed, at most what the step itself
+had in use at its peak. The limit is set by what one step frees at once when the
+backward pass releases the graph: 16 MiB was enough for one block, but a 4-block GPT
+at 16 x 64 x 128 (``bench/bench_gpt.py``) frees between 32 and 48 MiB, and with 16 MiB
+its step took about 8,500 faults (some 40 ms of system time). Set
 ``AUTOGRAD_CORE_MALLOC=default`` to keep glibc's own behaviour; a threshold already set
 with glibc's ``MALLOC_MMAP_THRESHOLD_`` or ``MALLOC_TRIM_THRESHOLD_`` is left alone, and
 nothing happens where the C library is not glibc (macOS, Windows, musl).
@@ -28,7 +32,7 @@ import sys
 __all__ = ["keep_freed_memory", "MMAP_THRESHOLD", "TRIM_THRESHOLD"]
 
 MMAP_THRESHOLD = 4 << 20   # bytes: larger blocks get pages of their own
-TRIM_THRESHOLD = 16 << 20  # bytes of free heap kept before its top is given back
+TRIM_THRESHOLD = 128 << 20  # bytes of free heap kept before its top is given back
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters (malloc.h)
 OPT_OUT = "AUTOGRAD_CORE_MALLOC"
 

@@ -309,6 +309,24 @@ def test_float32_matches_torch_and_keeps_its_dtype(name):
     compare(ours, theirs, x, rtol=2e-6, atol=1e-5)
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # PyTorch's own nan, inf
+@pytest.mark.parametrize("shape", [None, (), (0,), (2, 0, 3)])
+@pytest.mark.parametrize("name", ["gelu", "gelu_tanh"])
+def test_float32_gelu_at_the_edges_matches_torch(name, shape):
+    """The float32 path (Φ through Mills' ratio, its tail beyond |x| = 4 in float64, the
+    slope from one exp) at large |x|, ±inf, nan and subnormals (None: EDGES in float32,
+    1e300 becoming inf), and 0-d and empty inputs: the values and the slope as
+    PyTorch's float32 kernels give them, nan and inf where they give them, to float32
+    rounding of O(1) values (atol: PyTorch's (1 + erf)/2 gives gelu(-6) = 0 where ours
+    keeps -5.9e-9, and near x = -2.5 the tanh form's 1 + tanh cancels, rounded apart by
+    NumPy's and PyTorch's float32 tanh)."""
+    ours, theirs = ACTIVATIONS[name]
+    with np.errstate(over="ignore"):
+        x = (EDGES if shape is None else
+             np.random.default_rng(2).normal(size=shape) * 3).astype(np.float32)
+    compare(ours, theirs, x, rtol=2e-6, atol=2e-7)
+
+
 @pytest.mark.parametrize("name", ACTIVATIONS)
 def test_float16_matches_torch(name):
     ours, theirs = ACTIVATIONS[name]
