@@ -13,8 +13,8 @@ and the gates in PyTorch's order i, f, g, o (rows of ``weight_ih_lk``, ``weight_
     h_t = sigmoid(o) * tanh(c_t)
 
 The derivative is that of this composition (the sweep applies each op's rule), checked
-against finite differences and PyTorch in ``tests/engine/test_lstm.py``. Not supported
-(a sentence each): ``bidirectional=True`` and ``proj_size > 0``.
+against finite differences and PyTorch in ``tests/engine/test_ported_surface*.py``.
+Not supported (a sentence each): ``bidirectional=True`` and ``proj_size > 0``.
 
 >>> import autograd_core as ag
 >>> from autograd_core import nn
