@@ -11,7 +11,6 @@ import pytest
 
 import autograd_core as ag
 from autograd_core import nn, optim
-from autograd_core.nn import functional as F
 
 torch = pytest.importorskip(
     "torch", reason="PyTorch is not installed: the cross-check of the ported surface "
