@@ -242,6 +242,7 @@ from .porting import (
     from_numpy_type,
     grad_mode_argument,
     init_mode,
+    inplace_result_type,
     loss_class_weights,
     module_dict_key,
     multinomial_input,

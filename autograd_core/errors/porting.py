@@ -1,13 +1,18 @@
 """Messages of what a model file and its training script ported from PyTorch touch:
 devices, ``.to``, sorting and sampling (topk, sort, argsort, roll, multinomial,
 randint, from_numpy), the containers (ModuleList, ModuleDict, ParameterList),
-``clip_grad_norm_``, ``save`` and ``load``.
+``clip_grad_norm_``, ``save`` and ``load``; and what the model files of
+tests/engine/ported/ touch: ``x += y``, ``.data =``, ``t()``, adaptive pooling, kaiming
+init modes, the loss modules and the LSTM.
 
-Raised from: nn/containers.py, nn/utils.py, ops/api.py, recording/creation.py,
-recording/device.py, recording/grad_mode.py, serialization.py.
+Raised from: nn/containers.py, nn/utils.py, nn/functional.py, nn/init.py, nn/loss.py,
+nn/rnn.py, ops/api.py, recording/creation.py, recording/device.py,
+recording/grad_mode.py, recording/tensor.py, serialization.py, tensor_methods.py.
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from ._text import error
 
@@ -193,3 +198,11 @@ def rnn_input(name: str, shape: tuple, expected: str) -> ValueError:
     """An LSTM input or state of the wrong shape."""
     return error(ValueError, f"{name}: got shape {tuple(shape)}, expected {expected}.",
                  "check batch_first and the sizes the layer was built with.")
+
+
+def inplace_result_type(result, dtype) -> RuntimeError:
+    """``x += y`` whose result has a kind of dtype ``x`` cannot hold (float into int)."""
+    return error(RuntimeError, f"result type {np.dtype(result).name} can't be cast to the "
+                 f"desired output type {np.dtype(dtype).name}: x += y changes x in place, "
+                 "in its own dtype.", "write x = x + y for a new tensor of the wider dtype, "
+                 "or convert first: x = x.to(torch.float32).")

@@ -344,6 +344,9 @@ class Tensor:
             or (isinstance(other, Tensor) and other._requires_grad))
         if recording:
             return getattr(self, op)(other)
+        result = np.result_type(self._data, _value(other))
+        if not np.can_cast(result, self._data.dtype, "same_kind"):  # PyTorch refuses too
+            raise errors.inplace_result_type(result, self._data.dtype)
         return getattr(self, method)(other)
 
     def __iadd__(self, other):

@@ -87,6 +87,11 @@ def test_augmented_assignment_is_in_place_unless_recording():
     plain /= 2
     plain -= 1
     np.testing.assert_array_equal(plain.numpy(), [-1.0, -1.0])
+    counts = ag.tensor([1, 2])
+    counts += 1
+    with pytest.raises(RuntimeError, match="can't be cast") as info:
+        counts += 0.5  # a float into an int tensor, in place: PyTorch refuses it too
+    assert "x = x + y" in str(info.value) and counts.tolist() == [2, 3]
 
 
 def test_data_setter_and_update_by_hand():
