@@ -285,7 +285,8 @@ class TensorMaths:
 
     def log10(self):
         """The base-10 logarithm: ``log(x) / log(10)``, recorded as those two ops."""
-        return F.log(self) * (1.0 / np.log(10.0)).astype(self.dtype)
+        logged = F.log(self)
+        return logged * np.asarray(1.0 / np.log(10.0), dtype=logged.dtype)
 
     def new_zeros(self, *size, dtype=None, device=None, requires_grad: bool = False):
         """Zeros of ``size`` with this tensor's dtype (unless ``dtype`` is given)."""

@@ -339,7 +339,10 @@ class Tensor:
     # graph); while recording, a new tensor bound to the same name (the engine records
     # nothing in place), so the graph and the gradients are PyTorch's.
     def _augmented(self, other, method: str, op: str):
-        recording = _grad_mode.enabled and (
+        base = self._base
+        refused = (self._requires_grad and self.grad_fn is None) or (
+            base is not None and base._requires_grad)  # a leaf, or a view of one: add_ says
+        recording = _grad_mode.enabled and not refused and (
             (self._requires_grad and self.grad_fn is not None)
             or (isinstance(other, Tensor) and other._requires_grad))
         if recording:

@@ -81,8 +81,9 @@ def test_augmented_assignment_is_in_place_unless_recording():
     assert h is not before and np.all(before.numpy() == 2 * x.numpy())
     h.sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), np.full(3, 3.0))
-    with pytest.raises(RuntimeError, match="leaf"):
-        w += 1  # a leaf that requires grad, while recording: PyTorch's error
+    for other in (1, x):  # a leaf that requires grad, while recording: PyTorch's error
+        with pytest.raises(RuntimeError, match="leaf"):
+            w += other
     plain = ag.zeros(2)
     plain /= 2
     plain -= 1
