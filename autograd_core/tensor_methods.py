@@ -18,6 +18,7 @@ import numpy as np
 from . import errors
 from .ops import api as F
 from .ops import elementwise as _ew
+from .recording import creation
 from .recording.device import to_dtype
 from .recording.tensor import Tensor
 from .sweep.engine import backward as _backward
@@ -257,6 +258,45 @@ class TensorMaths:
     def clone(self):
         """A copy with its own memory that stays in the graph (a ``clone`` node)."""
         return F.clone(self)
+
+    def long(self):
+        """An int64 copy (``torch.long``; no gradient flows through integers)."""
+        return F.astype(self, np.int64)
+
+    def view_as(self, other):
+        """This tensor reshaped to ``other``'s shape."""
+        return F.reshape(self, *other.shape)
+
+    def narrow(self, dim: int, start: int, length: int):
+        """``length`` slices along ``dim`` from ``start`` (an indexing op)."""
+        dim = dim + self.ndim if dim < 0 else dim
+        return self[(slice(None),) * dim + (slice(start, start + length),)]
+
+    def t(self):
+        """The transpose of a matrix; a tensor of fewer than 2 dims is returned as it is
+        (PyTorch's ``t``, which refuses more than 2 dims)."""
+        if self.ndim > 2:
+            raise errors.t_dims(self.shape)
+        return F.transpose(self, 0, 1) if self.ndim == 2 else self
+
+    def eq(self, other):
+        """Elementwise ``==``, a bool tensor."""
+        return self == other
+
+    def log10(self):
+        """The base-10 logarithm: ``log(x) / log(10)``, recorded as those two ops."""
+        logged = F.log(self)
+        return logged * np.asarray(1.0 / np.log(10.0), dtype=logged.dtype)
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad: bool = False):
+        """Zeros of ``size`` with this tensor's dtype (unless ``dtype`` is given)."""
+        return creation.zeros(*size, dtype=dtype or self.dtype, device=device,
+                              requires_grad=requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad: bool = False):
+        """Ones of ``size`` with this tensor's dtype (unless ``dtype`` is given)."""
+        return creation.ones(*size, dtype=dtype or self.dtype, device=device,
+                             requires_grad=requires_grad)
 
 
 def attach() -> None:

@@ -115,6 +115,13 @@ def cosine_T_max(value) -> ZeroDivisionError:
                  "from the initial lr down to eta_min, e.g. the number of training steps.")
 
 
+def step_size(value) -> ValueError:
+    """StepLR given a step_size that is not a whole number >= 1."""
+    return error(ValueError, f"StepLR: step_size={value!r} is not a number of steps.",
+                 "pass a whole number >= 1: the lr is multiplied by gamma every step_size "
+                 "steps.")
+
+
 def sequential_schedulers(detail: str) -> ValueError:
     """SequentialLR given schedulers and milestones that do not fit together."""
     return error(ValueError, f"SequentialLR {detail}", "e.g. SequentialLR(opt, [warmup, "

@@ -1,13 +1,18 @@
 """Messages of what a model file and its training script ported from PyTorch touch:
 devices, ``.to``, sorting and sampling (topk, sort, argsort, roll, multinomial,
 randint, from_numpy), the containers (ModuleList, ModuleDict, ParameterList),
-``clip_grad_norm_``, ``save`` and ``load``.
+``clip_grad_norm_``, ``save`` and ``load``; and what the model files of
+tests/engine/ported/ touch: ``x += y``, ``.data =``, ``t()``, adaptive pooling, kaiming
+init modes, the loss modules and the LSTM.
 
-Raised from: nn/containers.py, nn/utils.py, ops/api.py, recording/creation.py,
-recording/device.py, recording/grad_mode.py, serialization.py.
+Raised from: nn/containers.py, nn/utils.py, nn/functional.py, nn/init.py, nn/loss.py,
+nn/rnn.py, ops/api.py, recording/creation.py, recording/device.py,
+recording/grad_mode.py, recording/tensor.py, serialization.py, tensor_methods.py.
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from ._text import error
 
@@ -139,3 +144,65 @@ def grad_mode_argument(mode: str, value) -> TypeError:
     return error(TypeError, f"{mode}() takes no argument but a function to decorate, got "
                  f"{type(value).__name__}.", f"write 'with {mode}():' or put @{mode} above "
                  "a def.")
+
+
+def data_not_a_tensor(value) -> TypeError:
+    """``p.data = value`` with something other than a Tensor (PyTorch's TypeError)."""
+    return error(TypeError, f"cannot set .data to a {type(value).__name__}: it takes a "
+                 "Tensor.", "wrap the values first: p.data = torch.tensor(values), or "
+                 "change them in place: p.data.copy_(values).")
+
+
+def t_dims(shape: tuple) -> RuntimeError:
+    """``x.t()`` of a tensor of more than 2 dims (PyTorch's RuntimeError)."""
+    return error(RuntimeError, f"t() expects a tensor with <= 2 dimensions, but self is "
+                 f"{len(shape)}D (shape {tuple(shape)}).",
+                 "swap the two dims you mean: x.transpose(dim0, dim1).")
+
+
+def adaptive_pool_input(shape: tuple) -> ValueError:
+    """adaptive_avg_pool2d of a tensor that is not (C, H, W) or (N, C, H, W)."""
+    return error(ValueError, f"adaptive_avg_pool2d: expected a 3-D (C, H, W) or 4-D "
+                 f"(N, C, H, W) input, got shape {tuple(shape)}.",
+                 "add the missing batch or channel dim with unsqueeze.")
+
+
+def adaptive_pool_size(value) -> ValueError:
+    """An output_size that is not a positive int, None, or a pair of them."""
+    return error(ValueError, f"adaptive_avg_pool2d: output_size={value!r} is not a size.",
+                 "pass an int >= 1 or a pair (height, width) of them; None keeps the "
+                 "input's size.")
+
+
+def init_mode(mode) -> ValueError:
+    """kaiming init with a mode other than 'fan_in' or 'fan_out' (PyTorch's ValueError)."""
+    return error(ValueError, f"Mode {mode} not supported, please use one of fan_in, "
+                 "fan_out.", "mode='fan_in' keeps the forward pass's variance, "
+                 "mode='fan_out' the backward pass's.")
+
+
+def loss_class_weights(name: str) -> NotImplementedError:
+    """A loss module given class weights, which the engine's losses do not take."""
+    return error(NotImplementedError, f"{name}: class weights (weight=...) are not "
+                 "supported.", "drop weight=...; to weigh classes, use reduction='none' "
+                 "and multiply each sample's loss by its class's weight before the mean.")
+
+
+def rnn_option(name: str, option: str) -> NotImplementedError:
+    """An RNN option the engine's recurrent layers do not have."""
+    return error(NotImplementedError, f"{name}: {option} is not supported.",
+                 "use the default for it (a one-directional LSTM without projection).")
+
+
+def rnn_input(name: str, shape: tuple, expected: str) -> ValueError:
+    """An LSTM input or state of the wrong shape."""
+    return error(ValueError, f"{name}: got shape {tuple(shape)}, expected {expected}.",
+                 "check batch_first and the sizes the layer was built with.")
+
+
+def inplace_result_type(result, dtype) -> RuntimeError:
+    """``x += y`` whose result has a kind of dtype ``x`` cannot hold (float into int)."""
+    return error(RuntimeError, f"result type {np.dtype(result).name} can't be cast to the "
+                 f"desired output type {np.dtype(dtype).name}: x += y changes x in place, "
+                 "in its own dtype.", "write x = x + y for a new tensor of the wider dtype, "
+                 "or convert first: x = x.to(torch.float32).")

@@ -17,6 +17,7 @@ from .blocks import InceptionBlock, ResidualBlock, SelfAttention, TransformerBlo
 from .containers import ModuleDict, ModuleList, ParameterList
 from .layers import (
     GELU,
+    AdaptiveAvgPool2d,
     AvgPool2d,
     BatchNorm1d,
     BatchNorm2d,
@@ -36,15 +37,19 @@ from .layers import (
     Softplus,
     Tanh,
 )
+from .loss import CrossEntropyLoss, MSELoss, NLLLoss
 from .module import Module, RemovableHandle
 from .multihead_attention import MultiheadAttention
 from .parameter import Parameter
+from .rnn import LSTM
 
 __all__ = [
     "functional", "init", "utils", "Module", "ModuleList", "ModuleDict", "ParameterList",
     "Parameter", "RemovableHandle", "Linear", "Conv2d",
     "BatchNorm1d", "BatchNorm2d", "Dropout", "Embedding", "ReLU", "Tanh", "Sigmoid",
-    "GELU", "SiLU", "Softplus", "LeakyReLU", "MaxPool2d", "AvgPool2d", "Flatten", "Sequential",
+    "GELU", "SiLU", "Softplus", "LeakyReLU", "MaxPool2d", "AvgPool2d",
+    "AdaptiveAvgPool2d", "Flatten", "Sequential",
+    "CrossEntropyLoss", "NLLLoss", "MSELoss", "LSTM",
     "ResidualBlock", "InceptionBlock",
     "LayerNorm", "RMSNorm",
     "MultiheadAttention", "SelfAttention", "TransformerBlock",

@@ -30,6 +30,7 @@ import numpy as np
 
 from .. import errors
 from ..ops import activations as _act
+from ..ops import api as ag_api
 from ..ops import conv as _conv
 from ..ops import layer_norm as _layer_norm
 from ..ops import masking as _masking
@@ -42,7 +43,8 @@ from ..recording.tensor import Tensor, tensor
 from .attention import scaled_dot_product_attention
 
 __all__ = [
-    "conv2d", "max_pool2d", "avg_pool2d", "batch_norm", "dropout", "embedding", "linear",
+    "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "batch_norm", "dropout",
+    "embedding", "linear",
     "layer_norm", "rms_norm",
     "nll_loss", "cross_entropy", "mse_loss", "binary_cross_entropy_with_logits",
     "relu", "tanh", "sigmoid", "softmax", "log_softmax",
@@ -210,6 +212,41 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0) -> Tensor:
     return pooling.AvgPool2d.apply(input, **params)
 
 
+def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
+    """The mean of each of oh x ow windows that cover (N, C, H, W) or (C, H, W): window
+    i spans rows floor(i·H/oh) to ceil((i+1)·H/oh), as in PyTorch (``None`` keeps a
+    size). Sizes that divide evenly are one ``avg_pool2d``; others are means of slices,
+    joined with ``cat``, so each input gets 1/(window size) of each window's gradient.
+
+    >>> adaptive_avg_pool2d(ag.ones(1, 2, 5, 5), (1, 1)).shape
+    (1, 2, 1, 1)
+    """
+    input = _as_tensor(input)
+    if input.ndim not in (3, 4):
+        raise errors.adaptive_pool_input(input.shape)
+    sizes = (output_size, output_size) if not isinstance(output_size, tuple | list) \
+        else tuple(output_size)
+    if len(sizes) != 2 or not all(s is None or (isinstance(s, int | np.integer)
+                                                and not isinstance(s, bool) and s > 0)
+                                  for s in sizes):
+        raise errors.adaptive_pool_size(output_size)
+    height, width = input.shape[-2:]
+    oh, ow = (height if sizes[0] is None else int(sizes[0]),
+              width if sizes[1] is None else int(sizes[1]))
+    if height % oh == 0 and width % ow == 0:
+        batched = input if input.ndim == 4 else ag_api.unsqueeze(input, 0)
+        out = avg_pool2d(batched, (height // oh, width // ow))
+        return out if input.ndim == 4 else ag_api.squeeze(out, 0)
+    out = input
+    for axis, (size, parts) in enumerate(((height, oh), (width, ow))):
+        dim = input.ndim - 2 + axis
+        starts = [i * size // parts for i in range(parts)]
+        ends = [-(-(i + 1) * size // parts) for i in range(parts)]  # ceil
+        out = ag_api.cat([ag_api.mean(out.narrow(dim, start, end - start), dim, keepdim=True)
+                          for start, end in zip(starts, ends, strict=True)], dim)
+    return out
+
+
 # -- normalisation and dropout --------------------------------------------------------------
 def _check_per_channel(name: str, t, channels: int) -> None:
     if t is not None and (t.ndim != 1 or t.shape[0] != channels):
@@ -269,17 +306,19 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     return op.apply(input, *affine, mean=mean, var=var, eps=eps)
 
 
-def dropout(input: Tensor, p: float = 0.5, training: bool = True,
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False, *,
             generator: creation.Generator | None = None) -> Tensor:
     """Training: zero each element with probability ``p`` and scale the kept ones by
     1/(1 - p), so the expected value is unchanged (p = 1 gives zeros). The mask comes
     from ``generator`` (default: the engine's default generator, see ``manual_seed``).
-    Evaluation (or p = 0): the input itself, no op recorded.
+    Evaluation (or p = 0): the input itself, no op recorded. ``inplace=True`` is refused
+    (nothing in place is recorded); ``generator`` is keyword-only, after PyTorch's four.
 
     >>> y = dropout(ag.ones(4), 0.5, generator=ag.Generator(0))   # values 0 or 2
     """
     if not (isinstance(p, int | float | np.floating) and 0 <= p <= 1):
         raise errors.dropout_probability(p)
+    _no_inplace("dropout", inplace)
     if not training or p == 0:
         return input
     generator = generator if generator is not None else creation.default_generator

@@ -24,7 +24,8 @@ from ..recording.grad_mode import no_grad
 from ..recording.tensor import Tensor
 
 __all__ = ["calculate_fan_in_and_fan_out", "calculate_gain", "uniform_", "normal_",
-           "kaiming_uniform_", "xavier_uniform_", "zeros_", "ones_", "constant_"]
+           "kaiming_uniform_", "kaiming_normal_", "xavier_uniform_", "zeros_", "ones_",
+           "constant_"]
 
 
 def calculate_fan_in_and_fan_out(shape: tuple) -> tuple[int, int]:
@@ -80,10 +81,23 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
 
     Linear and Conv2d use ``a=sqrt(5)``, which makes bound = 1 / sqrt(fan_in).
     """
-    fan_in, fan_out = calculate_fan_in_and_fan_out(tensor.shape)
-    fan = fan_in if mode == "fan_in" else fan_out
-    bound = calculate_gain(nonlinearity, a) * math.sqrt(3.0 / fan)
+    bound = calculate_gain(nonlinearity, a) * math.sqrt(3.0 / _fan(tensor, mode))
     return uniform_(tensor, -bound, bound, generator)
+
+
+def kaiming_normal_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
+                    nonlinearity: str = "leaky_relu", generator=None) -> Tensor:
+    """Fill with N(0, std²), std = gain / sqrt(fan) (He et al., 2015); torchvision's
+    ResNets start their convolutions so, with ``mode="fan_out", nonlinearity="relu"``."""
+    std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
+    return normal_(tensor, 0.0, std, generator)
+
+
+def _fan(tensor: Tensor, mode: str) -> int:
+    if mode not in ("fan_in", "fan_out"):
+        raise errors.init_mode(mode)
+    fan_in, fan_out = calculate_fan_in_and_fan_out(tensor.shape)
+    return fan_in if mode == "fan_in" else fan_out
 
 
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:

@@ -32,7 +32,7 @@ from .parameter import Parameter
 
 __all__ = ["Linear", "Conv2d", "BatchNorm1d", "BatchNorm2d", "Dropout", "Embedding", "ReLU",
            "Tanh", "Sigmoid", "GELU", "SiLU", "Softplus", "LeakyReLU", "MaxPool2d", "AvgPool2d",
-           "Flatten", "Sequential",
+           "AdaptiveAvgPool2d", "Flatten", "Sequential",
            "LayerNorm", "RMSNorm"]
 
 _DEFAULT_DTYPE = np.float32
@@ -266,15 +266,17 @@ class RMSNorm(Module):
 class Dropout(Module):
     """In training, zero each element with probability ``p`` and scale the kept ones
     by 1 / (1 - p), so the expected value is unchanged; in evaluation, the identity.
+    ``inplace=True`` is accepted as in :class:`ReLU`: the same result, in a new tensor.
 
     The masks are drawn from ``generator`` (default: the engine's default generator).
     """
 
-    def __init__(self, p: float = 0.5, *, generator: creation.Generator | None = None):
+    def __init__(self, p: float = 0.5, inplace: bool = False, *,
+                 generator: creation.Generator | None = None):
         super().__init__()
         if not 0 <= p <= 1:
             raise errors.dropout_probability(p)
-        self.p, self.generator = p, generator
+        self.p, self.inplace, self.generator = p, inplace, generator
 
     def forward(self, x: Tensor) -> Tensor:
         return F.dropout(x, self.p, training=self.training, generator=self.generator)
@@ -305,7 +307,16 @@ class Embedding(Module):
 
 
 class ReLU(Module):
-    """max(x, 0), elementwise."""
+    """max(x, 0), elementwise. ``inplace=True`` (PyTorch's hint to overwrite the input)
+    is accepted and gives the same result in a new tensor: the engine records nothing in
+    place, so the input keeps its values."""
+
+    def __init__(self, inplace: bool = False):
+        super().__init__()
+        self.inplace = inplace
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
 
     def forward(self, x: Tensor) -> Tensor:
         return F.relu(x)
@@ -412,6 +423,21 @@ class AvgPool2d(_Pool2d):
 
     def forward(self, x: Tensor) -> Tensor:
         return F.avg_pool2d(x, self.kernel_size, self.stride, self.padding)
+
+
+class AdaptiveAvgPool2d(Module):
+    """The mean over each of ``output_size`` windows that cover the image, whatever its
+    size (``F.adaptive_avg_pool2d``); ``(1, 1)`` is a global average pool."""
+
+    def __init__(self, output_size):
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.adaptive_avg_pool2d(x, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
 
 
 class Flatten(Module):

@@ -9,9 +9,10 @@
 """
 
 from . import lr_scheduler
+from .adadelta import Adadelta
 from .adam import Adam
 from .adamw import AdamW
 from .optimizer import Optimizer
 from .sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "lr_scheduler"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adadelta", "lr_scheduler"]

@@ -43,8 +43,8 @@ from typing import Any
 from .. import errors
 from .optimizer import Optimizer
 
-__all__ = ["LRScheduler", "LambdaLR", "LinearLR", "CosineAnnealingLR", "SequentialLR",
-           "cosine_with_warmup"]
+__all__ = ["LRScheduler", "LambdaLR", "StepLR", "LinearLR", "CosineAnnealingLR",
+           "SequentialLR", "cosine_with_warmup"]
 
 
 class LRScheduler:
@@ -181,6 +181,33 @@ class LambdaLR(LRScheduler):
         for fn, attributes in zip(self.lr_lambdas, saved):
             if attributes is not None:
                 fn.__dict__.update(copy.deepcopy(attributes))
+
+
+class StepLR(LRScheduler):
+    """lr = initial_lr * gamma ** (last_epoch // step_size): the lr multiplied by
+    ``gamma`` every ``step_size`` steps (recursive from the current lr, as PyTorch's).
+
+    >>> sched = StepLR(opt, step_size=1, gamma=0.7)    # doctest: +SKIP
+    """
+
+    def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1,
+                 last_epoch: int = -1) -> None:
+        if isinstance(step_size, bool) or not isinstance(step_size, int) or step_size < 1:
+            raise errors.step_size(step_size)
+        self.step_size = step_size
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        self._warn_if_outside_step()
+        groups = self.optimizer.param_groups
+        if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
+            return [group["lr"] for group in groups]
+        return [group["lr"] * self.gamma for group in groups]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        return [base_lr * self.gamma ** (self.last_epoch // self.step_size)
+                for base_lr in self.base_lrs]
 
 
 class LinearLR(LRScheduler):

@@ -185,6 +185,16 @@ class Tensor:
         """The values as a tensor that is not part of any graph (like ``detach()``)."""
         return self.detach()
 
+    @data.setter
+    def data(self, value) -> None:
+        """``p.data = t`` (and so ``p.data += u``): this tensor takes ``t``'s values,
+        unrecorded, as in PyTorch; its gradient and graph stay as they were."""
+        if not isinstance(value, Tensor):
+            raise errors.data_not_a_tensor(value)
+        if value._data is not self._data:
+            self._data = value._data
+            self._version[0] += 1
+
     def size(self, dim: int | None = None):
         return self.shape if dim is None else self.shape[dim]
 
@@ -324,6 +334,39 @@ class Tensor:
     def copy_(self, source) -> Tensor:
         value = _value(source)
         return self._inplace(lambda a: np.copyto(a, value, casting="unsafe"))
+
+    # x += y: in place where PyTorch changes x unrecorded (x takes no part in a recorded
+    # graph); while recording, a new tensor bound to the same name (the engine records
+    # nothing in place), so the graph and the gradients are PyTorch's.
+    def _augmented(self, other, method: str, op: str):
+        base = self._base
+        refused = (self._requires_grad and self.grad_fn is None) or (
+            base is not None and base._requires_grad)  # a leaf, or a view of one: add_ says
+        recording = _grad_mode.enabled and not refused and (
+            (self._requires_grad and self.grad_fn is not None)
+            or (isinstance(other, Tensor) and other._requires_grad))
+        if recording:
+            return getattr(self, op)(other)
+        result = np.result_type(self._data, _value(other))
+        if not np.can_cast(result, self._data.dtype, "same_kind"):  # PyTorch refuses too
+            raise errors.inplace_result_type(result, self._data.dtype)
+        return getattr(self, method)(other)
+
+    def __iadd__(self, other):
+        return self._augmented(other, "add_", "__add__")
+
+    def __isub__(self, other):
+        return self._augmented(other, "sub_", "__sub__")
+
+    def __imul__(self, other):
+        return self._augmented(other, "mul_", "__mul__")
+
+    def __itruediv__(self, other):
+        return self._augmented(other, "div_", "__truediv__")
+
+    def div_(self, other) -> Tensor:
+        value = _value(other)
+        return self._inplace(lambda a: np.divide(a, value, out=a, casting="unsafe"))
 
     def __setitem__(self, key, value) -> None:
         key, value = _index_key(key), _value(value)
