@@ -2,7 +2,7 @@
 normalisation, dropout, embedding, linear and the losses. Layer inputs are written as
 PyTorch writes them, ``[N, C, H, W]``.
 
-Raised from: nn/functional.py, nn/layers.py, nn/multihead_attention.py.
+Raised from: nn/functional.py, nn/layers.py, nn/multihead_attention.py, nn/rnn.py.
 """
 
 from __future__ import annotations

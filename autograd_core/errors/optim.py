@@ -2,7 +2,8 @@
 learning-rate schedulers (optim/lr_scheduler.py), with PyTorch's key phrases ("can only
 optimize Tensors", "Invalid learning rate", "is not an Optimizer").
 
-Raised from: optim/adam.py, optim/lr_scheduler.py, optim/optimizer.py, optim/sgd.py.
+Raised from: optim/adadelta.py, optim/adam.py, optim/lr_scheduler.py, optim/optimizer.py,
+optim/sgd.py.
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ randint, from_numpy), the containers (ModuleList, ModuleDict, ParameterList),
 tests/engine/ported/ touch: ``x += y``, ``.data =``, ``t()``, adaptive pooling, kaiming
 init modes, the loss modules and the LSTM.
 
-Raised from: nn/containers.py, nn/utils.py, nn/functional.py, nn/init.py, nn/loss.py,
-nn/rnn.py, ops/api.py, recording/creation.py, recording/device.py,
+Raised from: nn/containers.py, nn/functional.py, nn/init.py, nn/loss.py, nn/rnn.py,
+nn/utils.py, ops/api.py, recording/creation.py, recording/device.py,
 recording/grad_mode.py, recording/tensor.py, serialization.py, tensor_methods.py.
 """
 
