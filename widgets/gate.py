@@ -18,6 +18,7 @@ its own result.
 from __future__ import annotations
 
 import importlib
+import inspect
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -52,7 +53,8 @@ def is_quiet() -> bool:
 
 def answers(item: str, gives: str = "solution") -> Callable[[Callable], Callable]:
     """Decorate a helper whose every call computes what ``item`` asks: each call outside
-    :func:`quietly` is recorded by :func:`measured` first."""
+    :func:`quietly` is recorded by :func:`measured` first. The gated helper keeps the
+    helper's name, words and signature, but no way back to it (no ``__wrapped__``)."""
 
     def gate(fn: Callable) -> Callable:
         @wraps(fn)
@@ -60,6 +62,8 @@ def answers(item: str, gives: str = "solution") -> Callable[[Callable], Callable
             measured(item, gives)
             return fn(*args, **kwargs)
 
+        gated.__signature__ = inspect.signature(fn)  # what help() shows, read once here
+        del gated.__wrapped__  # an audit called the helper itself through it, unrecorded
         gated.gate_item = item  # the item it answers (the teaching-rules tests read it)
         return gated
 

@@ -491,6 +491,17 @@ def _gated_helpers():
     return found
 
 
+def test_no_gated_helper_leads_back_to_the_helper_it_gates():
+    """The fifth audit called every T item's reference experiment through
+    ``_reference_tN.__wrapped__``, unrecorded, and was marked solved. Generated over every
+    gated helper of the lessons and the exercises."""
+    for name in _gated_helpers():
+        module, _, attribute = name.rpartition(".")
+        helper = getattr(importlib.import_module(module), attribute)
+        assert not hasattr(helper, "__wrapped__"), name
+        assert helper.__name__ == attribute  # its name, words and signature stay
+
+
 def test_every_gated_helper_names_an_item_and_every_experiment_is_gated():
     helpers = _gated_helpers()
     assert set(helpers.values()) <= set(IDS)
