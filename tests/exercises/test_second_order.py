@@ -183,3 +183,20 @@ def test_d3_refuses_the_library_hvp_however_it_is_reached():
 
     result = ex.D3(my_hvp)
     assert not result.ok and result.diagnosis == "library", repr(result)
+
+
+def test_d3_a_difference_of_two_gradients_is_a_measurement_not_h_times_v():
+    """The fifth audit: (grad(W + h·v) − grad(W − h·v)) / 2h, two plain sweeps, passed D3.
+    Two sweeps through the first's graph are exact; the nudge agrees only to ~1e-8."""
+    import autograd_core as ag
+
+    def nudged_hvp(loss_fn, W, v, h=1e-5):
+        grads = []
+        for sign in (1, -1):
+            w = ag.tensor(W.numpy() + sign * h * v.numpy(), requires_grad=True)
+            (g,) = ag.autograd.grad(loss_fn(w), w)
+            grads.append(g.numpy())
+        return ag.tensor((grads[0] - grads[1]) / (2 * h))
+
+    result = ex.D3(nudged_hvp)
+    assert not result.ok and result.diagnosis == "not_closed_form", result.message
