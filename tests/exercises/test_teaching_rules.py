@@ -797,6 +797,16 @@ def _complex_step():
     return np.tanh(np.ones(2) + 1e-20j).imag / 1e-20
 
 
+def _decimal_step():
+    """Finite differences at 40 digits, as the fifth audit's ``decimal`` route did (its own
+    function: the check reads the code that ran)."""
+    from decimal import Decimal, getcontext
+
+    getcontext().prec = 40
+    h = Decimal("1e-20")
+    return float(((Decimal(2) + h) ** 2 - Decimal(2) ** 2) / h)
+
+
 def _oracle(kind, *, noise: float = 0.0, engine: bool | str = False, first_only: bool = False):
     """A learner's function that knows the engine's answer of every case of ``kind``
     (looked up by its arguments); ``noise`` makes it agree only to that relative size,
@@ -1772,6 +1782,22 @@ def test_a_part_at_finite_difference_accuracy_is_told_apart(exercise_id, check, 
     # that it is "upstream": its own step back is right)
     assert not result.ok and "not_closed_form" in wrong, repr(result)
     assert wrong <= {"not_closed_form", "upstream"}, repr(result)
+    assert status(exercise_id) != "solved"
+
+
+@pytest.mark.parametrize("exercise_id, check, kind", KIND_CHECKS, ids=KIND_IDS)
+def test_decimal_arithmetic_inside_a_gradients_function_is_refused(exercise_id, check, kind):
+    """The fifth audit solved G5, G12, G13, G14, E5 and W5 with central differences in
+    Python's ``decimal`` at 60 digits: they agree with the engine to 1e-16."""
+    right = BY_HAND_RIGHT[f"{exercise_id}.{check}"]
+
+    def stepped(*args):
+        _decimal_step()
+        return right(*args)
+
+    result = ex.registry()[exercise_id].run(check, stepped)
+    assert not result.ok and result.diagnosis == "uses_engine", repr(result)
+    assert "decimal or fraction arithmetic" in result.message
     assert status(exercise_id) != "solved"
 
 
