@@ -251,7 +251,9 @@ S3_MISTAKES = [
     (lambda x, n: np.prod([8 * v - 4 for v in _s3_levels(x, n)[:-1]], axis=0), "sign"),
     (lambda x, n: _s3_levels(x, n)[-1], "value"),
     (lambda x, n: s3_fixed(x, n + 1), "levels_off"),
-    (lambda x, n: s3_fixed(x, n - 1) if n > 2 else s3_fixed(x, n), "levels_off"),
+    # one level short past depth 3 (at depth 3 that would be the depth-2 formula itself,
+    # named "fixed_depth", and the check draws 3 or 5 first)
+    (lambda x, n: s3_fixed(x, n - 1) if n > 3 else s3_fixed(x, n), "levels_off"),
     (s3_depth_2_without_the_slip, "fixed_depth"),
     (s3_by_engine, "uses_engine"),
     (s3_by_differences, "not_closed_form"),
