@@ -65,9 +65,16 @@ def test_a_training_step_stops_page_faulting():
 @pytest.mark.skipif(not _glibc(), reason="the allocator setting is glibc's (Linux) only")
 def test_a_deeper_models_step_stops_page_faulting_too():
     """Four blocks at 16 x 64 x 128 free over 32 MiB at once when the backward releases
-    the graph: with 16 MiB kept, each step took thousands of faults (bench_gpt.py)."""
+    the graph: with 16 MiB kept (the setting before, given here through glibc's own
+    variables), each step took thousands of faults (bench_gpt.py). Compared within the
+    run, as the test above does: the count kept varies with the Python and NumPy build
+    (0 on Python 3.11 here, about 100 on 3.10)."""
     model = {"BLOCKS": 4, "WIDTH": 128, "BATCH": 16, "WARM": 2, "MEASURED": 2}
-    assert _faults_per_step(model) < 50
+    kept = _faults_per_step(model)
+    before = _faults_per_step(model, MALLOC_MMAP_THRESHOLD_=str(4 << 20),
+                              MALLOC_TRIM_THRESHOLD_=str(16 << 20))
+    assert before > 500, before
+    assert kept < 0.05 * before, (kept, before)
 
 
 def test_the_opt_out_and_the_environments_thresholds_are_respected(monkeypatch):
