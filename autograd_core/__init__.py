@@ -82,6 +82,7 @@ from .recording.creation import (
     zeros,
     zeros_like,
 )
+from .recording.default_dtype import get_default_dtype, set_default_dtype
 from .recording.device import device
 from .recording.grad_mode import enable_grad, is_grad_enabled, no_grad
 from .recording.source import record_source, source_recording
@@ -114,7 +115,7 @@ __all__ = [
     "amax", "amin", "einsum",
     "topk", "sort", "argsort", "roll", "multinomial", "from_numpy", "device", "save", "load",
     "double", "float16", "half", "int64", "long", "int32", "int16", "short", "int8", "uint8",
-    "nn", "optim",
+    "get_default_dtype", "set_default_dtype", "nn", "optim",
 ]
 
 _attach_tensor_maths()  # x + y, x.exp(), x.backward(): tensor_methods.py

@@ -65,6 +65,8 @@ import autograd_core as ag  # noqa: E402
 from autograd_core import nn, optim  # noqa: E402
 from autograd_core.nn import functional as F  # noqa: E402
 
+ag.set_default_dtype(ag.float32)  # PyTorch's default: both sides are float32 throughout
+
 CASES = [  # (input shape, channels)
     ((32, 1, 28, 28), 8),
     ((64, 3, 32, 32), 16),

@@ -72,6 +72,8 @@ from timing import (  # noqa: E402
 import autograd_core as ag  # noqa: E402
 from autograd_core import nn, optim  # noqa: E402
 from autograd_core.nn import functional as F  # noqa: E402
+
+ag.set_default_dtype(ag.float32)  # PyTorch's default: both sides are float32 throughout
 from autograd_core.recording.node import Function  # noqa: E402
 
 CASES = [  # (batch, context, vocab, d_model, n_heads, n_layers)

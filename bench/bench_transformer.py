@@ -76,6 +76,8 @@ import autograd_core as ag  # noqa: E402
 from autograd_core import nn, optim  # noqa: E402
 from autograd_core.nn import functional as F  # noqa: E402
 
+ag.set_default_dtype(ag.float32)  # PyTorch's default: both sides are float32 throughout
+
 CASES = [  # (batch, context, d_model, n_heads, d_ff)
     (16, 64, 128, 4, 512),
     (8, 128, 64, 2, 256),

@@ -73,7 +73,7 @@ def cnn(nodes: int) -> ag.Tensor:
     blocks = max((nodes - 18) // 18, 1)
     model = nn.Sequential(
         nn.Conv2d(3, 4, 3, padding=1, dtype=np.float32),
-        nn.Sequential(*[nn.ResidualBlock(4) for _ in range(blocks)]),
+        nn.Sequential(*[nn.ResidualBlock(4, dtype=np.float32) for _ in range(blocks)]),
         nn.AvgPool2d(4), nn.Flatten(), nn.Linear(4, 2, dtype=np.float32))
     x = ag.tensor(gen.normal(size=(1, 3, 4, 4)).astype(np.float32), name="image")
     return model(x).sum()

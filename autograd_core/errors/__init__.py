@@ -274,6 +274,7 @@ from .shapes import (
 )
 from .tensors import (
     ambiguous_bool,
+    default_dtype,
     hook_needs_grad,
     inplace_leaf,
     inplace_recorded,

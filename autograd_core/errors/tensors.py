@@ -2,7 +2,7 @@
 data it cannot hold, requires_grad, in-place changes, and the Python protocols (bool, len,
 item, index).
 
-Raised from: ops/_util.py, ops/api.py, recording/tensor.py.
+Raised from: ops/_util.py, ops/api.py, recording/default_dtype.py, recording/tensor.py.
 """
 
 from __future__ import annotations
@@ -28,6 +28,13 @@ def not_a_tensor(op: str, value) -> TypeError:
     """An op's operand is neither a Tensor, an array nor a number."""
     return TypeError(f"{op}: expected a Tensor, a NumPy array or a Python number, got "
                      f"{type(value).__name__}.")
+
+
+def default_dtype(dtype) -> TypeError:
+    """set_default_dtype() of something that is not a floating dtype (PyTorch's words)."""
+    return error(TypeError, "only floating-point types are supported as the default type "
+                 f"(got {getattr(dtype, '__name__', dtype)!s}).",
+                 "pass float32, float64 or float16.")
 
 
 def non_float_grad(dtype) -> RuntimeError:

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-import numpy as np
-
 from .. import errors
 from ..func.checkpoint import checkpoint
 from ..ops import api as ag
@@ -49,7 +47,7 @@ class ResidualBlock(Module):
 
     As in the brief y = F(x) + x, there is no activation after the sum (ResNet puts
     a ReLU there: follow the block with ``nn.ReLU()`` for that). ``dtype`` defaults
-    to float32; ``generator`` seeds the initial weights.
+    to the default dtype; ``generator`` seeds the initial weights.
 
     >>> block = ResidualBlock(8, 8)
     >>> block.shortcut is None
@@ -59,7 +57,7 @@ class ResidualBlock(Module):
     """
 
     def __init__(self, in_channels: int, out_channels: int | None = None, stride: int = 1, *,
-                 linear: bool = False, dtype=np.float32,
+                 linear: bool = False, dtype=None,
                  generator: creation.Generator | None = None):
         super().__init__()
         out_channels = in_channels if out_channels is None else out_channels
@@ -122,7 +120,7 @@ class InceptionBlock(Module):
     Padding keeps H and W, so ``cat`` along dim 1 gives out_1x1 + out_3x3 + out_5x5 +
     out_pool channels; in the backward, the concatenation splits the gradient back
     to each branch. ``reduce_3x3``/``reduce_5x5`` (optional) add GoogLeNet's 1x1
-    reductions. ``dtype`` defaults to float32; ``generator`` seeds the weights.
+    reductions. ``dtype`` defaults to the default dtype; ``generator`` seeds the weights.
 
     >>> InceptionBlock(4, 2, 3, 1, 2).out_channels
     8
@@ -130,7 +128,7 @@ class InceptionBlock(Module):
 
     def __init__(self, in_channels: int, out_1x1: int, out_3x3: int, out_5x5: int,
                  out_pool: int, reduce_3x3: int | None = None, reduce_5x5: int | None = None,
-                 *, dtype=np.float32, generator: creation.Generator | None = None):
+                 *, dtype=None, generator: creation.Generator | None = None):
         super().__init__()
         kw = {"dtype": dtype, "generator": generator}
         self.in_channels = in_channels
@@ -183,7 +181,7 @@ class SelfAttention(Module):
     """
 
     def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, causal: bool = True,
-                 *, dtype=np.float32, generator: creation.Generator | None = None,
+                 *, dtype=None, generator: creation.Generator | None = None,
                  checkpoint_core: bool = False):
         super().__init__()
         if n_heads <= 0 or d_model % n_heads:
@@ -245,7 +243,7 @@ class TransformerBlock(Module):
     through the two additions unchanged, as in ResidualBlock. ``d_ff`` defaults to
     4 · d_model; ``dropout`` is used on the attention weights, after the attention's
     out-projection and after the MLP (in training only). ``dtype`` defaults to
-    float32; ``generator`` seeds the initial weights and the dropout masks;
+    the default dtype; ``generator`` seeds the initial weights and the dropout masks;
     ``gelu_approximate="tanh"`` uses GELU's tanh form (GPT-2's).
 
     >>> block = TransformerBlock(8, 2)
@@ -254,7 +252,7 @@ class TransformerBlock(Module):
     """
 
     def __init__(self, d_model: int, n_heads: int, d_ff: int | None = None,
-                 dropout: float = 0.0, causal: bool = True, *, dtype=np.float32,
+                 dropout: float = 0.0, causal: bool = True, *, dtype=None,
                  generator: creation.Generator | None = None,
                  gelu_approximate: str = "none"):
         super().__init__()

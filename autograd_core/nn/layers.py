@@ -1,15 +1,15 @@
 """The standard layers, each a thin :class:`Module` around one function of
 ``autograd_core.nn.functional``, with PyTorch's names, arguments and initialisation.
 
-Every layer with parameters takes keyword-only ``dtype`` (default ``float32``, like
-PyTorch; pass ``dtype=ag.float64`` for gradient checks) and ``generator`` (the
-seeded source of its initial values; default the engine's default generator,
-reseeded by ``autograd_core.manual_seed``).
+Every layer with parameters takes keyword-only ``dtype`` (default: the engine's
+default dtype, float64 unless ``ag.set_default_dtype(ag.float32)`` made it PyTorch's)
+and ``generator`` (the seeded source of its initial values; default the engine's
+default generator, reseeded by ``autograd_core.manual_seed``).
 
 >>> import autograd_core as ag
 >>> from autograd_core import nn
 >>> layer = nn.Linear(3, 2, generator=ag.Generator(0))
->>> layer(ag.ones(5, 3, dtype=ag.float32)).shape
+>>> layer(ag.ones(5, 3)).shape
 (5, 2)
 """
 
@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import errors
 from ..ops import api as ag
-from ..recording import creation
+from ..recording import creation, default_dtype
 from ..recording.tensor import Tensor
 from . import functional as F
 from . import init
@@ -35,11 +35,8 @@ __all__ = ["Linear", "Conv2d", "BatchNorm1d", "BatchNorm2d", "Dropout", "Embeddi
            "AdaptiveAvgPool2d", "Flatten", "Sequential",
            "LayerNorm", "RMSNorm"]
 
-_DEFAULT_DTYPE = np.float32
-
-
 def _empty(*shape, dtype) -> Parameter:
-    return Parameter(np.zeros(shape, dtype=np.dtype(dtype)))
+    return Parameter(np.zeros(shape, dtype=np.dtype(default_dtype.resolve(dtype))))
 
 
 def _pair(value) -> tuple[int, int] | str:
@@ -62,15 +59,15 @@ def _reset_weight_and_bias(weight: Parameter, bias: Parameter | None, generator)
 class Linear(Module):
     """y = x @ W.T + b, with W of shape (out_features, in_features).
 
-    Initialisation (PyTorch's): W and b uniform in ±1/sqrt(in_features); float32 by
-    default.
+    Initialisation (PyTorch's): W and b uniform in ±1/sqrt(in_features); in the
+    default dtype.
 
     >>> Linear(4, 2).weight.shape
     (2, 4)
     """
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True, *,
-                 dtype=_DEFAULT_DTYPE, generator: creation.Generator | None = None):
+                 dtype=None, generator: creation.Generator | None = None):
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
         self.weight = _empty(out_features, in_features, dtype=dtype)
@@ -90,7 +87,7 @@ class Conv2d(Module):
 
     Weight shape (out_channels, in_channels // groups, kH, kW). Initialisation
     (PyTorch's): uniform in ±1/sqrt(fan_in), fan_in = in_channels // groups * kH * kW;
-    float32 by default.
+    in the default dtype.
 
     >>> Conv2d(1, 8, kernel_size=3, padding=1).weight.shape
     (8, 1, 3, 3)
@@ -98,7 +95,7 @@ class Conv2d(Module):
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1,
                  padding=0, dilation=1, groups: int = 1, bias: bool = True, *,
-                 dtype=_DEFAULT_DTYPE, generator: creation.Generator | None = None):
+                 dtype=None, generator: creation.Generator | None = None):
         super().__init__()
         if in_channels % groups or out_channels % groups:
             raise errors.bad_option("Conv2d", "groups", groups,
@@ -140,14 +137,14 @@ class _BatchNorm(Module):
     In training each forward also updates the running estimates (unbiased variance):
     running = (1 - momentum) * running + momentum * batch_statistic. Initialisation:
     weight 1, bias 0, running_mean 0, running_var 1; momentum 0.1, eps 1e-5 (all as
-    PyTorch); float32 by default.
+    PyTorch); in the default dtype.
     """
 
     _dims: tuple[int, ...] = ()
     _layout = ""
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
-                 affine: bool = True, *, dtype=_DEFAULT_DTYPE):
+                 affine: bool = True, *, dtype=None):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine = affine
@@ -204,14 +201,14 @@ class LayerNorm(Module):
 
     Parameters (PyTorch's): ``weight`` (ones) and ``bias`` (zeros), both of shape
     ``normalized_shape``, when ``elementwise_affine``; ``bias=False`` drops the bias.
-    float32 by default.
+    in the default dtype.
 
     >>> LayerNorm(4)
     LayerNorm((4,), eps=1e-05, elementwise_affine=True, bias=True)
     """
 
     def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True,
-                 bias: bool = True, *, dtype=_DEFAULT_DTYPE):
+                 bias: bool = True, *, dtype=None):
         super().__init__()
         self.normalized_shape = _normalized_shape("LayerNorm", normalized_shape)
         self.eps, self.elementwise_affine = eps, elementwise_affine
@@ -239,14 +236,14 @@ class RMSNorm(Module):
     ``eps=None``: the machine epsilon of the input's dtype, as in PyTorch.
 
     Parameter (PyTorch's): ``weight`` (ones, shape ``normalized_shape``) when
-    ``elementwise_affine``. float32 by default.
+    ``elementwise_affine``. in the default dtype.
 
     >>> RMSNorm((3, 4))
     RMSNorm((3, 4), eps=None, elementwise_affine=True)
     """
 
     def __init__(self, normalized_shape, eps: float | None = None,
-                 elementwise_affine: bool = True, *, dtype=_DEFAULT_DTYPE):
+                 elementwise_affine: bool = True, *, dtype=None):
         super().__init__()
         self.normalized_shape = _normalized_shape("RMSNorm", normalized_shape)
         self.eps, self.elementwise_affine = eps, elementwise_affine
@@ -289,10 +286,10 @@ class Embedding(Module):
     """A lookup table: row ``i`` of ``weight`` (num_embeddings, embedding_dim) is the
     vector of index ``i``. The backward scatter-adds, so repeated indices accumulate.
 
-    Initialisation (PyTorch's): N(0, 1); float32 by default.
+    Initialisation (PyTorch's): N(0, 1); in the default dtype.
     """
 
-    def __init__(self, num_embeddings: int, embedding_dim: int, *, dtype=_DEFAULT_DTYPE,
+    def __init__(self, num_embeddings: int, embedding_dim: int, *, dtype=None,
                  generator: creation.Generator | None = None):
         super().__init__()
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim

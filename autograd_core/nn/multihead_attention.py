@@ -28,7 +28,7 @@ import numpy as np
 
 from .. import errors
 from ..ops import api as ag
-from ..recording import creation
+from ..recording import creation, default_dtype
 from ..recording.tensor import Tensor, tensor
 from . import functional as F
 from . import init
@@ -66,7 +66,7 @@ class MultiheadAttention(Module):
     def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
                  add_bias_kv: bool = False, add_zero_attn: bool = False,
                  kdim: int | None = None, vdim: int | None = None, batch_first: bool = False,
-                 *, dtype=np.float32, generator: creation.Generator | None = None):
+                 *, dtype=None, generator: creation.Generator | None = None):
         if embed_dim <= 0 or num_heads <= 0:
             raise errors.mha_sizes(embed_dim, num_heads)
         super().__init__()
@@ -87,7 +87,7 @@ class MultiheadAttention(Module):
         if self.head_dim * num_heads != embed_dim:
             raise errors.mha_not_divisible()
         self.generator = generator
-        dtype = np.dtype(dtype)
+        dtype = np.dtype(default_dtype.resolve(dtype))
         self.in_proj_weight = Parameter(np.zeros((3 * embed_dim, embed_dim), dtype=dtype))
         for name in ("q_proj_weight", "k_proj_weight", "v_proj_weight"):
             self.register_parameter(name, None)

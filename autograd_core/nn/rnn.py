@@ -32,7 +32,7 @@ import numpy as np
 
 from .. import errors
 from ..ops import api as ag
-from ..recording import creation
+from ..recording import creation, default_dtype
 from ..recording.tensor import Tensor
 from . import functional as F
 from . import init
@@ -54,7 +54,7 @@ class LSTM(Module):
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
                  bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
-                 bidirectional: bool = False, proj_size: int = 0, *, dtype=np.float32,
+                 bidirectional: bool = False, proj_size: int = 0, *, dtype=None,
                  generator: creation.Generator | None = None):
         super().__init__()
         if bidirectional:
@@ -73,7 +73,7 @@ class LSTM(Module):
             if bias:
                 shapes.update(bias_ih=(4 * hidden_size,), bias_hh=(4 * hidden_size,))
             for name, shape in shapes.items():
-                weight = Parameter(np.zeros(shape, dtype=np.dtype(dtype)))
+                weight = Parameter(np.zeros(shape, dtype=np.dtype(default_dtype.resolve(dtype))))
                 setattr(self, f"{name}_l{layer}",
                         init.uniform_(weight, -bound, bound, generator=generator))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import errors
+from ..recording import default_dtype
 
 
 def normalize_dim(dim: int, ndim: int) -> int:
@@ -75,8 +76,39 @@ def tangent_sum(*terms):
     return total
 
 
+def promoted(a, b, divide: bool = False) -> tuple:
+    """``a`` and ``b`` cast as PyTorch promotes them, where NumPy would pick another
+    dtype: a 0-d float operand (a 0-d tensor or a NumPy scalar) of another float dtype
+    does not change the dtype of a float tensor with dimensions, so ``float32 tensor *
+    float64 0-d tensor`` is float32 (NumPy: float64); an integer tensor with a Python
+    float, and (``divide``) an integer divided by an integer, give the default dtype
+    (NumPy: float64). Everything else NumPy promotes as PyTorch does."""
+    da, db = getattr(a, "dtype", None), getattr(b, "dtype", None)
+    if da is not None and db is not None and da != db and da.kind == db.kind == "f":
+        if np.ndim(b) == 0 and np.ndim(a) != 0:
+            b = b.astype(da)
+        elif np.ndim(a) == 0 and np.ndim(b) != 0:
+            a = a.astype(db)
+        return a, b
+    default = default_dtype.get_default_dtype()
+    if default is np.float64:  # NumPy's float64 is the default's dtype
+        return a, b
+    a_int = da.kind in "biu" if da is not None else isinstance(a, int)
+    b_int = db.kind in "biu" if db is not None else isinstance(b, int)
+    if divide and a_int and b_int:
+        return np.asarray(a, dtype=default), np.asarray(b, dtype=default)
+    if a_int and isinstance(b, float):
+        return np.asarray(a, dtype=default), b
+    if b_int and isinstance(a, float):
+        return a, np.asarray(b, dtype=default)
+    return a, b
+
+
 def broadcasting(ufunc, name: str, a, b):
-    """Apply a binary NumPy function, naming both shapes if they cannot broadcast."""
+    """Apply a binary NumPy function, naming both shapes if they cannot broadcast;
+    dtypes promote as PyTorch's do (:func:`promoted`)."""
+    if getattr(a, "dtype", None) is not getattr(b, "dtype", None) or ufunc is np.true_divide:
+        a, b = promoted(a, b, ufunc is np.true_divide)
     try:
         return ufunc(a, b)
     except ValueError:

@@ -11,6 +11,7 @@ import operator
 import numpy as np
 
 from .. import errors
+from . import default_dtype
 from .device import check_device
 from .tensor import Tensor
 
@@ -53,16 +54,16 @@ def _leaf(array, requires_grad: bool) -> Tensor:
     return t
 
 
-def zeros(*size, dtype=np.float64, requires_grad: bool = False, device=None) -> Tensor:
-    """A tensor of zeros: ``zeros(2, 3)``."""
+def zeros(*size, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    """A tensor of zeros: ``zeros(2, 3)``, in the default dtype unless ``dtype`` says."""
     check_device(device)
-    return _leaf(np.zeros(_size(size), dtype=dtype), requires_grad)
+    return _leaf(np.zeros(_size(size), dtype=default_dtype.resolve(dtype)), requires_grad)
 
 
-def ones(*size, dtype=np.float64, requires_grad: bool = False, device=None) -> Tensor:
-    """A tensor of ones: ``ones(2, 3)``."""
+def ones(*size, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    """A tensor of ones: ``ones(2, 3)``, in the default dtype unless ``dtype`` says."""
     check_device(device)
-    return _leaf(np.ones(_size(size), dtype=dtype), requires_grad)
+    return _leaf(np.ones(_size(size), dtype=default_dtype.resolve(dtype)), requires_grad)
 
 
 def zeros_like(t: Tensor, requires_grad: bool = False, device=None) -> Tensor:
@@ -78,24 +79,32 @@ def ones_like(t: Tensor, requires_grad: bool = False, device=None) -> Tensor:
 
 
 def arange(*args, dtype=None, device=None) -> Tensor:
-    """Evenly spaced values, like ``np.arange``."""
+    """Evenly spaced values, like ``np.arange``; from float bounds or step, in the
+    default dtype unless ``dtype`` says (as ``torch.arange``)."""
     check_device(device)
-    return _leaf(np.arange(*args, dtype=dtype), False)
+    values = np.arange(*args, dtype=dtype)
+    if dtype is None and values.dtype.kind == "f":
+        values = values.astype(default_dtype.get_default_dtype(), copy=False)
+    return _leaf(values, False)
 
 
-def randn(*size, generator: Generator | None = None, dtype=np.float64,
+def randn(*size, generator: Generator | None = None, dtype=None,
           requires_grad: bool = False, device=None) -> Tensor:
-    """Standard normal samples from ``generator`` (default: the seeded default one)."""
+    """Standard normal samples from ``generator`` (default: the seeded default one), in
+    the default dtype unless ``dtype`` says."""
     check_device(device)
     rng = (generator or default_generator).numpy
+    dtype = default_dtype.resolve(dtype)
     return _leaf(rng.standard_normal(_size(size)).astype(dtype, copy=False), requires_grad)
 
 
-def rand(*size, generator: Generator | None = None, dtype=np.float64,
+def rand(*size, generator: Generator | None = None, dtype=None,
          requires_grad: bool = False, device=None) -> Tensor:
-    """Uniform samples in [0, 1) from ``generator``."""
+    """Uniform samples in [0, 1) from ``generator``, in the default dtype unless ``dtype``
+    says."""
     check_device(device)
     rng = (generator or default_generator).numpy
+    dtype = default_dtype.resolve(dtype)
     return _leaf(rng.random(_size(size)).astype(dtype, copy=False), requires_grad)
 
 

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from .. import errors
+from . import default_dtype
 from .device import CPU, check_device
 from .grad_mode import state as _grad_mode
 
@@ -40,7 +41,7 @@ def _as_array(data: Any, dtype=None) -> np.ndarray:
         raise errors.unsupported_data(type(data).__name__) from None
     if array.dtype.kind not in "biuf":
         raise errors.unsupported_data(f"{type(data).__name__} with NumPy dtype {array.dtype}")
-    return array
+    return array if dtype is not None else default_dtype.python_floats(data, array)
 
 
 class Tensor:
@@ -397,8 +398,9 @@ def _index_key(key):
 
 def tensor(data: Any, requires_grad: bool = False, dtype=None, name: str | None = None,
            device=None) -> Tensor:
-    """A new leaf tensor holding a copy of ``data`` (dtypes follow NumPy); ``device`` may
-    be the CPU (``"cpu"``), the one device the engine runs on.
+    """A new leaf tensor holding a copy of ``data``. Dtypes follow NumPy's, but Python
+    floats take the default dtype (float64 unless ``set_default_dtype`` changed it);
+    ``device`` may be the CPU (``"cpu"``), the one device the engine runs on.
 
     >>> tensor([[1.0, 2.0]], requires_grad=True).shape
     (1, 2)

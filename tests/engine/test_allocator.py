@@ -25,6 +25,7 @@ STEPS = r"""
 import resource
 import autograd_core as ag
 from autograd_core import nn, optim
+ag.set_default_dtype(ag.float32)
 block = nn.Sequential(*[nn.TransformerBlock(WIDTH, 2, generator=ag.Generator(i))
                         for i in range(BLOCKS)])
 x = ag.randn(BATCH, 64, WIDTH, generator=ag.Generator(99), dtype=ag.float32)

@@ -683,6 +683,7 @@ def test_dropout_only_in_training_and_seeded():
     np.testing.assert_allclose(c.numpy(), d.numpy(), rtol=1e-12)
 
 
+@pytest.mark.usefixtures("float32_default")  # PyTorch's float32 layers
 def test_parameters_have_torchs_names_shapes_and_initialisation():
     ours = nn.MultiheadAttention(16, 4, generator=ag.Generator(0))
     theirs = torch.nn.MultiheadAttention(16, 4)
@@ -793,7 +794,7 @@ def test_kept_difference_a_float_mask_of_another_dtype_is_converted():
     x = torch.from_numpy(X.astype(np.float32))
     with pytest.raises(RuntimeError):
         theirs(x, x, x, attn_mask=torch.zeros(4, 4, dtype=torch.float64))
-    ours = nn.MultiheadAttention(8, 2, batch_first=True)
+    ours = nn.MultiheadAttention(8, 2, batch_first=True, dtype=ag.float32)
     x = ag.tensor(X.astype(np.float32))
     for kw in ({"attn_mask": ag.tensor(np.zeros((4, 4)))},
                {"key_padding_mask": ag.tensor(np.zeros((3, 4)))}):

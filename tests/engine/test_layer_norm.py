@@ -468,6 +468,7 @@ MODULE_IDS = [f"{m}-{a[0]}-{'-'.join(f'{k}={v}' for k, v in kw.items())}"
               for m, a, kw in MODULES]
 
 
+@pytest.mark.usefixtures("float32_default")  # PyTorch's float32 layers
 @pytest.mark.parametrize("module, args, kwargs", MODULES, ids=MODULE_IDS)
 def test_modules_have_torchs_repr_parameters_and_init(module, args, kwargs):
     ours, theirs = getattr(nn, module)(*args, **kwargs), getattr(torch.nn, module)(*args,

@@ -18,14 +18,14 @@ import autograd_core as ag
 from autograd_core import nn, optim
 from autograd_core.tools import memory
 
-F32 = 4
+F32 = 4  # bytes of a float32: the models here are float32, as PyTorch's are by default
 
 
 def _mlp(widths, activation=nn.Tanh, seed=0) -> nn.Sequential:
     gen = ag.Generator(seed)
     layers = []
     for i, (a, b) in enumerate(zip(widths, widths[1:])):
-        layers.append(nn.Linear(a, b, generator=gen))
+        layers.append(nn.Linear(a, b, dtype=ag.float32, generator=gen))
         if i < len(widths) - 2:
             layers.append(activation())
     return nn.Sequential(*layers)
@@ -84,7 +84,7 @@ def test_only_activations_grow_with_the_batch(batch):
 
 def _deep_peaks(depth, width=128, batch=64):
     model = nn.Sequential(*[m for _ in range(depth)
-                            for m in (nn.Linear(width, width), nn.Tanh())])
+                            for m in (nn.Linear(width, width, dtype=ag.float32), nn.Tanh())])
     x = ag.randn(batch, width, dtype=np.float32, generator=ag.Generator(0))
     return memory.forward_peak_memory(model, x), batch * width * F32
 

@@ -165,7 +165,7 @@ def test_state_dict_shares_memory_as_in_pytorch_and_a_cloned_one_restores_it():
     before = {k: np.array(v) for k, v in snapshot.items()}
     with ag.no_grad():
         model[0].weight.add_(1.0)
-    model(rand(4, 3, requires_grad=False).astype(np.float32))  # moves running stats
+    model(rand(4, 3, requires_grad=False))  # moves running stats
     # the entries move with the model (shared memory); the clones do not
     np.testing.assert_array_equal(state["0.weight"].numpy(), before["0.weight"] + 1.0)
     np.testing.assert_array_equal(state["1.running_mean"].numpy(),
@@ -175,7 +175,7 @@ def test_state_dict_shares_memory_as_in_pytorch_and_a_cloned_one_restores_it():
     model.load_state_dict(snapshot)
     for key, tensor in model._state_entries():
         np.testing.assert_array_equal(tensor.numpy(), before[key])
-    assert model[0].weight.requires_grad and model[0].weight.dtype == np.float32
+    assert model[0].weight.requires_grad and model[0].weight.dtype == np.float64
 
 
 def test_copy_into_a_state_dict_entry_loads_the_value_into_the_model():
@@ -308,7 +308,7 @@ def test_weight_and_bias_are_uniform_within_one_over_sqrt_fan_in(make, fan_in):
     bound = 1 / math.sqrt(fan_in)
     for p in (layer.weight, layer.bias):
         values = p.numpy()
-        assert p.dtype == np.float32
+        assert p.dtype == ag.get_default_dtype() == np.float64
         assert np.abs(values).max() <= bound
         assert np.abs(values).max() > 0.8 * bound  # spread over the range, not all small
     w = layer.weight.numpy().ravel()

@@ -78,17 +78,16 @@ def test_only_import_lines_change():
 class Side:
     """One file loaded for one library, and its model built with the shared weights."""
 
-    def __init__(self, name: str, engine: bool, dtype):
+    def __init__(self, name: str, engine: bool):
         self.mod = _load(name, engine)
         self.lib = self.mod.torch
-        self.dtype = dtype if engine else getattr(torch, np.dtype(dtype).name)
 
     def array(self, values: np.ndarray):
         return self.lib.from_numpy(np.array(values, copy=True))
 
     def build(self, state: dict | None, **sizes):
         self.lib.manual_seed(0)
-        model = self.mod.build(**sizes).to(self.dtype)
+        model = self.mod.build(**sizes)  # in the default dtype both sides were given
         if state is not None:
             model.load_state_dict({k: self.array(v) for k, v in state.items()})
         return model
@@ -125,10 +124,10 @@ def _gradients(model, tmodel, tol, errors):
         _compare(f"grad {name}", ours[name].grad, theirs[name].grad, tol, errors)
 
 
-def _both(name, dtype, **sizes):
-    theirs = Side(name, engine=False, dtype=dtype)
+def _both(name, **sizes):
+    theirs = Side(name, engine=False)
     tmodel = theirs.build(None, **sizes)
-    ours = Side(name, engine=True, dtype=dtype)
+    ours = Side(name, engine=True)
     model = ours.build(_state(tmodel), **sizes)
     return ours, model, theirs, tmodel
 
@@ -146,7 +145,7 @@ def _same_state(model, tmodel, tol, errors, entries=None):
 # -- the five files ------------------------------------------------------------------------
 def _mnist(dtype, tol, errors):
     sizes = dict(p1=0.0, p2=0.0, side=16)
-    ours, model, theirs, tmodel = _both("mnist_cnn", dtype, **sizes)
+    ours, model, theirs, tmodel = _both("mnist_cnn", **sizes)
     rng = np.random.default_rng(0)
     images = rng.standard_normal((6, 1, 16, 16)).astype(dtype)
     labels = rng.integers(0, 10, 6)
@@ -178,7 +177,7 @@ def _mnist(dtype, tol, errors):
 
 
 def _gpt(dtype, tol, errors, flash=False):
-    ours, model, theirs, tmodel = _both("char_gpt", dtype, flash=flash)
+    ours, model, theirs, tmodel = _both("char_gpt", flash=flash)
     data, chars = ours.mod.encode("hello world, the quick brown fox. " * 3)
     assert len(chars) <= 20
     rng = np.random.default_rng(1)
@@ -217,7 +216,7 @@ def _makemore(dtype, tol, errors):
     stoi = {s: i + 1 for i, s in enumerate(chars)}
     stoi["."] = 0
     sizes = dict(vocab_size=len(stoi), block_size=3, n_embd=6, n_hidden=20)
-    ours, model, theirs, tmodel = _both("makemore_mlp", dtype, **sizes)
+    ours, model, theirs, tmodel = _both("makemore_mlp", **sizes)
     rng = np.random.default_rng(2)
     for side, m in ((ours, model), (theirs, tmodel)):
         side.X, side.Y = side.mod.build_dataset(words, stoi, 3)
@@ -244,7 +243,7 @@ def _makemore(dtype, tol, errors):
 
 def _resnet(dtype, tol, errors):
     sizes = dict(num_blocks=(1, 1), widths=(4, 8), num_classes=5)
-    ours, model, theirs, tmodel = _both("resnet", dtype, **sizes)
+    ours, model, theirs, tmodel = _both("resnet", **sizes)
     rng = np.random.default_rng(3)
     images = rng.standard_normal((4, 3, 8, 8)).astype(dtype)
     labels = rng.integers(0, 5, 4)
@@ -268,7 +267,7 @@ def _resnet(dtype, tol, errors):
 
 def _word_lstm(dtype, tol, errors):
     sizes = dict(ntoken=13, ninp=6, nhid=8, nlayers=2, dropout=0.0)
-    ours, model, theirs, tmodel = _both("word_lstm", dtype, **sizes)
+    ours, model, theirs, tmodel = _both("word_lstm", **sizes)
     tokens = np.random.default_rng(4).integers(0, 13, 66)
     for side, m in ((ours, model), (theirs, tmodel)):
         side.data = side.mod.batchify(side.array(tokens), 4)
@@ -299,7 +298,18 @@ MEASURED: dict = {}
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("name", MODELS)
 def test_a_ported_file_trains_as_on_torch(name, dtype):
+    """Each file runs under one default dtype set on both libraries
+    (``set_default_dtype``), as a user would set it: whatever the file makes (layers,
+    ``ones`` in a parameter, ``tril(ones(...))`` buffers, ``arange``) takes that dtype,
+    and every float the two sides return is compared dtype and all."""
     np_dtype, tol = DTYPES[dtype]
     errors: dict = {}
-    MODELS[name](np_dtype, tol, errors)
+    before = torch.get_default_dtype(), ag.get_default_dtype()
+    torch.set_default_dtype(getattr(torch, dtype))
+    ag.set_default_dtype(np_dtype)
+    try:
+        MODELS[name](np_dtype, tol, errors)
+    finally:
+        torch.set_default_dtype(before[0])
+        ag.set_default_dtype(before[1])
     MEASURED[name, dtype] = max(errors.values())

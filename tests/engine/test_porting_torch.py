@@ -219,7 +219,8 @@ def test_a_small_model_trains_the_same_on_both(dtype, tdtype, tol, tmp_path):
     ours = _mlp(ag).to("cpu", dtype)
     theirs = _mlp(torch).to("cpu", tdtype)
     biases = [t.numpy() for k, t in ours.state_dict().items() if k.endswith("bias")]
-    assert len(biases) == 5 and all(np.all(b == np.float32(0.1)) for b in biases)  # apply ran
+    assert len(biases) == 5  # apply ran:
+    assert all(np.all(b == np.asarray(0.1, dtype)) for b in biases)
     theirs.load_state_dict({k: torch.from_numpy(v.numpy().copy())
                             for k, v in ours.state_dict().items()})
     x_values = np.random.default_rng(4).standard_normal((8, 5))

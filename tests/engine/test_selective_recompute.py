@@ -17,7 +17,8 @@ from autograd_core.tools.memory import activation_bytes
 
 
 def _step(checkpoint_core: bool, dropout: float = 0.0, b=3, t=10, d=16, heads=4):
-    block = nn.TransformerBlock(d, heads, dropout=dropout, generator=ag.Generator(0))
+    block = nn.TransformerBlock(d, heads, dropout=dropout, dtype=ag.float32,
+                                generator=ag.Generator(0))
     block.attn.checkpoint_core = checkpoint_core
     x = ag.randn(b, t, d, generator=ag.Generator(1), dtype=ag.float32, requires_grad=True)
     with count_ops() as work:

@@ -113,7 +113,7 @@ def test_structure_names_and_defaults():
     assert [n for n, _ in block.named_children()] == ["ln1", "attn", "ln2", "mlp"]
     assert [n for n, _ in block.attn.named_children()] == ["q_proj", "k_proj", "v_proj",
                                                             "out_proj", "resid_drop"]
-    assert block.attn.q_proj.weight.dtype == np.float32
+    assert block.attn.q_proj.weight.dtype == ag.get_default_dtype() == np.float64
     assert sum(p.numpy().size for p in block.parameters()) == \
         2 * 16 + 4 * (64 + 8) + (8 * 32 + 32) + (32 * 8 + 8)
     assert "d_model=8, n_heads=2, d_ff=32" in repr(block)

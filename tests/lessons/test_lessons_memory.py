@@ -143,7 +143,7 @@ def test_the_no_grad_peak_is_the_two_layer_outputs_g1s_solution_speaks_of():
         gen = ag.Generator(1)
         layers = []
         for _ in range(depth):
-            layers += [nn.Linear(256, 256, generator=gen), nn.Tanh()]
+            layers += [nn.Linear(256, 256, dtype=ag.float32, generator=gen), nn.Tanh()]
         return nn.Sequential(*layers)
 
     batch = ag.randn(256, 256, generator=ag.Generator(2), dtype=ag.float32)

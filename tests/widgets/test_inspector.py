@@ -39,7 +39,7 @@ def test_a_leaf_shows_its_gradient_as_the_engine_computed_it(program):
     replay, values, grads = program
     tid = tensor_id(replay, "0.weight")
     before = inspect_node(replay, tid, 0, values=values)
-    assert "nothing yet" in before and "(3, 2) float32" in before
+    assert "nothing yet" in before and "(3, 2) float64" in before
     after = inspect_node(replay, tid, len(replay), values=values)
     assert full(grads["0.weight"]) in after.replace("&#x27;", "'")
     assert "read by</th><td>op0" in after
