@@ -56,7 +56,9 @@ __all__ = ["SwishBlock", "swish_stack", "HeldBytes", "CheckpointedStep", "measur
 class SwishBlock(nn.Module):
     """One layer of the checkpointing experiment: h = Linear(x), out = h·σ(h).
 
-    It keeps three activations for backward (its input, h and σ(h)), as most layers
+    Its weights are float32 (PyTorch's default dtype; the engine's is float64), so the
+    lesson's byte counts are 4 per value. It keeps three activations for backward (its
+    input, h and σ(h)), as most layers
     of a real network keep several. (With Linear + Tanh, tanh's saved output *is*
     the next Linear's saved input, so a layer keeps one distinct array and
     checkpointing every layer would save nothing.)
@@ -64,7 +66,7 @@ class SwishBlock(nn.Module):
 
     def __init__(self, width: int, generator: ag.Generator | None = None):
         super().__init__()
-        self.linear = nn.Linear(width, width, generator=generator)
+        self.linear = nn.Linear(width, width, dtype=ag.float32, generator=generator)
 
     def forward(self, x: Tensor) -> Tensor:
         h = self.linear(x)

@@ -77,13 +77,15 @@ def make_cnn(channels: int = 16, generator: ag.Generator | None = None,
     )
 
 
-def make_mlp(hidden: int = 64, generator: ag.Generator | None = None) -> nn.Module:
-    """flatten -> linear -> ReLU -> linear: 64 pixels to 10 class scores."""
+def make_mlp(hidden: int = 64, generator: ag.Generator | None = None,
+             dtype=ag.float32) -> nn.Module:
+    """flatten -> linear -> ReLU -> linear: 64 pixels to 10 class scores, parameters of
+    ``dtype`` (float32, as the images :func:`load_data` gives)."""
     return nn.Sequential(
         nn.Flatten(),
-        nn.Linear(64, hidden, generator=generator),
+        nn.Linear(64, hidden, generator=generator, dtype=dtype),
         nn.ReLU(),
-        nn.Linear(hidden, 10, generator=generator),
+        nn.Linear(hidden, 10, generator=generator, dtype=dtype),
     )
 
 

@@ -150,13 +150,14 @@ def memory_breakdown() -> Report:
     for depth in (2, 4, 8):
         layers = []
         for _ in range(depth):
-            layers += [nn.Linear(32, 32, generator=gen), nn.Tanh()]
-        model = nn.Sequential(*layers)
-        x, t = ag.randn(64, 32, generator=gen), ag.randn(64, 32, generator=gen)
+            layers += [nn.Linear(32, 32, dtype=ag.float32, generator=gen), nn.Tanh()]
+        model = nn.Sequential(*layers)  # float32 throughout: 4 bytes a value
+        x, t = (ag.randn(64, 32, generator=gen, dtype=ag.float32) for _ in range(2))
         optimizer = optim.Adam(model.parameters())
         m = training_step_memory(model, nn.functional.mse_loss, x, t, optimizer)
         rows.append((depth, m.parameters, m.gradients, m.optimizer_state, m.activations))
-    return Report("Memory of one training step (bytes), Linear+Tanh layers of width 32, batch 64",
+    return Report("Memory of one training step (bytes), float32 Linear+Tanh layers of width 32, "
+                  "batch 64",
                   "Retained activations grow with depth and batch; with a batch of 64 they "
                   "dominate.", ("layers", "parameters", "gradients", "optimizer state",
                                 "retained activations"), rows)

@@ -85,7 +85,7 @@ class GPTBlock(nn.TransformerBlock):
 
     def __init__(self, d_model: int, n_heads: int, *, generator: ag.Generator | None = None,
                  recompute: Iterable[str] = ()):
-        super().__init__(d_model, n_heads, generator=generator)
+        super().__init__(d_model, n_heads, dtype=ag.float32, generator=generator)
         self.recompute = frozenset(recompute)
 
     @property
@@ -118,7 +118,8 @@ class GPTBlock(nn.TransformerBlock):
 
 class TinyGPT(nn.Module):
     """A small GPT: token + position embeddings, ``n_layers`` :class:`GPTBlock` s, a final
-    LayerNorm and a linear head to VOCAB scores per position (float32).
+    LayerNorm and a linear head to VOCAB scores per position, all float32 (as PyTorch's
+    default dtype; the engine's is float64), as the memory lesson counts it.
 
     >>> TinyGPT(generator=ag.Generator(0))(reversal_batch(2, 0)[0]).shape
     (2, 12, 11)
@@ -128,12 +129,12 @@ class TinyGPT(nn.Module):
                  context: int = CONTEXT, *, generator: ag.Generator | None = None):
         super().__init__()
         self.context = context
-        self.tok = nn.Embedding(VOCAB, d_model, generator=generator)
-        self.pos = nn.Embedding(context, d_model, generator=generator)
+        self.tok = nn.Embedding(VOCAB, d_model, dtype=ag.float32, generator=generator)
+        self.pos = nn.Embedding(context, d_model, dtype=ag.float32, generator=generator)
         self.blocks = nn.Sequential(*[GPTBlock(d_model, n_heads, generator=generator)
                                       for _ in range(n_layers)])
-        self.ln_f = nn.LayerNorm(d_model)
-        self.head = nn.Linear(d_model, VOCAB, generator=generator)
+        self.ln_f = nn.LayerNorm(d_model, dtype=ag.float32)
+        self.head = nn.Linear(d_model, VOCAB, dtype=ag.float32, generator=generator)
 
     def forward(self, tokens) -> ag.Tensor:
         tokens = np.asarray(getattr(tokens, "numpy", lambda: tokens)())
