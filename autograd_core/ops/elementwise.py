@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import errors
 from ..recording.node import Function
-from ._util import broadcasting
+from ._util import broadcasting, promoted
 
 
 class Add(Function):
@@ -293,6 +293,7 @@ class Where(Function):
     def forward(ctx, cond, a, b):
         cond = np.asarray(cond, dtype=bool)
         ctx.save(cond=cond)
+        a, b = promoted(a, b)
         try:
             return np.where(cond, a, b)
         except ValueError:

@@ -15,6 +15,9 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import numpy as np
 
 from .. import errors
@@ -41,6 +44,18 @@ def get_default_dtype() -> type:
     """The default floating dtype (``float64`` unless :func:`set_default_dtype` changed
     it)."""
     return _default
+
+
+@contextmanager
+def default_dtype_as(dtype) -> Iterator[None]:
+    """Run a block with ``dtype`` as the default, and put the one before back after it
+    (an exercise's check computes in float64 whatever default a learner set)."""
+    before = _default
+    set_default_dtype(dtype)
+    try:
+        yield
+    finally:
+        set_default_dtype(before)
 
 
 def resolve(dtype) -> type:

@@ -83,6 +83,7 @@ PROMOTIONS = [
     ("x32 * s64", np.float32), ("s64 + x32", np.float32), ("x32 / s64", np.float32),
     ("x64 * s32", np.float64), ("lib.maximum(x32, s64)", np.float32),
     ("x32 ** s64", np.float32), ("x32 * np.float64(2.0)", np.float32),
+    ("lib.where(x32 > 0, x32, s64)", np.float32), ("lib.where(x32 > 0, s64, x64)", np.float64),
     ("s32 * s64", np.float64), ("x32 * 2.0", np.float32), ("i * s64", np.float64),
     ("i * 0.5", "default"), ("0.5 + i", "default"), ("i / 2", "default"),
     ("i / i", "default"), ("i * 2", np.int64),

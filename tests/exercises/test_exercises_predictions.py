@@ -172,3 +172,19 @@ def test_e1_none_is_a_placeholder_not_an_attempt():
     assert not result.ok and status("E1") == "not started"
 
 
+
+
+def test_a_check_computes_in_float64_whatever_default_the_learner_set():
+    """A learner who tried ``ag.set_default_dtype(ag.float32)`` (lesson 01 names it) is not
+    told a right answer is wrong: W6's check computes in float32 otherwise. The learner's
+    default is theirs again after the check."""
+    import autograd_core as ag
+
+    before = ag.get_default_dtype()
+    ag.set_default_dtype(ag.float32)
+    try:
+        result = ex.registry()["W6"](**RIGHT["W6"])
+        assert ag.get_default_dtype() is ag.float32
+    finally:
+        ag.set_default_dtype(before)
+    assert result.ok, repr(result)

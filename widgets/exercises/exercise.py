@@ -32,6 +32,8 @@ from functools import cache
 from types import MappingProxyType
 from typing import Any
 
+from autograd_core.recording.default_dtype import default_dtype_as
+
 from ..feedback.result import Result, Text
 from . import demos, engine_watch, learner, store
 from .ids import COURSE_IDS, EXERCISE_IDS, _item_words
@@ -149,9 +151,10 @@ class Exercise:
         fn = self._checks[check]
         token = store.current.set(store.Attempt(self.id, check, demo))
         try:
-            result = _call_problem(self.id, fn, args, kwargs)
-            if result is None:
-                result = fn(*args, **kwargs)
+            with default_dtype_as("float64"):  # whatever default the learner set
+                result = _call_problem(self.id, fn, args, kwargs)
+                if result is None:
+                    result = fn(*args, **kwargs)
         except Exception as error:  # noqa: BLE001 - every call a learner makes gets a sentence
             result = Result(False, f"The check could not read what you passed "
                                    f"({learner.describe(error)[:120]}). Pass your answer as "
