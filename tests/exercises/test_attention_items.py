@@ -121,6 +121,21 @@ def test_a2_solution_solves_and_each_slip_is_named():
         assert not result.ok and result.diagnosis == mistake.code, (mistake.code, result)
 
 
+def test_a2_draws_its_later_sizes_at_every_check():
+    """A table of the engine's measurements at sizes fixed in advance (the lesson's and
+    the three the check used to name) fails: the later sizes are drawn at each check, and
+    the right formula holds on every draw."""
+    fixed = [(2, 16, 32, 4), (2, 48, 32, 4), (2, 16, 32, 8), (3, 24, 48, 2)]
+    table = {sizes: measured_bytes(*sizes) for sizes in fixed}
+
+    def from_table(b, s, h, a):
+        return table.get((b, s, h, a), 0)
+
+    results = [ex.A2.check(from_table) for _ in range(3)]
+    assert not any(r.ok for r in results)
+    assert all(ex.A2(solution("A2", "block_bytes")).ok for _ in range(5))
+
+
 def test_a2_catches_the_lessons_sizes_built_in_and_measuring():
     built_in = measured_bytes(2, 16, 32, 4)
     result = ex.A2.check(lambda b, s, h, a: built_in)

@@ -2,12 +2,12 @@
 
 The learner writes ``block_bytes(b, s, h, a)``: what one of the engine's GPT blocks
 (float32, no dropout) keeps for backward on a (b, s, h) input with ``a`` heads,
-parameters left out. The check runs it on the lesson's sizes and on others, in NumPy
-only (a function that measures with the engine is told to predict instead), and
-compares with the engine's own count (``block_saves``), naming the usual slips: the
-published formula used as it is, the attention term without its heads, the softmax
-weights counted twice, 2-byte values, layer norm's per-row statistics left out, the
-weights counted in.
+parameters left out. The check runs it on the lesson's sizes and on others drawn at
+check time, in NumPy only (a function that measures with the engine is told to predict
+instead), and compares with the engine's own count (``block_saves``), naming the usual
+slips: the published formula used as it is, the attention term without its heads, the
+softmax weights counted twice, 2-byte values, layer norm's per-row statistics left out,
+the weights counted in.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from ...feedback.check import check_gradient
 from ...feedback.context import Mistake
 from ...feedback.result import Result
 from ...lessons.transformer import TABLE_SIZES, block_saves, korthikanti_bytes
+from .. import problems
 from ..exercise import Exercise, register
 from ..function_cases import Derivation, deriving
 from ..problems import Problem
@@ -90,17 +91,41 @@ def _compare(out, expected, ctx) -> Result:
                           rtol=1e-9, **ctx)
 
 
-# a count of bytes, exact: closed_form's precision test has nothing to add
+def _longer_context():
+    """(2, s, 32, 4) with a context s drawn at check time, longer than the lesson's 16."""
+    return _case(2, int(problems.rng(151).integers(17, 65)), 32, 4)
+
+
+def _more_heads():
+    """(2, 16, h, a) with 8 or 16 heads of 2 to 4 values each, drawn at check time."""
+    draw = problems.rng(152)
+    a = int(draw.choice([8, 16]))
+    return _case(2, 16, a * int(draw.integers(2, 5)), a)
+
+
+def _other_sizes():
+    """Every size drawn at check time (thousands of combinations): a batch, a context,
+    heads and a width they divide."""
+    draw = problems.rng(153)
+    a = int(draw.choice([1, 2, 3, 6]))
+    return _case(int(draw.integers(1, 7)), int(draw.integers(4, 41)),
+                 a * int(draw.choice([4, 8, 12, 16])), a)
+
+
+# a count of bytes, exact: closed_form's precision test has nothing to add. The sizes
+# after the lesson's are drawn at every check, so a table of earlier measurements (or of
+# sizes a feedback sentence named) does not carry over.
 _check_a2 = deriving(Derivation("block_bytes", (
     ("the lesson's sizes (b, s, h, a) = (2, 16, 32, 4)", lambda: _case(*LESSON_SIZES)),
-    ("a longer context (2, 48, 32, 4)", lambda: _case(2, 48, 32, 4)),
-    ("more heads (2, 16, 32, 8)", lambda: _case(2, 16, 32, 8)),
-    ("other sizes (3, 24, 48, 2)", lambda: _case(3, 24, 48, 2))),
+    ("a longer context, drawn at check time", _longer_context),
+    ("more heads, drawn at check time", _more_heads),
+    ("other sizes, all drawn at check time", _other_sizes)),
     _compare, right="your formula predicts what the engine keeps.", label="bytes",
     closed_form=False),
     """``A2(block_bytes)``: your ``block_bytes(b, s, h, a)`` predicts the bytes one GPT
     block (float32, no dropout) keeps for backward, parameters left out; checked against
-    the engine's measurement at the lesson's sizes and at three others.""")
+    the engine's measurement at the lesson's sizes and at three others drawn at check
+    time (a longer context, more heads, other sizes).""")
 
 
 def bytes_problem() -> Problem:
