@@ -81,7 +81,9 @@ class Gradients:
     :func:`check_gradient`'s context (``of=``, ``mistakes=``, ``batch_size=`` ...);
     ``options`` are the problem's own options with their defaults; ``where(part, given,
     right, problem)`` may say where a part wrong in no named way is wrong; ``label(result,
-    problem)`` may rename a part on another problem (G6's "dA (square)").
+    problem)`` may rename a part on another problem (G6's "dA (square)"); ``present(result,
+    problem, answers)`` may lay the verdict out another way, from the learner's own problem
+    and the answers read there (H1's table, one row per tensor).
 
     The learner's function is called as ``fn(*arguments(problem))`` (``fn(p)`` unless
     said) and returns a dict by part name, or, with ``returns``, that one part's array;
@@ -100,6 +102,7 @@ class Gradients:
     returns: str | None = None
     form: tuple[str, str] = ("", "p")
     call: str = ""
+    present: Callable[[Result, Problem, Mapping[str, Any]], Result] | None = None
 
     # -- the words ------------------------------------------------------------------------
     @property
@@ -148,8 +151,9 @@ class Gradients:
             results[part] = result
         results.update(self._unseen(fn, options, [k for k, r in results.items() if r.ok],
                                     results))
-        return Result.combine([self.label(r, p) if self.label else r
-                               for r in results.values()])
+        verdict = Result.combine([self.label(r, p) if self.label else r
+                                  for r in results.values()])
+        return verdict if self.present is None else self.present(verdict, p, answers)
 
     def _refused(self, fn, given: Mapping[str, Any]) -> Result | None:
         """The sentence for an answer not in the one form (arrays by name, a function per

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from contextvars import ContextVar
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -164,8 +162,6 @@ def _summary(parts: list[Result], statuses: list[str], what: str) -> Result:
 
 
 NOT_FROM_YOURS = "not from p"  # the table's word for a row right on the learner's batch only
-# The learner's function's answers on their own batch, kept while one H1 check runs.
-_KEPT: ContextVar[dict | None] = ContextVar("h1_answers", default=None)
 
 
 def _engine(p: Problem) -> dict[str, np.ndarray]:
@@ -181,31 +177,6 @@ def _context(p: Problem, right: Mapping) -> dict[str, dict]:
     """:func:`_contexts` by the table's names, with the tensor and the batch size."""
     return {f"d_{r}": dict(of=r, batch_size=len(p.y), **c)
             for r, c in _contexts(_reference_of(p, right)).items()}
-
-
-@dataclass(frozen=True)
-class _Table(Gradients):
-    """The kind, with its answer laid out as H1's table (one row per tensor)."""
-
-    def check(self, fn, options, given) -> Result:
-        kept: dict = {}
-        token = _KEPT.set(kept)
-        try:
-            result = super().check(fn, options, given)
-        finally:
-            _KEPT.reset(token)
-        if "answers" not in kept:  # nothing was read: the kind's sentence stands
-            return result
-        return _table(result, kept["problem"], kept["answers"])
-
-    def _answers(self, fn, p: Problem):
-        out = super()._answers(fn, p)
-        kept = _KEPT.get()
-        if kept is not None and not kept.get("called"):  # the first run: the learner's batch
-            kept["called"] = True
-            if isinstance(out, dict):
-                kept.update(problem=p, answers=out)
-        return out
 
 
 def _table(result: Result, p: Problem, answers: Mapping) -> Result:
@@ -235,8 +206,8 @@ def _table(result: Result, p: Problem, answers: Mapping) -> Result:
     return table
 
 
-_check_h1 = gradients(_Table(
-    "H1", ANSWERS, problem, _engine, _context, options={"batch": BATCH}),
+_check_h1 = gradients(Gradients(
+    "H1", ANSWERS, problem, _engine, _context, options={"batch": BATCH}, present=_table),
     """``H1(my_h1)``: your ``my_h1(p) -> {"d_picked": ..., ..., "d_W1": ...}`` (every
     ``d_<name>``, by the table's names) on ``H1.problem()``, then on batches drawn at check
     time: a table, one row per tensor, against the engine's ``.grad``. ``batch=`` runs it
