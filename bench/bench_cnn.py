@@ -59,6 +59,7 @@ from timing import (  # noqa: E402
     torch_available,
     torch_blas_source,
     wall_time,
+    worst_difference,
 )
 
 import autograd_core as ag  # noqa: E402
@@ -231,23 +232,6 @@ def _as_arrays(loss, grads: dict, buffers: dict) -> dict:
 
     return {"loss": array(loss), **{k: array(g) for k, g in grads.items()},
             **{k: array(b) for k, b in buffers.items()}}
-
-
-def worst_difference(ours: dict, reference: dict) -> tuple[float, str]:
-    """The largest max|ours - reference| / max|reference| over the float arrays of
-    ``reference`` (all must be in ``ours``), and the name of that array."""
-    missing = sorted(set(reference) - set(ours))
-    if missing:
-        raise AssertionError(f"missing from the step's results: {missing}")
-    worst, where = 0.0, ""
-    for name, ref in reference.items():
-        if ref.dtype.kind == "f":
-            ref = ref.astype(np.float64)
-            scale = max(float(np.abs(ref).max()), 1e-12)
-            diff = float(np.abs(ours[name].astype(np.float64) - ref).max()) / scale
-            if diff >= worst:
-                worst, where = diff, name
-    return worst, where
 
 
 def check_agreement(index: int, data: dict, worker: CNNTorchWorker | None) -> str:

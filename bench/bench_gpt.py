@@ -57,7 +57,6 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # the repository root, for autograd_core
 sys.path.insert(0, str(HERE))
-from bench_transformer import worst_difference  # noqa: E402
 from timing import (  # noqa: E402
     TorchWorker,
     blas_report,
@@ -67,6 +66,7 @@ from timing import (  # noqa: E402
     torch_available,
     torch_blas_source,
     wall_time,
+    worst_difference,
 )
 
 import autograd_core as ag  # noqa: E402

@@ -70,6 +70,7 @@ from timing import (  # noqa: E402
     torch_available,
     torch_blas_source,
     wall_time,
+    worst_difference,
 )
 
 import autograd_core as ag  # noqa: E402
@@ -85,10 +86,6 @@ CASES = [  # (batch, context, d_model, n_heads, d_ff)
 GELUS = ("none", "tanh")  # the block's own (exact, erf), then the tanh approximation
 LR, WEIGHT_DECAY = 1e-3, 1e-2
 TOLERANCE = 1e-4  # max |difference| / max |reference| per array (see worst_difference)
-# Gradients whose largest value is below this share of the largest gradient of the step
-# are zero in exact arithmetic (k_proj.bias: a per-row constant in the scores, which
-# softmax ignores) and compared against that largest gradient instead.
-ZERO_SHARE = 1e-4
 
 
 def case_data(index: int) -> dict:
@@ -243,28 +240,6 @@ class BlockTorchWorker(TorchWorker):
 
 
 # ---------------------------------------------------------------------------- checking
-def worst_difference(ours: dict, reference: dict) -> tuple[float, str]:
-    """The largest max|ours - reference| / max|reference| over the arrays of
-    ``reference`` (all must be in ``ours``), and the name of that array. An array whose
-    largest value is below ``ZERO_SHARE`` of the largest gradient is measured against
-    that largest gradient (it is zero but for rounding)."""
-    missing = sorted(set(reference) - set(ours))
-    if missing:
-        raise AssertionError(f"missing from the step's results: {missing}")
-    largest = max(float(np.abs(r).max()) for k, r in reference.items() if k != "loss")
-    worst, where = 0.0, ""
-    for name, ref in reference.items():
-        ref = ref.astype(np.float64)
-        scale = float(np.abs(ref).max())
-        if name != "loss" and scale < ZERO_SHARE * largest:
-            scale = largest
-        diff = float(np.abs(np.asarray(ours[name], dtype=np.float64) - ref).max())
-        diff /= max(scale, 1e-30)
-        if diff >= worst:
-            worst, where = diff, name
-    return worst, where
-
-
 def check_agreement(index: int, data: dict, worker: BlockTorchWorker) -> str:
     """One step of the engine and of ``sdpa`` from the same state gives the op-for-op
     PyTorch block's loss and gradients (to ``TOLERANCE``), for both GELUs, or

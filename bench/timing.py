@@ -159,3 +159,35 @@ def torch_blas_source() -> str:
 
     return ("from pathlib import Path\n" + inspect.getsource(describe_pools)
             + TORCH_BLAS_ANSWER)
+
+
+# ---------------------------------------------------------------------------- agreement
+# Gradients whose largest value is below this share of the largest gradient of a step are
+# zero in exact arithmetic (a transformer's k_proj.bias: a per-row constant in the scores,
+# which softmax ignores) and are compared against that largest gradient instead.
+ZERO_SHARE = 1e-4
+
+
+def worst_difference(ours: dict, reference: dict) -> tuple[float, str]:
+    """The largest max|ours - reference| / max|reference| over the float arrays of
+    ``reference`` (all must be in ``ours``), and the name of that array: how far one
+    training step of the engine is from PyTorch's. An array whose largest value is below
+    ``ZERO_SHARE`` of the largest gradient is measured against that largest gradient (it
+    is zero but for rounding)."""
+    missing = sorted(set(reference) - set(ours))
+    if missing:
+        raise AssertionError(f"missing from the step's results: {missing}")
+    largest = max(float(np.abs(r).max()) for k, r in reference.items() if k != "loss")
+    worst, where = 0.0, ""
+    for name, ref in reference.items():
+        if ref.dtype.kind != "f":
+            continue
+        ref = ref.astype(np.float64)
+        scale = float(np.abs(ref).max())
+        if name != "loss" and scale < ZERO_SHARE * largest:
+            scale = largest
+        diff = float(np.abs(np.asarray(ours[name], dtype=np.float64) - ref).max())
+        diff /= max(scale, 1e-30)
+        if diff >= worst:
+            worst, where = diff, name
+    return worst, where
