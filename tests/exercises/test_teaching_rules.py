@@ -1205,6 +1205,21 @@ def test_a_sweep_of_the_program_an_item_asks_about_is_seeing_its_answer(exercise
     assert f"{exercise_id}'s own problem" in capsys.readouterr().err
 
 
+def test_s6s_snippet_sweeps_show_its_prediction_only_until_it_is_right(_fresh_watch):
+    """S6's own sweeps (one per head) show what its "predict" check asks; once that check
+    is right, trying them while writing the one-sweep fix shows nothing more."""
+    from widgets.exercises.spot_error import _s6_head
+
+    _s6_head(0).backward()
+    assert seen("S6")
+    reset_progress()
+    result = ex.S6.run("predict", pass_1_reaches={"w1", "wa"}, pass_2_reaches={"w1", "wb"},
+              rules_run_twice=2)
+    assert result.ok, repr(result)
+    _s6_head(1).backward()
+    assert not seen("S6")
+
+
 def _g4_any_graph(ops, loss):
     """A right G4: the ops the loss reaches, each after every reached op that read it."""
     reads = {name: set(inputs) for name, inputs in ops}

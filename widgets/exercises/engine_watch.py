@@ -53,6 +53,10 @@ _SWEPT: dict[str, list[tuple[str, tuple]]] = {}
 _RECORDED: dict[str, list[tuple[str, tuple]]] = {}
 _ASKED: dict[str, list] = {}  # item -> [(a function that records its program, shown_by)]
 _FORWARD_SHOWS: set[str] = set()  # items whose answer any op run on their problem shows
+# items whose program shows the answer of one of their checks only (S6's "predict": its
+# "fixed" check asks for one sweep, and trying the snippet's own sweeps while writing it
+# shows nothing once the prediction is right)
+_ONLY_FOR: dict[str, str] = {}
 
 
 class _ProblemWatch(Observer):
@@ -108,11 +112,13 @@ def hand_out(item: str, problem) -> None:
         observers.append(_WATCH)
 
 
-def asks_about(item: str, program, shown_by: str = "sweep") -> None:
+def asks_about(item: str, program, shown_by: str = "sweep", check: str | None = None) -> None:
     """Note that ``item`` asks about the graph ``program()`` records (its output's), and
     start the watch: the learner's sweep through a graph of that shape (``shown_by="sweep"``:
     the order, the gradients), or recording one (``"record"``: the ops it records), shows
-    the answer."""
+    the answer; with ``check``, the answer of that check only, until it is right."""
+    if check is not None:
+        _ONLY_FOR[item] = check
     root = program().grad_fn
     _ASKED.setdefault(item, []).append((program, shown_by))
     table = {"sweep": _SWEPT, "record": _RECORDED}[shown_by]
@@ -216,8 +222,14 @@ def _whose(array: np.ndarray) -> str | None:
 
 
 def _shown(item: str) -> None:
-    if store.read_item(item)["solved"] is not None:
+    entry = store.read_item(item)
+    if entry["solved"] is not None:
         return
+    check = _ONLY_FOR.get(item)
+    if check is not None:
+        parts = [p for key, p in entry["parts"].items() if key.startswith(f"{check}:")]
+        if parts and all(p.get("ever") for p in parts):
+            return  # that check is answered already: nothing left to show
     gate.measured(item, "solution")
     if item not in _SAID and not gate.is_quiet():
         _SAID.add(item)

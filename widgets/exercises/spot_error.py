@@ -10,6 +10,8 @@ G10 and G12 (in ``backprop_bugs``) have snippets too; every snippet is text in
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 import autograd_core as ag
@@ -21,7 +23,7 @@ from ..feedback.check import check_gradient
 from ..feedback.context import Mistake
 from ..feedback.result import Result
 from ..lessons.report import Report
-from . import learner
+from . import engine_watch, learner
 from .array_answers import NOT_FROM_P, UNSEEN
 from .exercise import Exercise, register
 from .function_cases import Derivation, deriving, not_closed_form
@@ -636,3 +638,12 @@ def _check_s6(fn=None) -> Result:
 
 
 register(Exercise("S6", "spot_error", {"fixed": _check_s6, "predict": predicting(_s6_facts)}))
+
+
+def _s6_head(which: int):
+    """One head's loss on the snippet's data: a sweep from it is one of the snippet's two."""
+    return _s6_losses(*_s6_leaves().values())[which]
+
+
+for _which in (0, 1):  # the snippet's sweeps, run by the learner, show what "predict" asks
+    engine_watch.asks_about("S6", partial(_s6_head, _which), check="predict")
