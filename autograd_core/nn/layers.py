@@ -201,7 +201,7 @@ class LayerNorm(Module):
 
     Parameters (PyTorch's): ``weight`` (ones) and ``bias`` (zeros), both of shape
     ``normalized_shape``, when ``elementwise_affine``; ``bias=False`` drops the bias.
-    in the default dtype.
+    In the default dtype.
 
     >>> LayerNorm(4)
     LayerNorm((4,), eps=1e-05, elementwise_affine=True, bias=True)
@@ -236,7 +236,7 @@ class RMSNorm(Module):
     ``eps=None``: the machine epsilon of the input's dtype, as in PyTorch.
 
     Parameter (PyTorch's): ``weight`` (ones, shape ``normalized_shape``) when
-    ``elementwise_affine``. in the default dtype.
+    ``elementwise_affine``. In the default dtype.
 
     >>> RMSNorm((3, 4))
     RMSNorm((3, 4), eps=None, elementwise_affine=True)
