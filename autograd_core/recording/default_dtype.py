@@ -1,6 +1,6 @@
 """The one default floating dtype: what creation functions (``zeros``, ``ones``,
-``randn``, ``rand``, ``full``, ``tensor`` of Python floats) and layers' parameters get
-when no ``dtype`` is given.
+``randn``, ``rand``, ``arange`` of floats, ``tensor`` of Python floats) and layers'
+parameters get when no ``dtype`` is given.
 
 It is float64, so that gradient checks by finite differences are exact to about 1e-10
 out of the box (the design's choice; PyTorch's default is float32).

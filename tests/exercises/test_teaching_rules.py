@@ -1214,7 +1214,7 @@ def test_s6s_snippet_sweeps_show_its_prediction_only_until_it_is_right(_fresh_wa
     assert seen("S6")
     reset_progress()
     result = ex.S6.run("predict", pass_1_reaches={"w1", "wa"}, pass_2_reaches={"w1", "wb"},
-              rules_run_twice=2)
+                       rules_run_twice=2)
     assert result.ok, repr(result)
     _s6_head(1).backward()
     assert not seen("S6")
