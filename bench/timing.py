@@ -177,7 +177,8 @@ def worst_difference(ours: dict, reference: dict) -> tuple[float, str]:
     missing = sorted(set(reference) - set(ours))
     if missing:
         raise AssertionError(f"missing from the step's results: {missing}")
-    largest = max(float(np.abs(r).max()) for k, r in reference.items() if k != "loss")
+    largest = max(float(np.abs(r).max()) for k, r in reference.items()
+                  if k != "loss" and r.dtype.kind == "f")
     worst, where = 0.0, ""
     for name, ref in reference.items():
         if ref.dtype.kind != "f":
