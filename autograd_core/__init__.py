@@ -60,6 +60,7 @@ from .ops.api import (
     sum,
     tanh,
     topk,
+    trace,
     transpose,
     tril,
     triu,
@@ -115,11 +116,11 @@ __all__ = [
     "amax", "amin", "einsum",
     "topk", "sort", "argsort", "roll", "multinomial", "from_numpy", "device", "save", "load",
     "double", "float16", "half", "int64", "long", "int32", "int16", "short", "int8", "uint8",
-    "get_default_dtype", "set_default_dtype", "nn", "optim",
+    "get_default_dtype", "set_default_dtype", "nn", "optim", "trace", "linalg",
 ]
 
 _attach_tensor_maths()  # x + y, x.exp(), x.backward(): tensor_methods.py
 
-from . import nn, optim  # noqa: E402 - layers and optimizers build on everything above
+from . import linalg, nn, optim  # noqa: E402 - linalg, layers and optimizers build on all above
 
 _keep_freed_memory()  # fewer page faults per training step (glibc only): tools/allocator.py

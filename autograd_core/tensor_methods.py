@@ -15,7 +15,7 @@ from types import FunctionType
 
 import numpy as np
 
-from . import errors
+from . import errors, linalg
 from .ops import api as F
 from .ops import elementwise as _ew
 from .recording import creation
@@ -188,6 +188,15 @@ class TensorMaths:
 
     def triu(self, diagonal: int = 0) -> Tensor:
         return F.triu(self, diagonal)
+
+    def trace(self) -> Tensor:
+        return F.trace(self)
+
+    def det(self) -> Tensor:
+        return linalg.det(self)
+
+    def inverse(self) -> Tensor:
+        return linalg.inv(self)
 
     def cumsum(self, dim: int, *, dtype=None) -> Tensor:
         return F.cumsum(self, dim, dtype=dtype)

@@ -20,6 +20,8 @@ family          messages of
 ``attention``   scaled_dot_product_attention, MultiheadAttention
 ``masking``     masked_fill, tril/triu, cumsum, flip, pad, gather, scatter_add
 ``einsum``      einsum: its equation and operands
+``linalg``      det, inv, solve, slogdet and trace: shapes, dtypes, a singular
+                matrix
 ``norms``       layer_norm, rms_norm: normalized_shape, weight and bias shapes, eps
 ``modules``     nn.Module, the layers' options, nn.init
 ``optim``       the optimizers
@@ -147,6 +149,15 @@ from .functional import (
     pool_padding,
     same_padding_strided,
     target_batch_size,
+)
+from .linalg import (
+    linalg_dtype,
+    linalg_dtypes_differ,
+    linalg_not_square,
+    linalg_too_few_dims,
+    singular,
+    solve_shapes,
+    trace_not_matrix,
 )
 from .masking import (
     fill_value_dims,

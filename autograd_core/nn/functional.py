@@ -35,8 +35,8 @@ from ..ops import conv as _conv
 from ..ops import layer_norm as _layer_norm
 from ..ops import masking as _masking
 from ..ops import nn_ops, normalization, pooling
-from ..ops.api import _as_tensor as _tensor_like
 from ..ops.api import log_softmax, relu, sigmoid, softmax, tanh
+from ..ops.api import tensor_operand as _tensor_like
 from ..recording import creation
 from ..recording.grad_mode import no_grad
 from ..recording.tensor import Tensor, tensor

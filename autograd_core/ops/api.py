@@ -22,6 +22,7 @@ from ..recording.tensor import Tensor, tensor
 from . import einsum as es
 from . import elementwise as ew
 from . import indexing, joining, reductions
+from . import linalg as la
 from . import masking as mk
 from . import matmul as mm
 from . import scatter as sc
@@ -38,7 +39,7 @@ __all__ = [
     "expand", "cat", "stack", "split", "softmax", "log_softmax", "logsumexp", "getitem",
     "astype", "clone",
     "masked_fill", "tril", "triu", "cumsum", "flip", "gather", "scatter_add",
-    "amax", "amin", "einsum", "topk", "sort", "argsort", "roll",
+    "amax", "amin", "einsum", "topk", "sort", "argsort", "roll", "trace",
 ]
 
 
@@ -52,7 +53,7 @@ def _check_operand(op: str, x):
     raise errors.not_a_tensor(op, x)
 
 
-def _as_tensor(name: str, a) -> Tensor:
+def tensor_operand(name: str, a) -> Tensor:
     """``a`` as a Tensor if it is tensor-like (an array, a number, nested lists), else a
     sentence naming the op (for a dict, a string, None) instead of a NumPy error from
     deep inside the op."""
@@ -61,13 +62,13 @@ def _as_tensor(name: str, a) -> Tensor:
 
 
 def _one_tensor(fn):
-    """Let ``fn(a, ...)`` take anything tensor-like as ``a`` (see ``_as_tensor``)."""
+    """Let ``fn(a, ...)`` take anything tensor-like as ``a`` (see ``tensor_operand``)."""
     name = fn.__name__
 
     @wraps(fn)
     def checked(a, *args, **kwargs):
         if a.__class__ is not Tensor:
-            a = _as_tensor(name, a)
+            a = tensor_operand(name, a)
         return fn(a, *args, **kwargs)
 
     return checked
@@ -79,7 +80,7 @@ def _unary(op_class):
 
     def function(a) -> Tensor:
         if a.__class__ is not Tensor:
-            a = _as_tensor(name, a)
+            a = tensor_operand(name, a)
         return op_class.apply(a)
 
     return _named_after(op_class, function)
@@ -208,7 +209,7 @@ def min(a, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
 
 
 def _shared_extremum(op, input, dim, keepdim) -> Tensor:  # noqa: A002 - PyTorch's name
-    a = input if input.__class__ is Tensor else _as_tensor(op.name, input)
+    a = input if input.__class__ is Tensor else tensor_operand(op.name, input)
     axes = normalize_axes(dim, a.ndim, op.name)
     _refuse_empty(op, a, axes)
     return op.apply(a, axis=axes, keepdims=bool(keepdim))
@@ -236,6 +237,16 @@ def var(a, dim=None, keepdim=False, *, correction=1, axis=None, keepdims=None,
     axes, keep = _reduce_args(a, dim, keepdim, axis, keepdims, "var")
     return reductions.Var.apply(a, axis=axes, keepdims=keep,
                                 correction=correction if ddof is None else ddof)
+
+
+# -- trace (ops/linalg.py; det, inv, solve and slogdet are in autograd_core/linalg.py) ------
+def trace(input: Tensor) -> Tensor:  # noqa: A002
+    """The sum of the main diagonal of one matrix (any m by n), as ``torch.trace``: its
+    gradient is the upstream gradient on the diagonal and 0 elsewhere."""
+    a = input if input.__class__ is Tensor else tensor_operand("trace", input)
+    if a.ndim != 2:
+        raise errors.trace_not_matrix(a.shape)
+    return la.Trace.apply(a)
 
 
 # -- einsum (ops/einsum.py, which reads the equation) -------------------------------------
@@ -414,7 +425,7 @@ def masked_fill(input: Tensor, mask: Tensor, value: float | Tensor) -> Tensor:  
     """``value`` where ``mask`` (a bool tensor, broadcast against input) is True, input
     elsewhere. The gradient reaches input where the mask is False; a 0-d tensor ``value``
     that requires grad gets the gradient summed over where the mask is True."""
-    a = input if input.__class__ is Tensor else _as_tensor("masked_fill", input)
+    a = input if input.__class__ is Tensor else tensor_operand("masked_fill", input)
     mask = mk.check_mask(mask)
     value = mk.check_fill_value("masked_fill", value, a.dtype)
     mask_shape = np.shape(mask._data if isinstance(mask, Tensor) else mask)
@@ -428,21 +439,21 @@ def masked_fill(input: Tensor, mask: Tensor, value: float | Tensor) -> Tensor:  
 def tril(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
     """The lower triangle over the last two dims (batched): entries above the
     ``diagonal``-th diagonal (0: the main one, > 0 above it, < 0 below) set to 0."""
-    a = input if input.__class__ is Tensor else _as_tensor("tril", input)
+    a = input if input.__class__ is Tensor else tensor_operand("tril", input)
     return mk.Tril.apply(a, diagonal=mk.check_triangle("tril", a, diagonal))
 
 
 def triu(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
     """The upper triangle over the last two dims (batched): entries below the
     ``diagonal``-th diagonal set to 0."""
-    a = input if input.__class__ is Tensor else _as_tensor("triu", input)
+    a = input if input.__class__ is Tensor else tensor_operand("triu", input)
     return mk.Triu.apply(a, diagonal=mk.check_triangle("triu", a, diagonal))
 
 
 def cumsum(input: Tensor, dim: int, *, dtype=None) -> Tensor:  # noqa: A002
     """Running sums along ``dim``: out[j] = input[0] + ... + input[j]. ``dtype`` converts
     the input first; integer and bool inputs sum as int64, as in PyTorch."""
-    a = input if input.__class__ is Tensor else _as_tensor("cumsum", input)
+    a = input if input.__class__ is Tensor else tensor_operand("cumsum", input)
     dim = normalize_dim(mk.check_int("cumsum", "dim", 2, dim), a.ndim)
     if dtype is not None:
         a = astype(a, dtype)
@@ -452,14 +463,14 @@ def cumsum(input: Tensor, dim: int, *, dtype=None) -> Tensor:  # noqa: A002
 def flip(input: Tensor, dims: Sequence[int]) -> Tensor:  # noqa: A002
     """A copy with the order of the entries reversed along each dim in ``dims`` (a tuple
     or list of ints)."""
-    a = input if input.__class__ is Tensor else _as_tensor("flip", input)
+    a = input if input.__class__ is Tensor else tensor_operand("flip", input)
     return mk.Flip.apply(a, dims=mk.check_flip_dims(dims, a.ndim))
 
 
 def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:  # noqa: A002
     """Values read along ``dim`` at ``index`` (an int64/int32 tensor with as many dims as
     input): out[i][j] = input[i][index[i][j]] for dim=1; out has the index's shape."""
-    a = input if input.__class__ is Tensor else _as_tensor("gather", input)
+    a = input if input.__class__ is Tensor else tensor_operand("gather", input)
     dim = sc.check_gather("gather", a, dim, index)
     return sc.Gather.apply(a, index, dim=dim)
 
@@ -467,7 +478,7 @@ def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:  # noqa: A002
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:  # noqa: A002
     """A copy of input with ``src`` added along ``dim`` at ``index``: for dim=1,
     out[i][index[i][j]] += src[i][j]; repeated indices add up. src has input's dtype."""
-    a = input if input.__class__ is Tensor else _as_tensor("scatter_add", input)
+    a = input if input.__class__ is Tensor else tensor_operand("scatter_add", input)
     dim = sc.check_gather("scatter_add", a, dim, index, src)
     return sc.ScatterAdd.apply(a, index, src, dim=dim)
 
@@ -514,7 +525,7 @@ SortResult = namedtuple("sort", ["values", "indices"])
 def _sorted_along(op: str, input, dim, descending: bool) -> tuple:  # noqa: A002
     """(tensor, dim, indices) for sort/topk/argsort: ``dim`` non-negative (0 for a 0-d
     input) and the stable sorting indices of the values along it, int64."""
-    a = input if input.__class__ is Tensor else _as_tensor(op, input)
+    a = input if input.__class__ is Tensor else tensor_operand(op, input)
     dim = normalize_dim(mk.check_int(op, "dim", 2, dim), a.ndim)
     data = a._data if a.ndim else a._data.reshape(1)
     return a, dim, so.sorting_indices(data, dim, bool(descending))
@@ -564,7 +575,7 @@ def roll(input: Tensor, shifts: int | Sequence[int],  # noqa: A002
     """The entries shifted by ``shifts`` along ``dims``, those pushed past the end coming
     back at the start, as ``torch.roll``; with no ``dims`` the tensor is flattened,
     rolled and given its shape back. The gradient is rolled back."""
-    a = input if input.__class__ is Tensor else _as_tensor("roll", input)
+    a = input if input.__class__ is Tensor else tensor_operand("roll", input)
     many = isinstance(shifts, tuple | list)
     shift_list = mk.check_ints("roll", "shifts", 2, shifts) if many else \
         (mk.check_int("roll", "shifts", 2, shifts),)

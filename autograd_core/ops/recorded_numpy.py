@@ -34,6 +34,7 @@ from .activations import NormalCdf
 from .conv import Conv2d, Conv2dInputGrad, Conv2dWeightGrad, input_grad_of, weight_grad_of
 from .einsum import Einsum
 from .indexing import GetItem, IndexBackward
+from .linalg import Inv, Solve
 from .masking import Pad
 from .nn_ops import one_hot, target_distribution
 from .pooling import AvgPool2d, AvgPool2dBackward, MaxPool2dBackward, MaxPool2dGather
@@ -211,11 +212,13 @@ for _name, _engine in dict(exp=F.exp, log=F.log, sin=F.sin, cos=F.cos, tanh=F.ta
                            conv2d=_rule_conv2d, conv2d_input_grad=_rule_conv2d_input_grad,
                            conv2d_weight_grad=_rule_conv2d_weight_grad,
                            einsum=lambda equation, *arrays: Einsum.apply(
-                               *arrays, equation=equation)).items():
+                               *arrays, equation=equation),
+                           inv=Inv.apply, solve=Solve.apply).items():
     setattr(rule.RECORDED, _name, _on_tensors(getattr(rule.PLAIN, _name), _engine))
 for _function in (np.count_nonzero, one_hot, target_distribution):  # of a target's values
     setattr(rule.RECORDED, _function.__name__, _on_values(_function))
-for _name in ("pi", "e", "inf", "nan", "argsort", "negative", "arange", "nan_to_num", "zeros"):
+for _name in ("pi", "e", "inf", "nan", "argsort", "negative", "arange", "nan_to_num", "zeros",
+              "eye"):
     setattr(rule.RECORDED, _name, getattr(np, _name))
 rule.RECORDED.rows = rule.rows  # a reshape: Tensors have it too
 for _name in ("select", "narrow", "offset", "gradient_plan", "constant_arrays"):  # as is

@@ -28,7 +28,8 @@ LAYERS = [
     ("transforms", ("func",)),
     ("nn and optim", ("nn", "optim")),
     ("tools", ("tools",)),
-    ("public names", ("__init__", "autograd", "utils", "tensor_methods", "serialization")),
+    ("public names", ("__init__", "autograd", "utils", "tensor_methods", "serialization",
+                      "linalg")),
 ]
 
 

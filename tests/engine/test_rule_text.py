@@ -28,6 +28,7 @@ import autograd_core as ag
 import autograd_core.ops
 from autograd_core.ops import activations as act
 from autograd_core.ops import conv, indexing, joining, matmul, nn_ops, normalization, pooling
+from autograd_core.ops import linalg as la
 from autograd_core.ops import einsum as es
 from autograd_core.ops import elementwise as ew
 from autograd_core.ops import layer_norm as ln
@@ -89,6 +90,12 @@ def positive(rng, *shape):
 def small_ints(rng, *shape):
     """Values in {-2, ..., 2}: ties and zeros (kinks) come up often, on purpose."""
     return rng.integers(-2, 3, shape).astype(np.float64)
+
+
+def invertible(rng, *batch_and_side):
+    """Matrices (..., n, n) well away from singular: X + 2n·I, X standard normal."""
+    *batch, side = batch_and_side
+    return real(rng, *batch, side, side) + 2 * side * np.eye(side)
 
 
 def unary(values):
@@ -168,6 +175,13 @@ EXAMPLES: dict[type[Function], Callable] = {
                                   dict(dtype=np.dtype(np.float64)))],
     ew.Clone: lambda rng: [Example((real(rng, 3),), dict(dtype=np.dtype(np.float64)))],
     matmul.MatMul: lambda rng: [Example((real(rng, 3, 4), real(rng, 4, 2)))],
+    la.Det: lambda rng: [Example((invertible(rng, 3),)), Example((invertible(rng, 2, 3),))],
+    la.LogAbsDet: lambda rng: [Example((invertible(rng, 3),)),
+                               Example((invertible(rng, 2, 3),))],
+    la.Inv: lambda rng: [Example((invertible(rng, 3),)), Example((invertible(rng, 2, 3),))],
+    la.Solve: lambda rng: [Example((invertible(rng, 3), real(rng, 3, 2))),
+                           Example((invertible(rng, 2, 3), real(rng, 3, 1)))],
+    la.Trace: lambda rng: [Example((real(rng, 3, 3),)), Example((real(rng, 2, 4),))],
     sh.Reshape: lambda rng: [Example((real(rng, 2, 6),), dict(shape=(3, 4)))],
     sh.Permute: lambda rng: [Example((real(rng, 2, 3, 4),), dict(axes=(2, 0, 1)))],
     sh.Expand: lambda rng: [Example((real(rng, 3, 1),), dict(shape=(2, 3, 4)))],
@@ -478,6 +492,54 @@ def _einsum_reference(run: Run) -> list:
     return grads
 
 
+# linear algebra, entry by entry: the cofactor C_ij = (-1)^(i+j) det(A without row i and
+# column j) is how det(A) changes with A_ij (Laplace's expansion along row i); and A⁻¹
+# changes with A_ij as -A⁻¹ E_ij A⁻¹ (E_ij: 1 at (i, j), else 0), so X = A⁻¹B as
+# -A⁻¹ E_ij X, and with B_ij as A⁻¹ E_ij
+def _cofactors(a: np.ndarray) -> np.ndarray:
+    c = np.zeros_like(a)
+    for *batch, i, j in np.ndindex(a.shape):
+        minor = np.delete(np.delete(a[tuple(batch)], i, axis=0), j, axis=1)
+        c[(*batch, i, j)] = (-1) ** (i + j) * np.linalg.det(minor)
+    return c
+
+
+def _det_reference(run: Run) -> list:
+    return [run.g[..., None, None] * _cofactors(run.inputs[0])]
+
+
+def _logabsdet_reference(run: Run) -> list:
+    a = run.inputs[0]
+    return [run.g[..., None, None] * _cofactors(a) / np.linalg.det(a)[..., None, None]]
+
+
+def _one_hot(shape: tuple, i: int, j: int) -> np.ndarray:
+    e = np.zeros(shape)
+    e[..., i, j] = 1.0
+    return e
+
+
+def _inverse_reference(run: Run) -> list:
+    a = run.inputs[0]
+    inverse, da = np.linalg.inv(a), np.zeros_like(a)
+    for i, j in np.ndindex(a.shape[-2:]):
+        change = -inverse @ _one_hot(a.shape, i, j) @ inverse
+        da[..., i, j] = np.sum(run.g * change, axis=(-2, -1))
+    return [da]
+
+
+def _solve_reference(run: Run) -> list:
+    a, b = run.inputs
+    inverse, x = np.linalg.inv(a), np.linalg.solve(a, b)
+    da, db = np.zeros_like(a), np.zeros(np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+                                        + b.shape[-2:])
+    for i, j in np.ndindex(a.shape[-2:]):
+        da[..., i, j] = np.sum(run.g * (-inverse @ _one_hot(a.shape, i, j) @ x), axis=(-2, -1))
+    for i, j in np.ndindex(b.shape[-2:]):
+        db[..., i, j] = np.sum(run.g * (inverse @ _one_hot(b.shape, i, j)), axis=(-2, -1))
+    return [da, db.sum(axis=tuple(range(db.ndim - b.ndim)))]  # over batches b was broadcast to
+
+
 # -- the tests -------------------------------------------------------------------------------
 # Ops that only ever appear on the graph of a recorded backward (create_graph), whose
 # rules name the op they are adjoint to: their values and derivatives are checked
@@ -504,7 +566,8 @@ def test_the_rule_run_as_numpy_gives_what_backward_gives(op):
 
 
 # Rules that run as code but call a whole operation by name (padded, gather, scatter_add,
-# conv2d's adjoints, the pools' backward ops, einsum's gradient plan, narrow) or sum over
+# conv2d's adjoints, the pools' backward ops, einsum's gradient plan, narrow, inv,
+# solve) or sum over
 # several axes at once (batch norm): each is also held to a reference written
 # independently of it (element by element, or in closed form).
 WRITTEN_OUT = {mk.Pad: _pad_reference, sc.Gather: _gather_reference,
@@ -514,6 +577,8 @@ WRITTEN_OUT = {mk.Pad: _pad_reference, sc.Gather: _gather_reference,
                normalization.BatchNormEval: _batch_norm_reference(training=False),
                conv.Conv2d: _conv2d_reference, joining.Cat: _cat_reference,
                es.Einsum: _einsum_reference,
+               la.Det: _det_reference, la.LogAbsDet: _logabsdet_reference,
+               la.Inv: _inverse_reference, la.Solve: _solve_reference,
                pooling.MaxPool2d: _pool_reference(_to_first_maximum),
                pooling.AvgPool2d: _pool_reference(
                    lambda window, g: np.full(window.shape, g / window.size))}

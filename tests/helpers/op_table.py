@@ -20,6 +20,7 @@ from attention_strategies import attention_inputs
 from class_loss_strategies import class_targets
 from einsum_strategies import einsum_equations, einsum_operands, reduce_dims
 from hypothesis import strategies as st
+from linalg_strategies import matrices, solve_operands, square_matrices
 from masking_strategies import causal_scores, flips, gathers, masked, pads, triangles
 from strategies import (
     CLIP_BOUNDS,
@@ -441,6 +442,16 @@ CASES: list[Case] = [
          _drawn(gathers(scatter=True))),
     Case("scatter_add_method", lambda lib, a, src, dim, index: a.scatter_add(dim, index, src),
          _drawn(gathers(scatter=True))),
+    # linear algebra (ops/linalg.py), on matrices kept well away from singular
+    Case("linalg_det", lambda lib, a: lib.linalg.det(a), _drawn(square_matrices())),
+    Case("det_method", lambda lib, a: a.det(), _drawn(square_matrices())),
+    Case("linalg_inv", lambda lib, a: lib.linalg.inv(a), _drawn(square_matrices())),
+    Case("inverse_method", lambda lib, a: a.inverse(), _drawn(square_matrices())),
+    Case("linalg_slogdet", lambda lib, a: lib.linalg.slogdet(a).logabsdet,
+         _drawn(square_matrices())),
+    Case("linalg_solve", lambda lib, a, b: lib.linalg.solve(a, b), _drawn(solve_operands())),
+    Case("trace", lambda lib, a: lib.trace(a), _drawn(matrices())),
+    Case("trace_method", lambda lib, a: a.trace(), _drawn(matrices())),
     # ordering (ops/sorting.py): sort and topk are gathers at sorting indices; roll
     Case("topk", lambda lib, a, k, dim, flag: lib.topk(a, k, dim, largest=flag).values,
          sorting(topk=True)),
