@@ -28,10 +28,10 @@ import autograd_core as ag
 import autograd_core.ops
 from autograd_core.ops import activations as act
 from autograd_core.ops import conv, indexing, joining, matmul, nn_ops, normalization, pooling
-from autograd_core.ops import linalg as la
 from autograd_core.ops import einsum as es
 from autograd_core.ops import elementwise as ew
 from autograd_core.ops import layer_norm as ln
+from autograd_core.ops import linalg as la
 from autograd_core.ops import masking as mk
 from autograd_core.ops import reductions as red
 from autograd_core.ops import scatter as sc

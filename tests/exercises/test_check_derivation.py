@@ -255,3 +255,57 @@ def test_a_missing_path_that_is_zero_on_the_given_shapes_is_caught():
     assert np.allclose(((x.sum(1, keepdims=True) - x) ** 2), 0)  # a trap: the path is zero
     result = check_derivation(f, {"x": without_it}, shapes)
     assert not result.ok and "axis of size 1 made longer" in result.message, result.message
+
+
+# -- never a traceback: what used to escape as NumPy's or Python's own words (issue #41) ----
+def _tanh_sum(x, W):
+    return ag.tanh(x @ W).sum()
+
+
+TANH_SHAPES = {"x": (4, 3), "W": (3, 2)}
+
+
+def _fails_after(calls: int):
+    """An f that runs ``calls`` times, then raises (as f does when a later draw gives
+    labels out of range)."""
+    ran = [0]
+
+    def f(x):
+        ran[0] += 1
+        if ran[0] > calls:
+            raise IndexError("index 3 is out of bounds for axis 0 with size 3")
+        return (x * x).sum()
+    return f
+
+
+@pytest.mark.parametrize(("f", "formulas", "shapes", "options", "words", "code"), [
+    (_fails_after(4), {"x": "2*x"}, {"x": (3,)}, {},
+     "f raised IndexError on shapes x (3,), draw 2", "f"),
+    (_tanh_sum, {"W": "x.T @ g"}, TANH_SHAPES, {}, "no g to multiply by", "scalar_upstream"),
+    (_tanh_sum, {"W": lambda x, W, g: x.T @ g}, TANH_SHAPES, {}, "no g to multiply by",
+     "scalar_upstream"),
+    (_tanh_sum, {"W": lambda x, W: x @ (1 - np.tanh(x @ W) ** 2)}, TANH_SHAPES, {},
+     "a matrix product (@) whose inner sizes 3 and 4 differ", "shapes"),
+    (_tanh_sum, {"W": "x @ (1 - tanh(x @ W)**2)"}, TANH_SHAPES, {},
+     "`x @ (1 - tanh(x @ W) ** 2)` is a matrix product (@) of shapes (4, 3) and (4, 2)",
+     "shapes"),
+    (_tanh_sum, {"W": lambda x, W: x.T * (1 - np.tanh(x @ W) ** 2)}, TANH_SHAPES, {},
+     "an elementwise operation between shapes (3, 4) and (4, 2), which do not line up",
+     "shapes"),
+    (_tanh_sum, {"W": "x.T @ (1 - tanh(x @ W)**2)"}, TANH_SHAPES, {"draws": 0},
+     "a whole number of at least 1", "draws"),
+    (_tanh_sum, {"W": "x.T @ (1 - tanh(x @ W)**2)"}, TANH_SHAPES, {"draws": 2.5},
+     "a whole number of at least 1", "draws"),
+], ids=["later draw", "g of a scalar (text)", "g of a scalar (function)", "@ sizes",
+        "@ sizes (text)", "broadcast", "draws=0", "draws=2.5"])
+def test_what_used_to_escape_gets_one_sentence(f, formulas, shapes, options, words, code):
+    result = check_derivation(f, formulas, shapes, **options)
+    assert not result.ok and words in result.message and result.diagnosis == code
+    assert "gufunc" not in result.message and "Traceback" not in result.message
+
+
+def test_sizes_given_as_numpy_integers_are_read_as_sizes():
+    result = check_derivation(_tanh_sum, {"W": "x.T @ (1 - tanh(x @ W)**2)"},
+                              {"x": (np.int64(4), np.int32(3)), "W": (3, 2)},
+                              draws=np.int64(2))
+    assert result.ok and "2 random draws" in result.message

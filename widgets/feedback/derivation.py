@@ -31,7 +31,7 @@ from autograd_core.recording.tensor import Tensor
 from autograd_core.sweep.engine import backward_steps
 
 from .check import check_gradient
-from .formula_text import FormulaError, read_formula
+from .formula_text import FormulaError, read_formula, shape_mismatch
 from .result import Result
 
 DRAWS = 3  # random draws per set of shapes
@@ -166,12 +166,16 @@ def check_derivation(f: Callable, formulas: Mapping[str, Callable],
     if not isinstance(shapes, Mapping) or not shapes:
         return _problem("shapes should be a dict giving a shape for each input of f, e.g. "
                         "shapes={'x': (4, 3), 'W': (3, 2)}.")
-    bad = [k for k, s in shapes.items()
-           if not (isinstance(s, tuple | list) and all(isinstance(n, int) and n >= 1
-                                                       for n in s))]
+    bad = [k for k, s in shapes.items() if not (isinstance(s, tuple | list)
+                                                and all(_is_size(n) for n in s))]
     if bad:
         return _problem(f"The shape of {bad[0]} should be a tuple of positive sizes, e.g. "
                         f"(4, 3); you gave {shapes[bad[0]]!r}.")
+    shapes = {k: tuple(int(n) for n in s) for k, s in shapes.items()}
+    if not _is_size(draws):
+        return _problem(f"draws is how many random draws each set of shapes is checked on: a "
+                        f"whole number of at least 1 (the default is {DRAWS}); you gave "
+                        f"{draws!r}.", code="draws")
     if not isinstance(formulas, Mapping) or not formulas:
         return _problem("formulas should be a dict of your derivations, e.g. "
                         "{'W': lambda x, W: ...}.")
@@ -199,25 +203,48 @@ def check_derivation(f: Callable, formulas: Mapping[str, Callable],
                         f"arrays; you gave {type(formulas[not_callable[0]]).__name__}.",
                         name=f"d{not_callable[0]}")
     try:
-        _forward(f, {k: np.random.default_rng(seed).standard_normal(s)
-                     for k, s in shapes.items()})
+        _, first = _forward(f, {k: np.random.default_rng(seed).standard_normal(s)
+                                for k, s in shapes.items()})
     except Exception as exc:
         return _problem(f"f could not run on your shapes ({_shape_words(shapes)}): "
                         f"{type(exc).__name__}: {str(exc)[:200]}", code="f")
+    if first.numel() == 1:
+        with_g = [k for k, v in formulas.items() if _uses_g(v)]
+        if with_g:
+            return _problem(f"Your formula for d{with_g[0]} uses the upstream gradient g, but "
+                            "f returns a single number: its own gradient is 1, so there is "
+                            "no g to multiply by. Leave g out of the formula.",
+                            name=f"d{with_g[0]}", code="scalar_upstream")
 
     variants = shape_variants(f, shapes)
     rng = np.random.default_rng(seed)
     for variant, reveals in variants:
         for draw in range(1, draws + 1):
             arrays = {k: rng.standard_normal(s) for k, s in variant.items()}
-            tensors, out = _forward(f, arrays)
+            try:
+                tensors, out = _forward(f, arrays)
+            except Exception as exc:
+                return _problem(f"f raised {type(exc).__name__} on shapes "
+                                f"{_shape_words(variant)}, draw {draw}: {str(exc)[:160]}. "
+                                "Each input is drawn from a standard normal, so f must run "
+                                "on any real values of these shapes.", code="f")
             g = None if out.numel() == 1 else rng.standard_normal(tuple(out.shape))
             grads, paths = _sweep(tensors, out, g)
             for name, formula in formulas.items():
                 label = f"d{name}"
                 try:
                     answer = _call(formula, arrays, g)
+                except FormulaError as exc:
+                    return _problem(f"Your formula for {label}, on shapes "
+                                    f"{_shape_words(variant)}: {exc}.", name=label,
+                                    code="shapes")
                 except Exception as exc:
+                    mismatch = (shape_mismatch(exc) if isinstance(exc, ValueError)
+                                else None)
+                    if mismatch is not None:
+                        return _problem(f"Your formula for {label} has {mismatch}, on shapes "
+                                        f"{_shape_words(variant)}.", name=label,
+                                        code="shapes")
                     return _problem(f"Your formula for {label} raised {type(exc).__name__} "
                                     f"on shapes {_shape_words(variant)}: {str(exc)[:160]}",
                                     name=label, code="raised")
@@ -244,6 +271,11 @@ def check_derivation(f: Callable, formulas: Mapping[str, Callable],
     return Result(True, f"Your formulas for {names} match the engine's gradients on {draws} "
                         f"random draws on each of {len(variants)} sets of shapes.",
                   diagnosis="correct")
+
+
+def _is_size(n) -> bool:
+    """A whole number of at least 1 (a NumPy integer too, never a bool)."""
+    return isinstance(n, int | np.integer) and not isinstance(n, bool | np.bool_) and n >= 1
 
 
 def _batch_size(shapes: Mapping[str, tuple]) -> int | None:

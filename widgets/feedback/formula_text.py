@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import operator
+import re
 from collections.abc import Callable, Iterable
 
 import numpy as np
@@ -34,6 +35,38 @@ _COMPARE = {ast.Gt: operator.gt, ast.Lt: operator.lt, ast.GtE: operator.ge,
 
 class FormulaError(ValueError):
     """The text is not a formula this reader accepts; the message says why."""
+
+
+def shape_mismatch(error: ValueError, left=None, right=None, matmul: bool | None = None
+                   ) -> str | None:
+    """NumPy's ValueError for arrays that do not line up, as a sentence in the learner's
+    terms ("a matrix product (@) of shapes (4, 3) and (4, 2): the inner sizes 3 and 4
+    differ"), or None for any other ValueError. The operands, where known, name the
+    shapes; else they are read from NumPy's message."""
+    text = str(error)
+    is_matmul = "gufunc signature (n?,k),(k,m?)" in text if matmul is None else matmul
+    broadcast = "could not be broadcast" in text
+    if not (is_matmul or broadcast):
+        return None
+    shapes = (f"shapes {np.shape(left)} and {np.shape(right)}" if left is not None
+              and right is not None else "")
+    if is_matmul:
+        if left is not None and right is not None and np.ndim(left) and np.ndim(right):
+            inner = (np.shape(left)[-1], np.shape(right)[-2 if np.ndim(right) > 1 else 0])
+        else:
+            found = re.search(r"size (\d+) is different from (\d+)", text)
+            inner = (found.group(2), found.group(1)) if found else None
+        if inner is None:
+            return (f"a matrix product (@){' of ' + shapes if shapes else ''} has an operand "
+                    "with no axis to multiply along (a scalar): use * for a number.")
+        return (f"a matrix product (@){' of ' + shapes if shapes else ''} whose inner sizes "
+                f"{inner[0]} and {inner[1]} differ (a transpose is often what is missing)")
+    if not shapes:
+        found = re.findall(r"\(([\d,]*)\)", text)
+        shapes = "shapes " + " and ".join(f"({s.rstrip(',').replace(',', ', ')})"
+                                          for s in found[:2]) if found else "arrays"
+    return (f"an elementwise operation between {shapes}, which do not line up (sizes are "
+            "compared from the right, and each pair must be equal or 1)")
 
 
 def read_formula(text: str, names: Iterable[str]) -> Callable:
@@ -124,12 +157,24 @@ def _evaluate(node: ast.AST, arrays: dict):
     if isinstance(node, ast.Constant):
         return node.value
     if isinstance(node, ast.Name):
-        return arrays[node.id] if node.id in arrays else FUNCTIONS.get(node.id, np)
+        if node.id in arrays:
+            return arrays[node.id]
+        if node.id == "np" or node.id in FUNCTIONS:
+            return FUNCTIONS.get(node.id, np)
+        raise FormulaError(f"the formula uses {node.id!r}, which has no value here"
+                           + (" (f returns a scalar, so there is no upstream gradient g)"
+                              if node.id == "g" else ""))
     if isinstance(node, ast.BinOp):
         left, right = _evaluate(node.left, arrays), _evaluate(node.right, arrays)
         if isinstance(node.op, ast.Pow) and isinstance(left, int) and isinstance(right, int):
             left = float(left)  # 9**9**9 overflows as a float at once, never runs for hours
-        return _BINARY[type(node.op)](left, right)
+        try:
+            return _BINARY[type(node.op)](left, right)
+        except ValueError as error:
+            problem = shape_mismatch(error, left, right, isinstance(node.op, ast.MatMult))
+            if problem is None:
+                raise
+            raise FormulaError(f"`{ast.unparse(node)}` is {problem}") from None
     if isinstance(node, ast.UnaryOp):
         return _UNARY[type(node.op)](_evaluate(node.operand, arrays))
     if isinstance(node, ast.Attribute):
