@@ -33,6 +33,7 @@ from autograd_core.sweep.engine import backward_steps
 from .check import check_gradient
 from .formula_text import FormulaError, read_formula, shape_mismatch
 from .result import Result
+from .whiteboard import Ask
 
 DRAWS = 3  # random draws per set of shapes
 _FRESH = (5, 7, 2, 6, 9, 11, 13, 8)  # sizes tried for an axis, none equal to another's
@@ -135,7 +136,8 @@ def _call(formula: Callable, arrays: Mapping[str, np.ndarray], g):
         names = [n for n in params if n != "g"] if not star else list(arrays)
     except (TypeError, ValueError):
         names = list(arrays)
-    kwargs = {k: arrays[k].copy() for k in names if k in arrays}
+    kwargs = {k: arrays[k].copy() if isinstance(arrays[k], np.ndarray) else arrays[k]
+              for k in names if k in arrays}
     if g is not None and _uses_g(formula):
         kwargs["g"] = g.copy()
     return formula(**kwargs)
@@ -147,18 +149,37 @@ def _problem(sentence: str, name: str = "", code: str = "call") -> Result:
 
 def check_derivation(f: Callable, formulas: Mapping[str, Callable],
                      shapes: Mapping[str, tuple], *, draws: int = DRAWS,
-                     seed: int = 0) -> Result:
-    """Check your gradient formulas for the inputs of ``f`` against the engine.
+                     seed: int = 0, sizes: Mapping[str, tuple] | None = None) -> Result:
+    r"""Check your gradient formulas for the inputs of ``f`` against the engine.
 
-    A formula may also be text, as on the whiteboard: ``{"W": "x.T @ g"}`` (read by
-    :func:`~widgets.feedback.formula_text.read_formula`, never ``eval``).
+    A formula may also be text: in Python's notation, ``{"W": "x.T @ g"}``, or as on the
+    whiteboard, in LaTeX or Unicode (read by
+    :func:`~widgets.feedback.formula_text.read_formula`, never ``eval``). The whiteboard's
+    spellings (``widgets/feedback/whiteboard.py``):
+
+    * side by side (``x W``, ``2x``) or ``@``: a matrix product (with a number: a product);
+      ``⊙``, ``\odot`` or ``*``: entry by entry; ``/``, ``\frac{a}{b}``: division;
+    * ``Wᵀ``, ``W^T``, ``W^\top``: transpose (a 1-D array is a column, ``uᵀ`` a row);
+      ``X^{-1}``, ``X⁻¹``, ``X^{-T}``: the inverse of a square matrix (transposed);
+    * entry by entry: ``\sqrt{x}``, ``|x|``, ``σ``/``\sigma``, ``\tanh``, ``\exp``,
+      ``\log``, ``\max(0, x)``, ``\operatorname{erf}`` (``softmax``: along the last axis);
+      matrix functions: ``\operatorname{diag}``, ``tr``, ``\det``, ``inv``;
+    * ``𝟙[x > 0]`` (``\mathbb{1}[x > 0]``): 1 where true, else 0; ``π``, ``e^{x}``, and
+      ``I``, which takes the size it needs;
+    * index notation: ``x_{ni} g_{nj}`` with ``Σ_n`` (``\sum_n``) is an einsum, and the
+      left side (``∂L/∂W_{ij} =``) gives the order of what is left.
+
+    ``·`` and ``×`` between two arrays, ``X^2`` of a matrix and two column vectors side by
+    side have two usual meanings: they get a question, never a guess.
 
     ``f(**tensors)``: an engine function of named tensors (the names of ``shapes``),
     returning a scalar, or a tensor whose upstream gradient the checker draws and
     passes to your formulas as ``g``. ``formulas``: ``{"W": dW, ...}``, each a NumPy
     function of the named arrays (and ``g``). ``shapes``: ``{"x": (4, 3), ...}``, a
-    shape for every input of ``f``. Returns a Result naming the first mistake (which
-    input, what kind, on which shapes and draw), or saying every formula held.
+    shape for every input of ``f``. ``sizes``: names a formula may use for a size of an
+    input, ``{"N": ("x", 0)}`` (N is the first size of x, on every set of shapes checked).
+    Returns a Result naming the first mistake (which input, what kind, on which shapes and
+    draw), or saying every formula held.
     """
     if not callable(f):
         return _problem(f"f should be a function of your named tensors; you gave "
@@ -183,6 +204,10 @@ def check_derivation(f: Callable, formulas: Mapping[str, Callable],
     if unknown:
         return _problem(f"{unknown[0]} has a formula but no shape: every input of f needs a "
                         "shape in shapes=.")
+    sizes = dict(sizes or {})
+    wrong_size = _size_problem(sizes, shapes)
+    if wrong_size is not None:
+        return _problem(wrong_size, code="sizes")
     formulas = dict(formulas)
     waiting = [k for k, v in formulas.items()
                if v is None or v is Ellipsis or (isinstance(v, str) and v.strip() in ("", "..."))]
@@ -193,7 +218,7 @@ def check_derivation(f: Callable, formulas: Mapping[str, Callable],
     for key, text in formulas.items():
         if isinstance(text, str):
             try:
-                formulas[key] = read_formula(text, shapes)
+                formulas[key] = read_formula(text, shapes, part=key, sizes=sizes)
             except FormulaError as error:
                 return _problem(f"The formula for d{key}: {error}", name=f"d{key}",
                                 code="unreadable")
@@ -232,8 +257,12 @@ def check_derivation(f: Callable, formulas: Mapping[str, Callable],
             grads, paths = _sweep(tensors, out, g)
             for name, formula in formulas.items():
                 label = f"d{name}"
+                named = {**arrays, **{k: variant[of][axis] for k, (of, axis) in sizes.items()}}
                 try:
-                    answer = _call(formula, arrays, g)
+                    answer = _call(formula, named, g)
+                except Ask as exc:
+                    return _problem(f"Your formula for {label}: {exc}.", name=label,
+                                    code="ambiguous")
                 except FormulaError as exc:
                     return _problem(f"Your formula for {label}, on shapes "
                                     f"{_shape_words(variant)}: {exc}.", name=label,
@@ -271,6 +300,23 @@ def check_derivation(f: Callable, formulas: Mapping[str, Callable],
     return Result(True, f"Your formulas for {names} match the engine's gradients on {draws} "
                         f"random draws on each of {len(variants)} sets of shapes.",
                   diagnosis="correct")
+
+
+def _size_problem(sizes: Mapping, shapes: Mapping[str, tuple]) -> str | None:
+    """The sentence for a ``sizes`` entry that does not name an axis of an input, or
+    None."""
+    for name, where in sizes.items():
+        if not (isinstance(name, str) and name.isidentifier()) or name in shapes:
+            return (f"sizes names a size by a new name (like N), not {name!r}"
+                    + (", which is an input" if name in shapes else "") + ".")
+        ok = (isinstance(where, tuple | list) and len(where) == 2 and where[0] in shapes
+              and isinstance(where[1], int | np.integer) and not isinstance(where[1], bool)
+              and -len(shapes[where[0]]) <= where[1] < len(shapes[where[0]]))
+        if not ok:
+            return (f"sizes gives each name an input and one of its axes, e.g. "
+                    f"sizes={{{name!r}: ('x', 0)}} for the first size of x; {name!r} has "
+                    f"{where!r}.")
+    return None
 
 
 def _is_size(n) -> bool:

@@ -14,6 +14,7 @@ a sentence that names it.
 from __future__ import annotations
 
 import ast
+import keyword
 import operator
 import re
 from collections.abc import Callable, Iterable
@@ -22,9 +23,17 @@ import numpy as np
 
 FUNCTIONS = {name: getattr(np, name) for name in (
     "tanh", "exp", "log", "sqrt", "sin", "cos", "sinh", "cosh", "abs", "sign", "maximum",
-    "minimum", "where", "ones_like", "zeros_like", "outer", "einsum", "square")}
+    "minimum", "where", "ones_like", "zeros_like", "outer", "einsum", "square", "sum", "mean",
+    "matmul", "dot", "transpose", "diag", "trace", "var", "swapaxes")}
 FUNCTIONS["sigmoid"] = lambda z: 1 / (1 + np.exp(-z))
-METHODS = frozenset({"sum", "mean", "reshape", "transpose", "max", "min"})
+LINALG = {name: getattr(np.linalg, name) for name in ("inv", "det", "solve")}  # np.linalg.inv
+METHODS = frozenset({"sum", "mean", "reshape", "transpose", "max", "min", "var", "std", "dot",
+                     "trace", "diagonal", "clip", "prod"})
+# what says a formula is written as on the whiteboard (LaTeX, Unicode, ^, juxtaposition),
+# not in Python: read by widgets/feedback/whiteboard.py
+_PYTHON = re.compile(r"\.[A-Za-z_]|\*\*|\bnp\b")  # x.T, x.sum(), x**2, np.tanh
+_WHITEBOARD_CALL = re.compile(r"(?<![.\w])(max|min|relu|erf|softmax|det|inv|tr)\s*\(")
+_WHITEBOARD = re.compile(r"[\\{}ᵀ⊙∘·×Σ∑σπ∂|$≥≤²³⁻√𝟙^]")
 ATTRIBUTES = frozenset({"T", "shape", "size", "ndim"})
 _BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
            ast.Div: operator.truediv, ast.Pow: operator.pow, ast.MatMult: operator.matmul}
@@ -69,17 +78,48 @@ def shape_mismatch(error: ValueError, left=None, right=None, matmul: bool | None
             "compared from the right, and each pair must be equal or 1)")
 
 
-def read_formula(text: str, names: Iterable[str]) -> Callable:
-    """A function of the named arrays (keyword arguments, plus ``g``) computing ``text``;
-    raises :class:`FormulaError` with a sentence when the text cannot be read."""
-    allowed = set(names) | {"g"}
-    source = text.strip().replace("^", "**").replace("·", "*").replace("×", "*")
+def read_formula(text: str, names: Iterable[str], *, part: str | None = None,
+                 sizes: Iterable[str] = ()) -> Callable:
+    """A function of the named arrays (keyword arguments, plus ``g`` and the named
+    ``sizes``) computing ``text``; raises :class:`FormulaError` with a sentence when the
+    text cannot be read. Python's notation (``x.T @ g``, ``np.tanh``) is read here; the
+    whiteboard's (LaTeX, ``Wᵀ``, ``⊙``, ``x W`` side by side, ``^``) by
+    :func:`~widgets.feedback.whiteboard.read_whiteboard`."""
+    if not isinstance(text, str) or len(text) > MAX_LENGTH:
+        raise FormulaError(f"a formula is text of at most {MAX_LENGTH} characters")
+    names, sizes = list(names), list(sizes)
+    from .whiteboard import read_whiteboard
+    allowed = set(names) | {"g"} | set(sizes)
+    if _PYTHON.search(text):  # x.T, np.tanh, x**2: Python's notation (^ read as **)
+        return _read_python(text.replace("^", "**").replace("·", "*").replace("×", "*"),
+                            allowed, text)
+    if _WHITEBOARD.search(text) or _WHITEBOARD_CALL.search(text):
+        return read_whiteboard(text, names, part=part, sizes=sizes)
+    try:
+        return _read_python(text, allowed, text)
+    except FormulaError as python_error:  # 2x, x W, A + I: the whiteboard's notation
+        try:
+            return read_whiteboard(text, names, part=part, sizes=sizes)
+        except FormulaError as whiteboard_error:  # the sentence of the reader that got
+            # further: the whiteboard's when it parsed what Python could not
+            parsed = not getattr(whiteboard_error, "unparsed", False) and not any(
+                keyword.iskeyword(word) for word in re.findall(r"[A-Za-z_]+", text))
+            raise (whiteboard_error if parsed and getattr(python_error, "syntax", False)
+                   else python_error) from None
+
+
+def _read_python(source: str, allowed: set[str], text: str) -> Callable:
+    """The formula in Python's notation (the small language of the module's docstring);
+    ``text`` is how the learner wrote it."""
+    source = source.strip()
     try:
         tree = ast.parse(source, mode="eval")
     except SyntaxError as error:
         where = f" near column {error.offset}" if error.offset else ""
-        raise FormulaError(f"{text!r} is not a formula I can read{where}: check the "
-                           "brackets and the operators (+ - * / ** @).") from None
+        unreadable = FormulaError(f"{text!r} is not a formula I can read{where}: check the "
+                                  "brackets and the operators (+ - * / ** @).")
+        unreadable.syntax = True
+        raise unreadable from None
     _vet(tree.body, allowed)
 
     def formula(**arrays):
@@ -88,6 +128,9 @@ def read_formula(text: str, names: Iterable[str]) -> Callable:
     formula.uses_g = "g" in {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     formula.text = text
     return formula
+
+
+MAX_LENGTH = 2000  # a formula longer than this is not a whiteboard's
 
 
 def _vet(node: ast.AST, allowed: set[str]) -> None:
@@ -112,7 +155,12 @@ def _vet(node: ast.AST, allowed: set[str]) -> None:
             raise FormulaError("Only a minus (or plus) sign may stand before a term.")
         _vet(node.operand, allowed)
     elif isinstance(node, ast.Attribute):
-        if isinstance(node.value, ast.Name) and node.value.id == "np":
+        if (isinstance(node.value, ast.Attribute) and isinstance(node.value.value, ast.Name)
+                and node.value.value.id == "np" and node.value.attr == "linalg"):
+            if node.attr not in LINALG:
+                raise FormulaError(f"np.linalg.{node.attr} is not one of the functions a "
+                                   f"formula may use ({', '.join(sorted(LINALG))}).")
+        elif isinstance(node.value, ast.Name) and node.value.id == "np":
             if node.attr not in FUNCTIONS:
                 raise FormulaError(f"np.{node.attr} is not one of the functions a formula may "
                                    f"use ({', '.join(sorted(FUNCTIONS))}).")
@@ -178,6 +226,8 @@ def _evaluate(node: ast.AST, arrays: dict):
     if isinstance(node, ast.UnaryOp):
         return _UNARY[type(node.op)](_evaluate(node.operand, arrays))
     if isinstance(node, ast.Attribute):
+        if isinstance(node.value, ast.Attribute) and node.value.attr == "linalg":
+            return LINALG[node.attr]
         if isinstance(node.value, ast.Name) and node.value.id == "np":
             return FUNCTIONS[node.attr]
         return getattr(np.asarray(_evaluate(node.value, arrays)), node.attr)
