@@ -181,15 +181,34 @@ class Reading:
     ``g``) and ``sizes`` (named sizes such as N); :meth:`node` turns the parse into nested
     tuples of known operations, refusing an unknown name with a sentence."""
 
-    def __init__(self, text: str, inputs: Iterable[str], sizes: Iterable[str] = ()):
+    def __init__(self, text: str, inputs: Iterable[str], sizes: Iterable[str] = (),
+                 plain: bool = False):
         self.text, self.inputs, self.sizes = text, set(inputs), set(sizes)
+        self.plain = plain  # written without LaTeX: quote pieces back in Unicode
 
     def piece(self, tree) -> str:
         """The text a part of the parse came from, as the learner wrote it (normalised)."""
         meta = getattr(tree, "meta", None)
         if meta is None or getattr(meta, "empty", True):
             return str(tree)
-        return self.text[meta.start_pos:meta.end_pos].strip()
+        return self._balanced(meta.start_pos, meta.end_pos)
+
+    def _balanced(self, start: int, end: int) -> str:
+        """The text from ``start`` to ``end``, widened over the brackets a parse leaves
+        out (``(a + b)`` is read as ``a + b``) until its brackets pair up."""
+        text = self.text
+        while text[start:end].count("(") > text[start:end].count(")"):
+            close = re.match(r"\s*(?:\\right\s*)?\)", text[end:])
+            if close is None:
+                break
+            end += close.end()
+        while text[start:end].count(")") > text[start:end].count("("):
+            opening = re.search(r"(?:\\left\s*)?\(\s*$", text[:start])
+            if opening is None:
+                break
+            start = opening.start()
+        piece = text[start:end].strip()
+        return _in_unicode(piece) if self.plain else piece
 
     def node(self, tree):  # noqa: C901 - one branch per rule of the grammar
         from lark import Token
@@ -244,7 +263,7 @@ class Reading:
         end = getattr(getattr(last, "meta", None), "end_pos", None)
         if start is None or end is None:
             return self.piece(last)
-        return self.text[start.start_pos:end].strip()
+        return self._balanced(start.start_pos, end)
 
     def _token(self, token):
         if token.type == "DIGIT":
@@ -333,17 +352,62 @@ class Reading:
 
     def _left_side(self, tree) -> tuple[str, str]:
         """(name, indices) of ∂L/∂W_{ij}, dW or \\frac{\\partial L}{\\partial W}."""
-        text = re.sub(r"\s+", "", self.piece(tree))
-        found = (re.fullmatch(r"\\frac\{\\partial[A-Za-z]*\}\{\\partial([A-Za-z]\w*?)"
-                              r"(?:_\{?([A-Za-z,]+)\}?)?\}", text)
-                 or re.fullmatch(r"\\partial[A-Za-z]*/\\partial([A-Za-z]\w*?)"
-                                 r"(?:_\{?([A-Za-z,]+)\}?)?", text)
-                 or re.fullmatch(r"d([A-Za-z]\w*?)(?:_\{?([A-Za-z,]+)\}?)?", text)
-                 or re.fullmatch(r"\\bar\{?([A-Za-z]\w*?)\}?(?:_\{?([A-Za-z,]+)\}?)?", text))
+        meta = tree.meta
+        found = left_side(self.text[meta.start_pos:meta.end_pos])
         if found is None:
             raise FormulaError(f"the left side `{self.piece(tree)}` is not one this reader "
                                "knows: write ∂L/∂W = ... (or dW = ...)")
-        return found.group(1), (found.group(2) or "").replace(",", "")
+        return found
+
+
+_LEFT_SIDES = [re.compile(pattern) for pattern in (
+    r"\\frac\{\\partial[A-Za-z]*\}\{\\partial([A-Za-z]\w*?)(?:_\{?([A-Za-z,]+)\}?)?\}",
+    r"\\partial[A-Za-z]*/\\partial([A-Za-z]\w*?)(?:_\{?([A-Za-z,]+)\}?)?",
+    r"d([A-Za-z]\w*?)(?:_\{?([A-Za-z,]+)\}?)?",
+    r"\\bar\{?([A-Za-z]\w*?)\}?(?:_\{?([A-Za-z,]+)\}?)?")]
+
+
+def left_side(text: str) -> tuple[str, str] | None:
+    """(name, indices) of a gradient's left side in the grammar's spelling (∂L/∂W_{ij},
+    dW, \\frac{\\partial L}{\\partial W}, \\bar{W}), or None if ``text`` is none."""
+    text = re.sub(r"\s+", "", text)
+    for pattern in _LEFT_SIDES:
+        found = pattern.fullmatch(text)
+        if found is not None:
+            return found.group(1), (found.group(2) or "").replace(",", "")
+    return None
+
+
+def equations(text: str) -> list[tuple[str | None, str]]:
+    """The equations of a block of whiteboard text (a ``%%derivation`` cell, a Markdown
+    cell's LaTeX): one per line, per ``$$ ... $$`` block or per ``\\\\`` line break, each
+    as (the name of the input its left side is the gradient of, or None; its text).
+    LaTeX comments (``%``) and alignment marks (``&``) are dropped."""
+    text = re.sub(r"(?<!\\)%.*", "", text)
+    text = text.replace("\\begin{aligned}", "\n").replace("\\end{aligned}", "\n")
+    found = []
+    for chunk in re.split(r"\$\$|\n|\\\\", text):
+        chunk = chunk.replace("&", "").strip().strip("$").strip()
+        if not chunk:
+            continue
+        left = normalise(chunk.split("=", 1)[0]) if "=" in chunk else ""
+        named = left_side(left) if left else None
+        found.append((named[0] if named else None, chunk))
+    return found
+
+
+def _in_unicode(piece: str) -> str:
+    """A piece of a formula written without LaTeX, as its writer spelled it: the commands
+    :func:`normalise` made from its symbols and words turned back."""
+    for symbol, command in _SYMBOLS:
+        if command.strip() and command.startswith("\\"):
+            piece = piece.replace(command.strip() + " ", symbol).replace(command.strip(),
+                                                                        symbol)
+    piece = piece.replace("^{\\top}", "ᵀ").replace("^{-1}", "⁻¹")
+    for word, command in _WORDS.items():
+        piece = re.sub(re.escape(command) + r"\b ?", word, piece)
+    piece = re.sub(r"\\abs\{([^{}]*)\}", r"|\1|", piece)
+    return re.sub(r"  +", " ", piece)
 
 
 def _split(word: str, names: set[str]) -> list[str] | None:
@@ -723,7 +787,7 @@ def read_whiteboard(text: str, names: Iterable[str], *, part: str | None = None,
         unparsed = FormulaError(f"{text.strip()!r} is not notation this reader knows")
         unparsed.unparsed = True
         raise unparsed from None
-    reading = Reading(clean, inputs, sizes)
+    reading = Reading(clean, inputs, sizes, plain="\\" not in text)
     node = reading.node(tree)
     left = None
     if node[0] == "equation":
