@@ -49,8 +49,8 @@ READ = [  # (text, the value it means, in NumPy)
     ("sum_n x_{ni}", x.sum(axis=0)),
     (r"\sigma(x) \odot (1 - \sigma(x))", sigmoid(x) * (1 - sigmoid(x))),
     ("σ(x) ⊙ (1 − σ(x))", sigmoid(x) * (1 - sigmoid(x))),
-    (r"\max(0, x)", np.maximum(0, x)), ("max(0, x)", np.maximum(0, x)), ("|x|", np.abs(x)),
-    (r"\left| x \right|", np.abs(x)),
+    (r"\max(0, x)", np.maximum(0, x)), ("max(0, x)", np.maximum(0, x)), ("|u|", np.abs(u)),
+    (r"\left| u \right|", np.abs(u)), (r"|x^\top g|", np.abs(x.T @ g)),
     (r"\mathbb{1}[x > 0] \odot g_{}", None),  # placeholder, replaced below
     (r"\operatorname{diag}(u)", np.diag(u)), ("diag(u)", np.diag(u)),
     (r"\det(A) A^{-\top}",
@@ -109,14 +109,15 @@ def test_an_indicator_is_a_mask_of_ones_and_zeros():
 @pytest.mark.parametrize(("text", "words"), [
     (r"A \cdot A", "· between two arrays can mean a matrix product or an elementwise one"),
     ("A × A", "× between two arrays is not one product"),
-    ("A^2", "of a matrix can mean the matrix product A A or each entry squared"),
+    ("A^2", "of a matrix can mean the matrix product A A or each entry to the power 2"),
+    ("1/2N x", "can mean 1/(2N) or (1/2)·N"),
+    ("|A| A^{-T}", "its determinant or each entry's absolute value"),
     ("u v", "two column vectors side by side"),
     ("x_{ni} g_{nj}", "so their order is known"),
-], ids=["cdot", "times", "square of a matrix", "two columns", "index order"])
+], ids=["cdot", "times", "square of a matrix", "1/2N", "|A|", "two columns", "index order"])
 def test_ambiguous_notation_is_asked_about_in_one_sentence(text, words):
-    formula = read_formula(text, NAMES)
     with pytest.raises(Ask) as asked:
-        formula(**ARRAYS)
+        read_formula(text, NAMES, sizes=["N"])(**ARRAYS)
     assert words in str(asked.value) and "\n" not in str(asked.value)
 
 
@@ -124,7 +125,7 @@ def test_ambiguous_notation_is_asked_about_in_one_sentence(text, words):
     ("x W^T", "is a matrix product of shape (4, 3) and shape (2, 3): the inner sizes 3 and 2"),
     (r"\sigma(x)(1 - \sigma(x))", "side by side, which is a matrix product here"),
     ("y + x", "'y', which is none of your inputs"),
-    ("1/M x", "sizes={'M': ('x', 0)}"),
+    ("1/M x", "sizes={'M': ('A', 0)}"),
     ("x^{-1}", "only a square matrix has an inverse"),
     (r"\frac{\partial L}{\partial W_{ijk}} = \sum_n x_{ni}", "has 3 indices where the gradient "
                                                              "has 2 axes"),
@@ -219,3 +220,61 @@ def test_the_readmes_whiteboard_examples_pass_as_it_says():
     exec(block, {"ag": ag, "check_derivation":  # noqa: S102 - the README's own code
                  lambda *a, **k: results.append(check_derivation(*a, **k))})
     assert len(results) == 2 and all(r.ok for r in results), [r.message for r in results]
+
+
+# -- what an audit as a learner found (about 400 formulas), each now held -----------------------
+B = RNG.standard_normal((3, 3))
+MORE = {**ARRAYS, "B": B, "W1": RNG.standard_normal((3, 5))}
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    (r"BA^\top", B @ A.T), (r"\mathbf{B}\mathbf{A}^\top", B @ A.T), ("BAᵀ", B @ A.T),
+    (r"uv^\top", np.outer(u, v)), (r"\tanh(x W_1)", np.tanh(x @ MORE["W1"])),
+    (r"\tanh(xW_1)", np.tanh(x @ MORE["W1"])),
+    (r"\frac{\partial L}{\partial x_{ni}} = g_{ni} - \frac{1}{N}\sum_j g_{nj}",
+     None),  # placeholder: needs g of x's shape, below
+    (r"\frac{u}{\sqrt{u^2 + 1e-5}}", u / np.sqrt(u ** 2 + 1e-5)),
+    ("12u^11", 12 * u ** 11), ("e^{u}^{0.5}", np.exp(u) ** 0.5),
+    (r"\frac{\partial \mathcal{L}}{\partial A} = A^{\mathsf{T}}", A.T),
+    (r"\nabla_A L = A^{\mathrm{T}}", A.T), ("∇_A L = A⊤", A.T), ("A⁻ᵀ", np.linalg.inv(A).T),
+    ("u\u00a0⊙ v", u * v), (r"\bigl(A^\top\bigr) u", A.T @ u), ("u ⊘ v", u / v),
+    (r"\sqrt 2 u", np.sqrt(2) * u), ("√2 u", np.sqrt(2) * u),
+    ("uᵀ ⊙ x", u * x), ("x + u", x + u), (r"\operatorname{abs}(A)", np.abs(A)),
+])
+def test_what_the_audit_found_misread_is_read_as_meant(text, value):
+    if value is None:  # layer norm's centring: g minus its mean over each row
+        g_like = RNG.standard_normal((4, 3))
+        got = read_formula(text, NAMES, sizes=["N"])(**{**MORE, "g": g_like})
+        np.testing.assert_allclose(got, g_like - g_like.mean(axis=1, keepdims=True) * 3 / 4)
+        return
+    got = read_formula(text, (*NAMES, "B", "W1"), sizes=["N"])(**MORE)
+    np.testing.assert_allclose(got, value, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("text", ["(" * 600 + "x^T g" + ")" * 600, "-" * 1000 + "x^T g",
+                                  "x" * 1999, " ".join(["x"] * 990), "$" + "x" * 32 + "q$"])
+def test_a_formula_too_long_or_deep_gets_a_sentence_at_once(text):
+    result = check_derivation(_tanh_sum, {"W": text}, {"x": (4, 3), "W": (3, 2)})
+    assert not result.ok and "Traceback" not in result.message
+    assert "RecursionError" not in result.message
+
+
+def _tanh_sum(x, W):
+    return ag.tanh(x @ W).sum()
+
+
+def test_pythons_form_has_the_size_cap_too():
+    with pytest.raises(FormulaError, match="more than"):
+        read_formula("np.outer(np.outer(u, u), np.outer(u, u))", ["u"])(u=np.ones(100))
+    with pytest.raises(FormulaError, match="more than"):
+        read_formula("np.einsum('i,j,k->ijk', u, u, u)", ["u"])(u=np.ones(300))
+
+
+@pytest.mark.parametrize(("text", "words"), [
+    ("x^T dout", "The upstream gradient (what flows in from above) is called g here"),
+    (r"x^\top \frac{\partial L}{\partial y}", "on the right, the upstream gradient"),
+])
+def test_the_upstream_gradient_by_another_name_is_pointed_to_g(text, words):
+    with pytest.raises(FormulaError) as refused:
+        read_formula(text, NAMES)(**ARRAYS)
+    assert words in str(refused.value)

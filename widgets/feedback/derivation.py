@@ -219,6 +219,9 @@ def check_derivation(f: Callable, formulas: Mapping[str, Callable],
         if isinstance(text, str):
             try:
                 formulas[key] = read_formula(text, shapes, part=key, sizes=sizes)
+            except Ask as error:
+                return _problem(f"The formula for d{key}: {error}.", name=f"d{key}",
+                                code="ambiguous")
             except FormulaError as error:
                 return _problem(f"The formula for d{key}: {error}", name=f"d{key}",
                                 code="unreadable")

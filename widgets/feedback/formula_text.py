@@ -42,6 +42,9 @@ _COMPARE = {ast.Gt: operator.gt, ast.Lt: operator.lt, ast.GtE: operator.ge,
             ast.LtE: operator.le}
 
 
+MAX_ELEMENTS = 10_000_000  # the largest array a formula may make (80 MB of float64)
+
+
 class FormulaError(ValueError):
     """The text is not a formula this reader accepts; the message says why."""
 
@@ -131,6 +134,7 @@ def _read_python(source: str, allowed: set[str], text: str) -> Callable:
 
 
 MAX_LENGTH = 2000  # a formula longer than this is not a whiteboard's
+_SUBSCRIPTS = re.compile(r"[A-Za-z ,]{1,60}(->[A-Za-z ]{0,30})?")
 
 
 def _vet(node: ast.AST, allowed: set[str]) -> None:
@@ -176,7 +180,13 @@ def _vet(node: ast.AST, allowed: set[str]) -> None:
             raise FormulaError(f"{node.func.id}(...) is not a function I know "
                                f"({', '.join(sorted(FUNCTIONS))}).")
         _vet(node.func, allowed)
-        for arg in [*node.args, *(k.value for k in node.keywords)]:
+        arguments = [*node.args, *(k.value for k in node.keywords)]
+        einsum = getattr(node.func, "id", getattr(node.func, "attr", "")) == "einsum"
+        if (einsum and node.args and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str)
+                and _SUBSCRIPTS.fullmatch(node.args[0].value)):
+            arguments = arguments[1:]  # einsum's subscripts, "ij,jk->ik"
+        for arg in arguments:
             _vet(arg, allowed)
         if any(k.arg is None for k in node.keywords):
             raise FormulaError("**keywords are not allowed in a formula.")
@@ -201,6 +211,43 @@ def _vet(node: ast.AST, allowed: set[str]) -> None:
                            "arithmetic, your arrays and NumPy functions.")
 
 
+def _too_big(shape, what: str) -> None:
+    if float(np.prod([float(n) for n in shape])) > MAX_ELEMENTS:
+        raise FormulaError(f"{what} would make an array of shape {tuple(shape)}, more than "
+                           f"{MAX_ELEMENTS:,} numbers")
+
+
+def _guard_product(node: ast.BinOp, left, right) -> None:
+    """Refuse, before it runs, an operation whose result would be huge."""
+    a, b = np.shape(left), np.shape(right)
+    try:
+        if isinstance(node.op, ast.MatMult) and len(a) >= 1 and len(b) >= 1:
+            batch = np.broadcast_shapes(a[:-2], b[:-2])
+            _too_big(batch + a[-2:-1] + b[-1:] if len(b) > 1 else batch + a[-2:-1],
+                     f"`{ast.unparse(node)}`")
+        elif not isinstance(node.op, ast.MatMult):
+            _too_big(np.broadcast_shapes(a, b), f"`{ast.unparse(node)}`")
+    except ValueError:
+        return  # shapes that do not line up: the operation itself says so
+
+
+def _guard_call(fn, args: list) -> None:
+    """Refuse, before it runs, a call whose result would be huge (an outer product, a
+    diagonal matrix, an einsum's output)."""
+    if fn is np.outer and len(args) == 2:
+        _too_big((np.size(args[0]), np.size(args[1])), "np.outer")
+    elif fn is np.diag and args and np.ndim(args[0]) == 1:
+        _too_big((np.size(args[0]),) * 2, "np.diag")
+    elif fn is np.einsum and args and isinstance(args[0], str) and "." not in args[0]:
+        inputs, _, output = args[0].replace(" ", "").partition("->")
+        sizes = {}
+        for letters, operand in zip(inputs.split(","), args[1:]):
+            sizes.update(zip(letters, np.shape(operand)))
+        if not _:
+            output = "".join(sorted(c for c in set(inputs) if inputs.count(c) == 1 and c != ","))
+        _too_big([sizes.get(c, 1) for c in output], "np.einsum")
+
+
 def _evaluate(node: ast.AST, arrays: dict):
     if isinstance(node, ast.Constant):
         return node.value
@@ -216,6 +263,7 @@ def _evaluate(node: ast.AST, arrays: dict):
         left, right = _evaluate(node.left, arrays), _evaluate(node.right, arrays)
         if isinstance(node.op, ast.Pow) and isinstance(left, int) and isinstance(right, int):
             left = float(left)  # 9**9**9 overflows as a float at once, never runs for hours
+        _guard_product(node, left, right)
         try:
             return _BINARY[type(node.op)](left, right)
         except ValueError as error:
@@ -235,6 +283,7 @@ def _evaluate(node: ast.AST, arrays: dict):
         fn = _evaluate(node.func, arrays)
         args = [_evaluate(a, arrays) for a in node.args]
         kwargs = {k.arg: _evaluate(k.value, arrays) for k in node.keywords}
+        _guard_call(fn, args)
         return fn(*args, **kwargs)
     if isinstance(node, ast.Tuple):
         return tuple(_evaluate(e, arrays) for e in node.elts)

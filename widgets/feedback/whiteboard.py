@@ -35,9 +35,10 @@ from functools import lru_cache
 
 import numpy as np
 
-from .formula_text import FormulaError
-
-MAX_ELEMENTS = 10_000_000  # the largest array a formula may make (80 MB of float64)
+from .formula_text import (
+    MAX_ELEMENTS,  # the largest array a formula may make
+    FormulaError,
+)
 
 GRAMMAR = r"""
 ?start: equation
@@ -65,6 +66,7 @@ term: unary (MULOP unary | postfix)*
      | "\\frac" "{" expr "}" "{" expr "}"  -> fraction
      | "\\sqrt" "{" expr "}"               -> sqrt
      | "\\abs" "{" expr "}"                -> absolute
+     | "\\abs" "(" expr ")"                -> absolute
      | "\\one" "[" comparison "]"          -> indicator
      | "\\one" "_" "{" comparison "}"      -> indicator
      | FUNCTION argument                   -> apply
@@ -96,7 +98,9 @@ NUMBER: /[0-9]+(\.[0-9]+)?|\.[0-9]+/
 
 # What the whiteboard writes, as the grammar reads it: Unicode symbols (replaced as they
 # are) and LaTeX's synonyms (patterns).
-_SYMBOLS = [("ᵀ", "^{\\top}"), ("⁻¹", "^{-1}"), ("²", "^{2}"), ("³", "^{3}"),
+_SYMBOLS = [("\u00a0", " "), ("\u202f", " "), ("⁻ᵀ", "^{-\\top}"), ("ᵀ", "^{\\top}"),
+            ("⊤", "^{\\top}"), ("⁻¹", "^{-1}"), ("²", "^{2}"), ("³", "^{3}"), ("⊘", "/"),
+            ("∇", "\\nabla "), ("ℓ", "l"),
             ("⊙", "\\odot "), ("∘", "\\circ "), ("·", "\\cdot "), ("×", "\\times "),
             ("∑", "\\sum"), ("Σ", "\\sum"), ("σ", "\\sigma "), ("π", "\\pi "),
             ("∂", "\\partial "), ("≥", "\\geq "), ("≤", "\\leq "), ("√", "\\sqrt"),
@@ -104,11 +108,18 @@ _SYMBOLS = [("ᵀ", "^{\\top}"), ("⁻¹", "^{-1}"), ("²", "^{2}"), ("³", "^{3
             ("δ", "\\delta "), ("$$", " "), ("$", " "), ("\\[", " "), ("\\]", " ")]
 _PATTERNS = [
     (r"\\(?:operatorname|mathrm|text|textrm)\{(diag|tr|trace|det|sign|erf|softmax|relu|"
-     r"ReLU|inv|sigmoid)\}", r"\\\1 "),
+     r"ReLU|inv|sigmoid|abs)\}\s*", r"\\\1"),
     (r"\\(?:mathbb|mathbf|mathds)\{1\}|\\mathbb 1|\\mathbf 1", r"\\one"),
     (r"\\(?:mathbf|boldsymbol|bm|vec|mathit)\{([A-Za-z]+)\}", r"\1"),
     (r"\\(?:lvert|rvert|vert)", "|"), (r"\\trace\b", r"\\tr"), (r"\\sigmoid\b", r"\\sigma"),
     (r"\\ReLU\b", r"\\relu"), (r"\\(?:dfrac|tfrac)", r"\\frac"), (r"\\ast\b", "*"),
+    (r"\^\s*\{?\s*\\(?:mathsf|mathrm|text|mathit)\{T\}\s*\}?", r"^{\\top}"),
+    (r"\\(?:mathcal|mathscr|mathrm)\{([A-Za-z])\}", r"\1"), (r"\\ell\b", "l"),
+    (r"\\[bB]igg?[lr]?(?![A-Za-z])", ""),
+    (r"\\sqrt\s*([A-Za-z0-9])", r"\\sqrt{\1}"),
+    (r"(?<![\w.])(\d+(?:\.\d+)?[eE][-+]?\d+)", lambda m: np.format_float_positional(
+        float(m.group(1)), trim="-")),
+    (r"\^\s*(\d\d+|\d+\.\d+)", r"^{\1}"),
     (r"\^\s*-\s*1\b", "^{-1}"), (r"\^\s*-\s*(?:T\b|\\top)", r"^{-\\top}"),
     (r"(?<![\\A-Za-z.])sum(?=\s*_)", r"\\sum"),
 ]
@@ -174,6 +185,9 @@ _ELEMENTWISE = {"\\tanh": np.tanh, "\\exp": np.exp, "\\log": np.log, "\\ln": np.
 _PRODUCTS = {"*": "elementwise", "\\odot": "elementwise", "\\circ": "elementwise",
              "\\cdot": "dot", "\\times": "times", "@": "matmul", "/": "divide"}
 _GREEK_NAMES = {"\\epsilon": "eps", "\\varepsilon": "eps"}
+# what learners call the upstream gradient elsewhere (g here)
+_UPSTREAM_NAMES = frozenset({"dout", "dy", "dY", "dz", "dZ", "delta", "grad", "G", "upstream",
+                             "dL", "gy", "gout"})
 
 
 class Reading:
@@ -227,13 +241,17 @@ class Reading:
             return (kind, self.node(children[0]), self.node(children[1]))
         if kind == "negate":
             return ("negate", self.node(children[0]))
-        if kind == "power":
-            return ("power", self.node(children[0]), self._exponent(children[1]),
-                    self.piece(tree))
+        if kind == "power":  # BA^T is B Aᵀ: the power binds to the last name alone
+            prefix, base = self._last_name(children[0])
+            powered = ("power", base, self._exponent(children[1]), self.piece(tree))
+            return powered if prefix is None else ("product", "juxtapose", prefix, powered,
+                                                   self.piece(tree))
         if kind == "subscripted":
             return self._subscripted(children[0], str(children[1]).replace(" ", ""))
         if kind == "fraction":
             return ("divide", self.node(children[0]), self.node(children[1]), self.piece(tree))
+        if kind == "absolute" and self.text[tree.meta.start_pos:].startswith("\\abs{"):
+            return ("bars", self.node(children[0]), self.piece(tree))  # |x|: ask for a matrix
         if kind in ("sqrt", "absolute"):
             return (kind, self.node(children[0]))
         if kind == "indicator":
@@ -252,10 +270,12 @@ class Reading:
         if kind == "sum_over":  # \sum_{n=1}^{N}: the index is n
             return ("sum_over", str(children[0]).split("=")[0].replace(",", "").strip())
         if kind == "partial":
-            raise FormulaError(f"`{self.piece(tree)}` (a ∂) belongs on the left side of the "
-                               "equation: ∂L/∂W = ...")
+            raise FormulaError(f"`{self.piece(tree)}`: a ∂ belongs on the left side of the "
+                               "equation (∂L/∂W = ...); on the right, the upstream gradient "
+                               "∂L/∂y is written g")
         if kind == "with_left_side":
-            return ("equation", self._left_side(children[0]), self.node(children[1]))
+            raise FormulaError("an equation here has one = sign: the gradient on its left, "
+                               "what it equals on its right")
         raise FormulaError(f"`{self.piece(tree)}` is not something a formula here can hold")
 
     def _span(self, start, last) -> str:
@@ -287,9 +307,12 @@ class Reading:
         split = _split(word, self.inputs | self.sizes)
         if split is None:
             known = ", ".join(sorted(self.inputs))
+            some = next((n for n in sorted(self.inputs) if n != "g"), "x")
             hint = (f" If {word} is a size (N, the batch), name it: sizes={{'{word}': "
-                    "('x', 0)} makes it the first size of x." if word[0].isupper()
-                    and len(word) <= 2 else "")
+                    f"('{some}', 0)}} makes it the first size of {some}."
+                    if word[0].isupper() and len(word) <= 2 else "")
+            if word in _UPSTREAM_NAMES:
+                hint = " The upstream gradient (what flows in from above) is called g here."
             raise FormulaError(f"the formula uses {word!r}, which is none of your inputs "
                                f"({known}) nor a function or constant it knows.{hint}")
         product = ("name", split[0])
@@ -312,19 +335,42 @@ class Reading:
             return ("inverse_top",)
         return ("top",) if node == ("top",) else node
 
+    def _last_name(self, tree):
+        """(the names written before the last one, as a product, or None; the last one's
+        node) of a word of several names side by side (``BA``: B, then A), so that a ^ or
+        a _ after it belongs to the last name alone; any other part: (None, its node)."""
+        if getattr(tree, "data", None) != "word":
+            return None, self.node(tree)
+        word = str(tree.children[0])
+        split = None if word in self.inputs | self.sizes else _split(
+            word, self.inputs | self.sizes)
+        if not split or len(split) == 1:
+            return None, self.node(tree)
+        return self._word(word[:-len(split[-1])]), ("name", split[-1])
+
     def _subscripted(self, base, subscript: str):
-        base_node = self.node(base)
-        if base_node[0] != "name":
+        names = self.inputs | self.sizes
+        if getattr(base, "data", None) != "word":
             raise FormulaError(f"`{self.piece(base)}_{{{subscript}}}`: only a name takes "
                                "indices, as in x_{ni}")
-        for joined in (base_node[1] + subscript, f"{base_node[1]}_{subscript}"):
-            if joined in self.inputs:
-                return ("name", joined)  # W_1 is the input W1 (or W_1)
+        word = str(base.children[0])
+        for cut in range(len(word)):  # W_1 is the input W1 (or W_1); xW_1 is x W1
+            prefix, last = word[:cut], word[cut:]
+            for joined in (last + subscript, f"{last}_{subscript}"):
+                if joined in names and (not prefix or _split(prefix, names)):
+                    return self._with_prefix(prefix, ("name", joined))
+        prefix, last = self._last_name(base)
         labels = subscript.replace(",", "")
-        if not labels.isalpha():
-            raise FormulaError(f"`{base_node[1]}_{{{subscript}}}`: indices are letters (x_{{ni}}),"
-                               f" and no input is called {base_node[1]}{subscript}")
-        return ("indexed", base_node[1], labels)
+        if last[0] != "name" or not labels.isalpha():
+            name = last[1] if last[0] == "name" else word
+            raise FormulaError(f"`{word}_{{{subscript}}}`: indices are letters (x_{{ni}}), "
+                               f"and no input is called {name}{subscript} or {name}_{subscript}")
+        return self._with_prefix("", ("indexed", last[1], labels)) if prefix is None else (
+            "product", "juxtapose", prefix, ("indexed", last[1], labels), word)
+
+    def _with_prefix(self, prefix: str, node):
+        return node if not prefix else ("product", "juxtapose", self._word(prefix), node,
+                                        prefix)
 
     def _term(self, tree):
         """A term: factors side by side or with * ⊙ · × @ /, left to right; a ∑_n in it
@@ -350,21 +396,13 @@ class Reading:
             operation = "juxtapose"
         return node
 
-    def _left_side(self, tree) -> tuple[str, str]:
-        """(name, indices) of ∂L/∂W_{ij}, dW or \\frac{\\partial L}{\\partial W}."""
-        meta = tree.meta
-        found = left_side(self.text[meta.start_pos:meta.end_pos])
-        if found is None:
-            raise FormulaError(f"the left side `{self.piece(tree)}` is not one this reader "
-                               "knows: write ∂L/∂W = ... (or dW = ...)")
-        return found
-
 
 _LEFT_SIDES = [re.compile(pattern) for pattern in (
     r"\\frac\{\\partial[A-Za-z]*\}\{\\partial([A-Za-z]\w*?)(?:_\{?([A-Za-z,]+)\}?)?\}",
     r"\\partial[A-Za-z]*/\\partial([A-Za-z]\w*?)(?:_\{?([A-Za-z,]+)\}?)?",
     r"d([A-Za-z]\w*?)(?:_\{?([A-Za-z,]+)\}?)?",
-    r"\\bar\{?([A-Za-z]\w*?)\}?(?:_\{?([A-Za-z,]+)\}?)?")]
+    r"\\bar\{?([A-Za-z]\w*?)\}?(?:_\{?([A-Za-z,]+)\}?)?",
+    r"\\nabla_\{?([A-Za-z]\w*?)(?:_\{?([A-Za-z,]+)\}?)?\}?[A-Za-z]*")]
 
 
 def left_side(text: str) -> tuple[str, str] | None:
@@ -410,17 +448,24 @@ def _in_unicode(piece: str) -> str:
     return re.sub(r"  +", " ", piece)
 
 
+MAX_WORD = 64  # the longest run of letters read as names side by side
+
+
 def _split(word: str, names: set[str]) -> list[str] | None:
     """``word`` as names written side by side (``xW`` -> [x, W]), longest names first;
-    None if it is not."""
-    if not word:
-        return []
-    for end in range(len(word), 0, -1):
-        if word[:end] in names:
-            rest = _split(word[end:], names)
-            if rest is not None:
-                return [word[:end], *rest]
-    return None
+    None if it is not. Worked from the end of the word back (each ending split once), so
+    a long word takes time in proportion to its length times the longest name's."""
+    if len(word) > MAX_WORD:
+        raise FormulaError(f"`{word[:20]}...` is a run of {len(word)} letters: write the "
+                           "names in it apart, with spaces or operators")
+    longest = max((len(n) for n in names), default=0)
+    rest: list[list[str] | None] = [None] * len(word) + [[]]
+    for start in range(len(word) - 1, -1, -1):
+        for end in range(min(len(word), start + longest), start, -1):
+            if word[start:end] in names and rest[end] is not None:
+                rest[start] = [word[start:end], *rest[end]]
+                break
+    return rest[0]
 
 
 # -- evaluating the tree on the learner's arrays ----------------------------------------------
@@ -499,6 +544,14 @@ class Evaluation:
             return self._map(self.value(node[1]), np.sqrt)
         if kind == "absolute":
             return self._map(self.value(node[1]), np.abs)
+        if kind == "bars":
+            inside = self.value(node[1])
+            if node[1][0] == "name" and isinstance(inside, np.ndarray) and inside.ndim == 2:
+                name = node[1][1]
+                raise Ask(f"|{name}| of a matrix can mean its determinant or each entry's "
+                          f"absolute value: write \\det({name}) for the first, "
+                          f"\\operatorname{{abs}}({name}) for the second")
+            return self._map(inside, np.abs)
         if kind == "indicator":
             return self._indicator(self.value(node[1]), node[2], self.value(node[3]))
         if kind == "apply":
@@ -582,6 +635,11 @@ class Evaluation:
                 other = b if row is a else a
                 return Row(function(row.values, other) if row is a
                            else function(other, row.values))
+            row, other = (a, b) if isinstance(a, Row) else (b, a)
+            if isinstance(other, np.ndarray) and other.ndim >= 2:  # a row against each row
+                values = (function(row.values, other) if row is a
+                          else function(other, row.values))
+                return values
             raise FormulaError(f"{what} between {_shape_of(a)} and {_shape_of(b)}: transpose "
                                "one of them so both are rows or both columns")
         if isinstance(a, _Identity) or isinstance(b, _Identity):
@@ -644,10 +702,16 @@ class Evaluation:
             raise FormulaError(f"`{piece}`: only a square matrix has an inverse, and this is "
                                f"{_shape_of(base)}; for 1 over each entry write 1/x (⊘)")
         if base_node[0] == "name" and isinstance(base, np.ndarray) and base.ndim == 2:
-            raise Ask(f"`{piece}` of a matrix can mean the matrix product {base_node[1]} "
-                      f"{base_node[1]} or each entry squared: write {base_node[1]} "
-                      f"{base_node[1]} for the first, {base_node[1]} ⊙ {base_node[1]} for "
-                      "the second")
+            name, k = base_node[1], f"{float(power):g}"
+            if float(power).is_integer() and 2 <= power <= 4:
+                times = " ".join([name] * int(power))
+                entries = " ⊙ ".join([name] * int(power))
+                raise Ask(f"`{piece}` of a matrix can mean the matrix product {times} or each "
+                          f"entry to the power {k}: write {times} for the first, {entries} "
+                          "for the second")
+            raise Ask(f"`{piece}` of a matrix can mean a matrix power or each entry to the "
+                      f"power {k}; this reader takes neither as written: for each entry, use "
+                      f"the Python form, {name}**{k}")
         with np.errstate(all="ignore"):
             return self._map(base, lambda v: np.power(v, power))
 
@@ -741,9 +805,6 @@ def _labelled_elementwise(a, b, function, what: str):
     if not (isinstance(a, Labelled) and isinstance(b, Labelled)):
         raise FormulaError(f"{what} mixes index notation (x_{{ni}}) with matrix notation: "
                            "write the whole formula one way")
-    if function is not np.multiply and set(a.labels) != set(b.labels):
-        raise FormulaError(f"{what} joins terms with indices {a.labels} and {b.labels}: both "
-                           "sides of + or - need the same free indices")
     labels = "".join(dict.fromkeys(a.labels + b.labels))  # each index once, in order
     sizes = {}
     for term in (a, b):
@@ -769,8 +830,21 @@ def read_whiteboard(text: str, names: Iterable[str], *, part: str | None = None,
     from lark.exceptions import LarkError, UnexpectedInput
     inputs = set(names) | {"g"}
     clean = normalise(text, inputs | set(sizes))
+    left = None
+    if "=" in clean:  # the left side says which gradient this is (and its indices' order)
+        said, clean = clean.split("=", 1)
+        left = left_side(said)
+        if left is None:
+            raise FormulaError(f"the left side `{said.strip()}` is not one this reader knows: "
+                               "write ∂L/∂W = ... (or dW = ...)")
+        if part is not None and left[0] != part:
+            raise FormulaError(f"the left side is the gradient of {left[0]}, but this formula "
+                               f"is for d{part}")
     if not clean.strip():
         raise FormulaError("the formula is empty")
+    _refuse_unclear_fractions(clean)
+    if _depth(clean) > MAX_DEPTH:
+        raise FormulaError(f"the formula nests brackets more than {MAX_DEPTH} deep")
     try:
         tree = _parser().parse(clean)
     except UnexpectedInput as error:
@@ -787,18 +861,21 @@ def read_whiteboard(text: str, names: Iterable[str], *, part: str | None = None,
         unparsed = FormulaError(f"{text.strip()!r} is not notation this reader knows")
         unparsed.unparsed = True
         raise unparsed from None
+    except RecursionError:
+        raise FormulaError("the formula is too long or nested too deeply to read") from None
     reading = Reading(clean, inputs, sizes, plain="\\" not in text)
-    node = reading.node(tree)
-    left = None
-    if node[0] == "equation":
-        left, node = node[1], node[2]
-        if part is not None and left[0] != part:
-            raise FormulaError(f"the left side is the gradient of {left[0]}, but this formula "
-                               f"is for d{part}")
+    try:
+        node = reading.node(tree)
+    except RecursionError:
+        raise FormulaError("the formula is too long or nested too deeply to read") from None
 
     def formula(**arrays):
         with np.errstate(all="ignore"):  # nan and inf pass through, as in NumPy
-            value = Evaluation(arrays).value(node)
+            try:
+                value = Evaluation(arrays).value(node)
+            except RecursionError:
+                raise FormulaError("the formula is too long or nested too deeply to "
+                                   "compute") from None
         name = left[0] if left else part or ""
         if isinstance(value, _Identity) and np.ndim(arrays.get(name)) == 2:
             shape = np.shape(arrays[name])
@@ -811,11 +888,36 @@ def read_whiteboard(text: str, names: Iterable[str], *, part: str | None = None,
     return formula
 
 
+MAX_DEPTH = 40  # brackets deeper than this are not a whiteboard's
+
+
+def _depth(text: str) -> int:
+    """How deep the brackets of ``text`` nest."""
+    deepest = depth = 0
+    for char in text:
+        depth += char in "({[" and 1 or -(char in ")}]")
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def _refuse_unclear_fractions(text: str) -> None:
+    """``1/2N`` reads as 1/(2N) to some and (1/2)·N to others: ask, never guess."""
+    found = re.search(r"(\S+)\s*/\s*(\d+(?:\.\d+)?)([A-Za-z]\w*)", text)
+    if found is not None:
+        a, b, c = found.groups()
+        raise Ask(f"`{found.group(0).strip()}` can mean {a}/({b}{c}) or ({a}/{b})·{c}: write "
+                  f"\\frac{{{a}}}{{{b}{c}}} (or {a}/({b} {c})) for the first, ({a}/{b}) {c} "
+                  "for the second")
+
+
 def _nodes(node):
-    yield node
-    for child in node[1:]:
-        if isinstance(child, tuple):
-            yield from _nodes(child)
+    """Every node of the tree under ``node`` (a stack, not recursion: a long formula is a
+    deep tree)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(child for child in current[1:] if isinstance(child, tuple))
 
 
 def _as_answer(value, labels: str, name: str, shape: tuple) -> np.ndarray:
