@@ -211,7 +211,9 @@ def _vet(node: ast.AST, allowed: set[str]) -> None:
                            "arithmetic, your arrays and NumPy functions.")
 
 
-def _too_big(shape, what: str) -> None:
+def refuse_huge(shape, what: str = "the formula") -> None:
+    """The sentence, before anything is made, for an array of ``shape`` larger than
+    :data:`MAX_ELEMENTS` that ``what`` would make (both readers' size cap)."""
     if float(np.prod([float(n) for n in shape])) > MAX_ELEMENTS:
         raise FormulaError(f"{what} would make an array of shape {tuple(shape)}, more than "
                            f"{MAX_ELEMENTS:,} numbers")
@@ -223,10 +225,10 @@ def _guard_product(node: ast.BinOp, left, right) -> None:
     try:
         if isinstance(node.op, ast.MatMult) and len(a) >= 1 and len(b) >= 1:
             batch = np.broadcast_shapes(a[:-2], b[:-2])
-            _too_big(batch + a[-2:-1] + b[-1:] if len(b) > 1 else batch + a[-2:-1],
+            refuse_huge(batch + a[-2:-1] + b[-1:] if len(b) > 1 else batch + a[-2:-1],
                      f"`{ast.unparse(node)}`")
         elif not isinstance(node.op, ast.MatMult):
-            _too_big(np.broadcast_shapes(a, b), f"`{ast.unparse(node)}`")
+            refuse_huge(np.broadcast_shapes(a, b), f"`{ast.unparse(node)}`")
     except ValueError:
         return  # shapes that do not line up: the operation itself says so
 
@@ -235,9 +237,9 @@ def _guard_call(fn, args: list) -> None:
     """Refuse, before it runs, a call whose result would be huge (an outer product, a
     diagonal matrix, an einsum's output)."""
     if fn is np.outer and len(args) == 2:
-        _too_big((np.size(args[0]), np.size(args[1])), "np.outer")
+        refuse_huge((np.size(args[0]), np.size(args[1])), "np.outer")
     elif fn is np.diag and args and np.ndim(args[0]) == 1:
-        _too_big((np.size(args[0]),) * 2, "np.diag")
+        refuse_huge((np.size(args[0]),) * 2, "np.diag")
     elif fn is np.einsum and args and isinstance(args[0], str) and "." not in args[0]:
         inputs, _, output = args[0].replace(" ", "").partition("->")
         sizes = {}
@@ -245,7 +247,7 @@ def _guard_call(fn, args: list) -> None:
             sizes.update(zip(letters, np.shape(operand)))
         if not _:
             output = "".join(sorted(c for c in set(inputs) if inputs.count(c) == 1 and c != ","))
-        _too_big([sizes.get(c, 1) for c in output], "np.einsum")
+        refuse_huge([sizes.get(c, 1) for c in output], "np.einsum")
 
 
 def _evaluate(node: ast.AST, arrays: dict):

@@ -123,8 +123,6 @@ def read_whiteboard(text: str, names: Iterable[str], *, part: str | None = None,
     return formula
 
 
-
-
 def _nodes(node):
     """Every node of the tree under ``node`` (a stack, not recursion: a long formula is a
     deep tree)."""

@@ -151,8 +151,6 @@ class Ask(FormulaError):
     """Notation with more than one usual meaning: the message asks which one."""
 
 
-
-
 _LEFT_SIDES = [re.compile(pattern) for pattern in (
     r"\\frac\{\\partial[A-Za-z]*\}\{\\partial([A-Za-z]\w*?)(?:_\{?([A-Za-z,]+)\}?)?\}",
     r"\\partial[A-Za-z]*/\\partial([A-Za-z]\w*?)(?:_\{?([A-Za-z,]+)\}?)?",
@@ -202,8 +200,6 @@ def in_unicode(piece: str) -> str:
         piece = re.sub(re.escape(command) + r"\b ?", word, piece)
     piece = re.sub(r"\\abs\{([^{}]*)\}", r"|\1|", piece)
     return re.sub(r"  +", " ", piece)
-
-
 
 
 MAX_DEPTH = 40  # brackets deeper than this are not a whiteboard's

@@ -22,7 +22,6 @@ _UPSTREAM_NAMES = frozenset({"dout", "dy", "dY", "dz", "dZ", "delta", "grad", "G
                              "dL", "gy", "gout"})
 
 
-
 class Reading:
     """A formula's text read against the names it may use: ``inputs`` (the arrays, and
     ``g``) and ``sizes`` (named sizes such as N); :meth:`node` turns the parse into nested
@@ -198,8 +197,8 @@ class Reading:
             name = last[1] if last[0] == "name" else word
             raise FormulaError(f"`{word}_{{{subscript}}}`: indices are letters (x_{{ni}}), "
                                f"and no input is called {name}{subscript} or {name}_{subscript}")
-        return self._with_prefix("", ("indexed", last[1], labels)) if prefix is None else (
-            "product", "juxtapose", prefix, ("indexed", last[1], labels), word)
+        indexed = ("indexed", last[1], labels)
+        return indexed if prefix is None else ("product", "juxtapose", prefix, indexed, word)
 
     def _with_prefix(self, prefix: str, node):
         return node if not prefix else ("product", "juxtapose", self._word(prefix), node,
@@ -228,8 +227,6 @@ class Reading:
                                                 self._span(start, item))
             operation = "juxtapose"
         return node
-
-
 
 
 MAX_WORD = 64  # the longest run of letters read as names side by side

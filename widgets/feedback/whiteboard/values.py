@@ -2,14 +2,14 @@
 meaning: a 1-D array is a column in a matrix product (``uᵀ v`` a number, ``u vᵀ`` a
 matrix) and lines up with the last axis entry by entry, as in NumPy (``x W + b``); an
 indexed term is an array whose axes are named by letters; ``I`` takes the size it needs.
-Every array a formula makes is held to :data:`MAX_ELEMENTS`.
+Every array a formula makes is held to the size cap (``formula_text.refuse_huge``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..formula_text import MAX_ELEMENTS, FormulaError
+from ..formula_text import FormulaError, refuse_huge
 from .notation import Ask
 
 _ELEMENTWISE = {"\\tanh": np.tanh, "\\exp": np.exp, "\\log": np.log, "\\ln": np.log,
@@ -43,15 +43,8 @@ class Identity:
         return self.scale * np.eye(n)
 
 
-
 def _is_scalar(v) -> bool:
     return isinstance(v, int | float) or (isinstance(v, np.ndarray) and v.ndim == 0)
-
-
-def _capped(shape: tuple) -> None:
-    if int(np.prod(shape, dtype=np.float64)) > MAX_ELEMENTS:
-        raise FormulaError(f"the formula would make an array of shape {shape}, more than "
-                           f"{MAX_ELEMENTS:,} numbers")
 
 
 def _shape_of(v) -> str:
@@ -151,7 +144,7 @@ class Evaluation:
             if np.ndim(matrix) not in (1, 2):
                 raise FormulaError(f"`{piece}`: diag takes a vector (giving a matrix) or a "
                                    f"matrix (giving its diagonal), not {_shape_of(v)}")
-            _capped((np.shape(matrix)[0],) * 2)
+            refuse_huge((np.shape(matrix)[0],) * 2)
             return np.diag(matrix)
         square = np.ndim(matrix) == 2 and np.shape(matrix)[0] == np.shape(matrix)[1]
         if name == "\\tr":
@@ -194,7 +187,7 @@ class Evaluation:
         if isinstance(a, Identity) or isinstance(b, Identity):
             a, b = _sized_identity(a, b), _sized_identity(b, a)
         try:
-            _capped(np.broadcast_shapes(np.shape(a), np.shape(b)))
+            refuse_huge(np.broadcast_shapes(np.shape(a), np.shape(b)))
             with np.errstate(all="ignore"):
                 return function(a, b)
         except ValueError:
@@ -330,7 +323,7 @@ def _matrix_product(a, b, piece: str):
         raise FormulaError(f"`{piece}` is a matrix product of {_shape_of(a)} and "
                            f"{_shape_of(b)}: the inner sizes {left.shape[-1]} and "
                            f"{right.shape[-2]} differ (a transpose is often what is missing)")
-    _capped(left.shape[:-1] + right.shape[-1:])
+    refuse_huge(left.shape[:-1] + right.shape[-1:])
     out = left @ right
     column, row = isinstance(b, np.ndarray) and b.ndim == 1, isinstance(a, Row)
     if column and row:
@@ -361,13 +354,11 @@ def _labelled_elementwise(a, b, function, what: str):
             if sizes.setdefault(label, size) != size:
                 raise FormulaError(f"{what}: index {label} runs over {sizes[label]} values in "
                                    f"one term and {size} in another")
-    _capped(tuple(sizes[x] for x in labels))
+    refuse_huge(tuple(sizes[x] for x in labels))
     full = [np.einsum(f"{t.labels}->{''.join(x for x in labels if x in t.labels)}",
                       t.values)
             .reshape([sizes[x] if x in t.labels else 1 for x in labels]) for t in (a, b)]
     return Labelled(function(*full), labels)
-
-
 
 
 def as_answer(value, labels: str, name: str, shape: tuple) -> np.ndarray:
@@ -402,7 +393,7 @@ def as_answer(value, labels: str, name: str, shape: tuple) -> np.ndarray:
     ordered = np.einsum(f"{free}->{kept}", values)
     expanded = ordered.reshape([ordered.shape[kept.index(x)] if x in free else 1
                                 for x in labels])
-    _capped(shape)
+    refuse_huge(shape)
     try:  # the same value all along each index the right side does not have
         return np.broadcast_to(expanded, shape).copy()
     except ValueError:
