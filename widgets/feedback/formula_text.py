@@ -49,6 +49,16 @@ class FormulaError(ValueError):
     """The text is not a formula this reader accepts; the message says why."""
 
 
+class Unparsed(FormulaError):
+    """The text could not be parsed at all (a syntax error), so the other reader, Python's
+    or the whiteboard's, may get further with it."""
+
+
+def inner_sizes(left: int, right: int) -> str:
+    """The end of a sentence about a matrix product whose factors do not fit."""
+    return f"inner sizes {left} and {right} differ (a transpose is often what is missing)"
+
+
 def shape_mismatch(error: ValueError, left=None, right=None, matmul: bool | None = None
                    ) -> str | None:
     """NumPy's ValueError for arrays that do not line up, as a sentence in the learner's
@@ -71,8 +81,8 @@ def shape_mismatch(error: ValueError, left=None, right=None, matmul: bool | None
         if inner is None:
             return (f"a matrix product (@){' of ' + shapes if shapes else ''} has an operand "
                     "with no axis to multiply along (a scalar): use * for a number.")
-        return (f"a matrix product (@){' of ' + shapes if shapes else ''} whose inner sizes "
-                f"{inner[0]} and {inner[1]} differ (a transpose is often what is missing)")
+        return (f"a matrix product (@){' of ' + shapes if shapes else ''} whose "
+                f"{inner_sizes(*inner)}")
     if not shapes:
         found = re.findall(r"\(([\d,]*)\)", text)
         shapes = "shapes " + " and ".join(f"({s.rstrip(',').replace(',', ', ')})"
@@ -105,9 +115,9 @@ def read_formula(text: str, names: Iterable[str], *, part: str | None = None,
             return read_whiteboard(text, names, part=part, sizes=sizes)
         except FormulaError as whiteboard_error:  # the sentence of the reader that got
             # further: the whiteboard's when it parsed what Python could not
-            parsed = not getattr(whiteboard_error, "unparsed", False) and not any(
+            parsed = not isinstance(whiteboard_error, Unparsed) and not any(
                 keyword.iskeyword(word) for word in re.findall(r"[A-Za-z_]+", text))
-            raise (whiteboard_error if parsed and getattr(python_error, "syntax", False)
+            raise (whiteboard_error if parsed and isinstance(python_error, Unparsed)
                    else python_error) from None
 
 
@@ -119,10 +129,8 @@ def _read_python(source: str, allowed: set[str], text: str) -> Callable:
         tree = ast.parse(source, mode="eval")
     except SyntaxError as error:
         where = f" near column {error.offset}" if error.offset else ""
-        unreadable = FormulaError(f"{text!r} is not a formula I can read{where}: check the "
-                                  "brackets and the operators (+ - * / ** @).")
-        unreadable.syntax = True
-        raise unreadable from None
+        raise Unparsed(f"{text!r} is not a formula I can read{where}: check the brackets and "
+                       "the operators (+ - * / ** @).") from None
     _vet(tree.body, allowed)
 
     def formula(**arrays):

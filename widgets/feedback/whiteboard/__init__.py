@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from ..formula_text import MAX_ELEMENTS, FormulaError
+from ..formula_text import MAX_ELEMENTS, FormulaError, Unparsed
 from .notation import (
     GRAMMAR,
     MAX_DEPTH,
@@ -86,16 +86,12 @@ def read_whiteboard(text: str, names: Iterable[str], *, part: str | None = None,
         column = getattr(error, "column", None)
         near = clean[max(column - 1, 0):column + 11].strip() if isinstance(column, int) and \
             column > 0 else ""
-        unparsed = FormulaError(f"{text.strip()!r} is not notation this reader knows"
-                                + (f", from `{near}` on" if near else "")
-                                + ": the spellings it reads are listed in "
-                                  "help(check_derivation)")
-        unparsed.unparsed = True
-        raise unparsed from None
+        raise Unparsed(f"{text.strip()!r} is not notation this reader knows"
+                       + (f", from `{near}` on" if near else "")
+                       + ": the spellings it reads are listed in help(check_derivation)"
+                       ) from None
     except LarkError:
-        unparsed = FormulaError(f"{text.strip()!r} is not notation this reader knows")
-        unparsed.unparsed = True
-        raise unparsed from None
+        raise Unparsed(f"{text.strip()!r} is not notation this reader knows") from None
     except RecursionError:
         raise FormulaError("the formula is too long or nested too deeply to read") from None
     reading = Reading(clean, inputs, sizes, plain="\\" not in text)

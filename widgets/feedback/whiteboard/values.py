@@ -9,13 +9,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..formula_text import FormulaError, refuse_huge
+from ..formula_text import FUNCTIONS, FormulaError, inner_sizes, refuse_huge
 from .notation import Ask
 
-_ELEMENTWISE = {"\\tanh": np.tanh, "\\exp": np.exp, "\\log": np.log, "\\ln": np.log,
-                "\\sin": np.sin, "\\cos": np.cos, "\\sinh": np.sinh, "\\cosh": np.cosh,
-                "\\sign": np.sign, "\\sigma": lambda z: 0.5 * (1 + np.tanh(0.5 * z)),
-                "\\relu": lambda z: np.maximum(z, 0.0)}
+
+def _softmax_rows(z):
+    """softmax along the last axis (each row of a matrix)."""
+    e = np.exp(z - np.max(z, axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+# the whiteboard's functions applied entry by entry: the Python form's, by their commands
+_ELEMENTWISE = {f"\\{name}": FUNCTIONS[name] for name in (
+    "tanh", "exp", "log", "sin", "cos", "sinh", "cosh", "sign")}
+_ELEMENTWISE.update({"\\ln": np.log, "\\sigma": FUNCTIONS["sigmoid"],
+                     "\\relu": lambda z: np.maximum(z, 0.0), "\\softmax": _softmax_rows})
 
 
 class Row:
@@ -132,11 +140,6 @@ class Evaluation:
         if name == "\\erf":
             from autograd_core.ops.special import erf
             return self._map(v, erf)
-        if name == "\\softmax":
-            def softmax(z):
-                e = np.exp(z - np.max(z, axis=-1, keepdims=True))
-                return e / e.sum(axis=-1, keepdims=True)
-            return self._map(v, softmax)
         matrix = v.values if isinstance(v, Row) else v
         if isinstance(matrix, Labelled):
             raise FormulaError(f"`{piece}`: {name[1:]} takes a matrix, not an indexed term")
@@ -321,8 +324,7 @@ def _matrix_product(a, b, piece: str):
                            "product entry by entry write ⊙ (or *) between them")
     if left.shape[-1] != right.shape[-2]:
         raise FormulaError(f"`{piece}` is a matrix product of {_shape_of(a)} and "
-                           f"{_shape_of(b)}: the inner sizes {left.shape[-1]} and "
-                           f"{right.shape[-2]} differ (a transpose is often what is missing)")
+                           f"{_shape_of(b)}: the {inner_sizes(left.shape[-1], right.shape[-2])}")
     refuse_huge(left.shape[:-1] + right.shape[-1:])
     out = left @ right
     column, row = isinstance(b, np.ndarray) and b.ndim == 1, isinstance(a, Row)
